@@ -1,0 +1,65 @@
+/**
+ * The contract between the bench harness (bench/run.ts) and one scenario module.
+ *
+ * A scenario is a file `bench/scenarios/NN-<slug>.ts` (NN = its number in the issue: 03 builds
+ * list, 04 artifacts, 05 push fan-out, …) whose default export (or `scenario` export) is a
+ * `Scenario`. The harness finds it by that file name, runs it with a `BenchContext`, and prints
+ * and saves the rows it returns. Every row compares a measurement with a baseline measured in the
+ * same run; the harness computes the ratios. Whatever a scenario starts through the context
+ * (stacks, baseline servers, `ctx.defer` clean-ups) is stopped after it, even when it fails.
+ */
+import type { BareServer } from "./support/bare-server";
+import type { LoadOptions, LoadResult } from "./support/load";
+import type { Stack, StackOptions } from "./support/stack";
+
+/** A distribution summarised: the median and the 99th percentile (null when not meaningful). */
+export interface Summary {
+	median: number;
+	p99: number | null;
+}
+
+export interface Row {
+	/** What was measured: "all-in-one", "split over NATS + Redis cacher", "100,000 builds, page 1". */
+	case: string;
+	/** The quantity and its unit: "latency ms @ c=10", "req/s @ c=10", "ms to /ready", "idle RSS MB". */
+	metric: string;
+	value: Summary;
+	/** What the case is compared with: "bare node http, same bytes", "1,000 builds". */
+	baseline: string;
+	baselineValue: Summary;
+	/**
+	 * "lower" for times and sizes, "higher" for throughput. The harness reports every ratio as the
+	 * cost relative to the baseline (1.0 = as good as the baseline, 3.0 = three times worse).
+	 */
+	better: "lower" | "higher";
+	/** Anything else worth keeping: error counts, sample sizes, loss counts, peak RSS. */
+	extra?: Record<string, number | string | boolean>;
+}
+
+export interface Scenario {
+	/** Short name for the table: "gateway overhead". */
+	name: string;
+	/** One sentence on what it measures and against what. */
+	description?: string;
+	run(ctx: BenchContext): Promise<Row[]>;
+}
+
+export interface BenchContext {
+	/** `--quick`: shorter runs and fewer samples (smoke-testing the harness). */
+	quick: boolean;
+	/** Seconds per measured load run (after a warm-up). */
+	duration: number;
+	/** Concurrent connections for load runs. */
+	connections: number;
+	/** A scratch directory for this scenario, removed afterwards. */
+	tmpDir: string;
+	log(message: string): void;
+	/** Starts the services as processes (moleculer-runner on dist/); stopped after the scenario. */
+	startStack(options: StackOptions): Promise<Stack>;
+	/** A bare Node http server process answering every request with exactly these bytes. */
+	startBareServer(body: Buffer, headers: Record<string, string>): Promise<BareServer>;
+	/** autocannon at fixed concurrency: warm-up, then a measured run with per-request latencies. */
+	load(options: LoadOptions): Promise<LoadResult>;
+	/** Registers a clean-up to run after the scenario (last registered runs first). */
+	defer(cleanup: () => unknown): void;
+}

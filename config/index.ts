@@ -1,0 +1,156 @@
+/**
+ * The one place that reads the environment. Every setting is parsed once, typed, given its
+ * default, and a bad value stops start-up with a message that names the variable.
+ */
+import path from "path";
+
+export class ConfigError extends Error {
+	constructor(variable: string, value: string, expected: string) {
+		super(`Invalid configuration: ${variable}=${JSON.stringify(value)} (expected ${expected})`);
+		this.name = "ConfigError";
+	}
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback = ""): string {
+	const v = env[name];
+	return v === undefined || v === "" ? fallback : v;
+}
+
+function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+	const raw = env[name];
+	if (raw === undefined || raw === "") return fallback;
+	if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, raw, `an integer from ${min} to ${max}`);
+	const n = Number(raw);
+	if (n < min || n > max) throw new ConfigError(name, raw, `an integer from ${min} to ${max}`);
+	return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+	const raw = env[name];
+	if (raw === undefined || raw === "") return fallback;
+	if (/^(true|1|yes)$/i.test(raw)) return true;
+	if (/^(false|0|no)$/i.test(raw)) return false;
+	throw new ConfigError(name, raw, "true or false");
+}
+
+function url(env: Env, name: string, schemes: string[], fallback = ""): string {
+	const raw = str(env, name, fallback);
+	if (!raw) return raw;
+	// Several comma-separated URLs are allowed for NATS clusters.
+	for (const part of raw.split(",")) {
+		let parsed: URL;
+		try {
+			parsed = new URL(part.trim());
+		} catch {
+			throw new ConfigError(name, raw, `a URL with scheme ${schemes.join(" or ")}`);
+		}
+		if (!schemes.includes(parsed.protocol.replace(/:$/, "")))
+			throw new ConfigError(name, raw, `a URL with scheme ${schemes.join(" or ")}`);
+	}
+	return raw;
+}
+
+/**
+ * A MongoDB connection string. A replica set lists several hosts (`mongodb://u:p@a:27017,b:27017/db`),
+ * which is not one WHATWG URL, so only the form is checked here; the driver parses the rest. The
+ * value carries credentials, so an error does not repeat it.
+ */
+function mongoUri(env: Env, name: string): string {
+	const raw = str(env, name);
+	if (raw && !/^mongodb(\+srv)?:\/\/[^\s/?#]+(\/[^\s]*)?$/.test(raw)) throw new ConfigError(name, "<hidden>", "a mongodb:// or mongodb+srv:// connection string");
+	return raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+	const raw = str(env, name, fallback);
+	if (!values.includes(raw as T)) throw new ConfigError(name, raw, `one of ${values.join(", ")}`);
+	return raw as T;
+}
+
+const BYTE_UNITS: Record<string, number> = { "": 1, b: 1, kb: 1024, k: 1024, mb: 1024 ** 2, m: 1024 ** 2, gb: 1024 ** 3, g: 1024 ** 3 };
+
+function bytes(env: Env, name: string, fallback: number): number {
+	const raw = env[name];
+	if (raw === undefined || raw === "") return fallback;
+	const m = /^(\d+)\s*([a-z]*)$/i.exec(raw.trim());
+	if (!m || !(m[2].toLowerCase() in BYTE_UNITS)) throw new ConfigError(name, raw, "a size such as 1048576, 512kb or 1mb");
+	return Number(m[1]) * BYTE_UNITS[m[2].toLowerCase()];
+}
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
+
+export function loadConfig(env: Env = process.env) {
+	const dataDir = path.resolve(str(env, "DATA_DIR", "./data"));
+	const cacher = url(env, "CACHER", ["redis", "rediss"]);
+	const transporter = url(env, "TRANSPORTER", ["nats", "redis", "tcp"]);
+	const secretsKey = str(env, "SECRETS_KEY");
+	if (secretsKey && Buffer.byteLength(secretsKey) < 16)
+		throw new ConfigError("SECRETS_KEY", "<hidden>", "at least 16 characters");
+	// Every node must read what another encrypted: a generated per-node key would not do.
+	if (transporter && !secretsKey) throw new ConfigError("SECRETS_KEY", "", "a key shared by every node whenever TRANSPORTER is set");
+	const rootToken = str(env, "GITLAB_ROOT_TOKEN");
+	if (rootToken && !/^[A-Za-z0-9_-]{20}$/.test(rootToken))
+		throw new ConfigError("GITLAB_ROOT_TOKEN", "<hidden>", "20 characters of [A-Za-z0-9_-]");
+	const rootPassword = str(env, "GITLAB_ROOT_PASSWORD");
+	if (rootPassword && rootPassword.length < 8)
+		throw new ConfigError("GITLAB_ROOT_PASSWORD", "<hidden>", "at least 8 characters");
+
+	return {
+		env: str(env, "NODE_ENV", "development"),
+		port: int(env, "PORT", 3000, 0, 65535),
+		healthPort: int(env, "HEALTH_PORT", 3001, 0, 65535),
+		metricsPort: int(env, "METRICS_PORT", 3030, 0, 65535),
+		/** Empty: every service in one process, no transporter. */
+		transporter,
+		namespace: str(env, "NAMESPACE"),
+		nodeID: str(env, "NODE_ID") || undefined,
+		/** Empty: in-memory cacher. `redis://…`: the Redis cacher shared by every node. */
+		cacher,
+		/** Redis used by the rate limiter and the workers' delivery records (the cacher's Redis by default). */
+		redisUrl: url(env, "REDIS_URL", ["redis", "rediss"], cacher.startsWith("redis") ? cacher : ""),
+		mongoUri: mongoUri(env, "MONGO_URI"),
+		dataDir,
+		artifactsDir: path.join(dataDir, "artifacts"),
+		/** Durable channel adapter: empty means JetStream on the NATS transporter, or in-process without one. */
+		channels: url(env, "CHANNELS", ["nats", "redis"]),
+		smtpUrl: url(env, "SMTP_URL", ["smtp", "smtps"]),
+		mailFrom: str(env, "MAIL_FROM", "gitlab@localhost"),
+		gitlabUrl: url(env, "GITLAB_URL", ["http", "https"], "http://localhost").replace(/\/+$/, ""),
+		rootPassword,
+		rootToken,
+		internalApiSecret: str(env, "INTERNAL_API_SECRET"),
+		secretsKey,
+		taskTrackerApiUrl: url(env, "TASK_TRACKER_API_URL", ["http", "https"], "https://app.asana.com/api/1.0").replace(/\/+$/, ""),
+		allowLocalRequests: bool(env, "ALLOW_LOCAL_REQUESTS", false),
+		/** Push channel: messages a worker group handles at once (JetStream max_ack_pending, set when the consumer is created). */
+		pushMaxInFlight: int(env, "PUSH_MAX_IN_FLIGHT", 10, 1, 10000),
+		/** Push channel: deliveries of one event to one worker group before it is dead-lettered. */
+		pushMaxDeliveries: int(env, "PUSH_MAX_DELIVERIES", 6, 1, 1000),
+		/** Push channel: first retry delay; each next one is 4x longer, at most 60 s. */
+		pushRetryDelayMs: int(env, "PUSH_RETRY_DELAY_MS", 2000, 0, 3600000),
+		/** Push channel: copies of the JetStream streams in a NATS cluster (set when they are created). */
+		pushStreamReplicas: int(env, "PUSH_STREAM_REPLICAS", 1, 1, 5),
+		/** Push channel: how long a crashed worker's message waits before another replica gets it. */
+		pushAckWaitMs: int(env, "PUSH_ACK_WAIT_MS", 15000, 1000, 3600000),
+		/** Workers' outbound HTTP, SMTP and IRC: connect and response time limit. */
+		outboundTimeoutMs: int(env, "OUTBOUND_TIMEOUT_MS", 10000, 100, 600000),
+		ircNick: str(env, "IRC_NICK", "gitlab"),
+		/** Pause between two IRC lines on one connection (flood protection). */
+		ircMessageIntervalMs: int(env, "IRC_MESSAGE_INTERVAL_MS", 1000, 0, 60000),
+		rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 2000),
+		maxBodyBytes: bytes(env, "MAX_BODY_BYTES", 1024 * 1024),
+		/** Largest artifacts upload accepted by the internal API (streamed, never buffered). */
+		maxArtifactBytes: bytes(env, "MAX_ARTIFACT_BYTES", 2 * 1024 ** 3),
+		requestTimeoutMs: int(env, "REQUEST_TIMEOUT_MS", 10000, 100),
+		shutdownTimeoutMs: int(env, "SHUTDOWN_TIMEOUT_MS", 10000, 0),
+		logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
+		logFormat: oneOf(env, "LOG_FORMAT", ["json", "text"] as const, "json"),
+	};
+}
+
+export type Config = ReturnType<typeof loadConfig>;
+
+/** Parsed once per process. */
+export const config: Config = loadConfig();

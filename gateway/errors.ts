@@ -1,0 +1,58 @@
+/**
+ * Any error that reaches the gateway, as the status and body GitLab 8.x would send.
+ * Pure, so the whole mapping is unit-tested.
+ */
+import type { ErrorBody } from "../lib/errors";
+
+interface AnyError {
+	name?: string;
+	message?: string;
+	code?: number | string;
+	type?: string;
+	status?: number;
+	data?: any;
+}
+
+/** fastest-validator failures as Grape's parameter errors. */
+function validationBody(data: unknown): ErrorBody {
+	const items = Array.isArray(data) ? (data as { type?: string; field?: string }[]) : [];
+	const parts = items.map(item => {
+		const field = String(item.field ?? "params").replace(/^params\./, "");
+		if (item.type === "required") return `${field} is missing`;
+		if (item.type === "enumValue" || item.type === "equalValue") return `${field} does not have a valid value`;
+		return `${field} is invalid`;
+	});
+	return { error: [...new Set(parts)].join(", ") || "400 Bad request" };
+}
+
+const UNAVAILABLE = new Set([
+	"SERVICE_NOT_FOUND",
+	"SERVICE_NOT_AVAILABLE",
+	"REQUEST_TIMEOUT",
+	"REQUEST_SKIPPED",
+	"BAD_GATEWAY",
+	"QUEUE_FULL",
+	"REQUEST_REJECTED",
+]);
+const UNAVAILABLE_NAMES = new Set(["BrokerDisconnectedError", "ServiceNotAvailableError", "ServiceNotFoundError", "RequestTimeoutError", "RequestSkippedError", "RequestRejectedError", "QueueIsFullError", "ServiceUnavailableError"]);
+
+export function toHttpError(err: AnyError): { status: number; body: ErrorBody; unexpected: boolean } {
+	if (err?.type === "GITLAB_API_ERROR" && err.data?.body) return { status: Number(err.code), body: err.data.body, unexpected: false };
+	if (err?.name === "ValidationError" || err?.type === "VALIDATION_ERROR") return { status: 400, body: validationBody(err.data), unexpected: false };
+	// body-parser: malformed JSON or form, body too large, unsupported charset.
+	if (err?.type === "entity.too.large" || err?.status === 413 || err?.code === 413)
+		return { status: 413, body: { message: "413 Request Entity Too Large" }, unexpected: false };
+	if (typeof err?.type === "string" && (err.type.startsWith("entity.") || err.type.endsWith(".unsupported") || err.type === "charset.unsupported"))
+		return { status: 400, body: { message: "400 (Bad request) \"body\" is invalid" }, unexpected: false };
+	if (UNAVAILABLE.has(String(err?.type)) || UNAVAILABLE_NAMES.has(String(err?.name)) || err?.code === 503)
+		return { status: 503, body: { message: "503 Service Unavailable" }, unexpected: false };
+	if (err?.type === "NOT_FOUND" || err?.name === "NotFoundError") return { status: 404, body: { error: "404 Not Found" }, unexpected: false };
+	if (err?.name === "UnAuthorizedError" || err?.code === 401) return { status: 401, body: { message: "401 Unauthorized" }, unexpected: false };
+	if (err?.name === "ForbiddenError" || err?.code === 403) return { status: 403, body: { message: "403 Forbidden" }, unexpected: false };
+	if (err?.name === "RateLimitExceededError" || err?.type === "RATE_LIMIT_EXCEEDED" || err?.code === 429)
+		return { status: 429, body: { message: "429 Too Many Requests" }, unexpected: false };
+	if (err?.name === "BadRequestError" || err?.code === 400) return { status: 400, body: { message: "400 Bad request" }, unexpected: false };
+	if (err?.code === 405) return { status: 405, body: { message: "405 Method Not Allowed" }, unexpected: false };
+	if (err?.code === 415) return { status: 415, body: { message: "415 Unsupported Media Type" }, unexpected: false };
+	return { status: 500, body: { message: "500 Internal Server Error" }, unexpected: true };
+}

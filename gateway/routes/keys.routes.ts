@@ -1,0 +1,13 @@
+import type { RouteTable } from "./types";
+
+/** Deploy keys under both paths: `keys` (8.0+) and `deploy_keys` (8.6+, what later clients send). */
+export const keysRoutes: RouteTable = {
+	api: Object.fromEntries(
+		["keys", "deploy_keys"].flatMap(segment => [
+			[`GET /projects/:id/${segment}`, "keys.list"],
+			[`POST /projects/:id/${segment}`, "keys.create"],
+			[`GET /projects/:id/${segment}/:key_id`, "keys.get"],
+			[`DELETE /projects/:id/${segment}/:key_id`, "keys.remove"],
+		]),
+	),
+};

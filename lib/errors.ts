@@ -1,0 +1,38 @@
+/**
+ * GitLab 8.x error bodies as Moleculer errors. The body travels in `data.body` so that it
+ * survives the transporter; the gateway writes it out unchanged with the error's code.
+ */
+import { Errors } from "moleculer";
+
+export type ErrorBody = { message: string | Record<string, string[]> } | { error: string };
+
+export class ApiError extends Errors.MoleculerClientError {
+	constructor(code: number, body: ErrorBody) {
+		const text = "message" in body ? (typeof body.message === "string" ? body.message : JSON.stringify(body.message)) : body.error;
+		super(text, code, "GITLAB_API_ERROR", { body });
+	}
+}
+
+/** `404 Label Not Found`; without a resource, `404 Not Found`. */
+export const notFound = (resource?: string) => new ApiError(404, { message: resource ? `404 ${resource} Not Found` : "404 Not Found" });
+/** ActiveRecord::RecordNotFound from a `.find`: `404 Not found`, lower-case "found" (GitLab 8). */
+export const recordNotFound = () => new ApiError(404, { message: "404 Not found" });
+export const unauthorized = () => new ApiError(401, { message: "401 Unauthorized" });
+/** `403 Forbidden`, or `403 Forbidden  - reason` (two spaces, as GitLab joins them). */
+export const forbidden = (reason?: string) => new ApiError(403, { message: reason ? `403 Forbidden  - ${reason}` : "403 Forbidden" });
+export const conflict = (message: string) => new ApiError(409, { message });
+export const badRequest = (message = "400 Bad Request") => new ApiError(400, { message });
+/** Grape parameter errors: `{"error":"name is missing"}`. */
+export const paramError = (error: string) => new ApiError(400, { error });
+export const missing = (...params: string[]) => paramError(params.map(p => `${p} is missing`).join(", "));
+export const invalidValue = (param: string) => paramError(`${param} does not have a valid value`);
+/** Model validation errors: `{"message":{"color":["must be a valid color code"]}}`. */
+export const validation = (errors: Record<string, string[]>) => new ApiError(400, { message: errors });
+export const tooLarge = () => new ApiError(413, { message: "413 Request Entity Too Large" });
+export const unavailable = () => new ApiError(503, { message: "503 Service Unavailable" });
+
+/** The error a unique index raises, on NeDB and on MongoDB alike. */
+export function isUniqueViolation(err: unknown): boolean {
+	const e = err as { errorType?: string; code?: number; message?: string } | null;
+	return !!e && (e.errorType === "uniqueViolated" || e.code === 11000 || /E11000|unique constraint/.test(String(e.message)));
+}

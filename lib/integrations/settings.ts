@@ -1,0 +1,172 @@
+/**
+ * Validation and merging of integration settings (PUT), driven by the catalogue. Pure: the
+ * integrations service encrypts the secrets this reports as changed and stores the result.
+ *
+ * Errors, in GitLab 8.16's two forms:
+ * - parameter errors (Grape): `{"error":"api_key is missing"}`, `{"error":"server_port is invalid"}`,
+ *   `{"error":"color does not have a valid value"}`, several joined with ", ";
+ * - model validations: `{"message":{"project_url":["must be a valid URL"]}}`.
+ *
+ * Secrets are write-only (GET never returns them), so a required secret that is already
+ * stored may be left out of a later PUT. The exception is GitLab's `reset_password`: a
+ * password is dropped when its server URL changes and the password is not sent again, which
+ * then makes it missing: the stored password never follows a URL to another server.
+ */
+import { paramError, validation } from "../errors";
+import type { FieldDef, IntegrationDef } from "./catalogue";
+import { isSecret } from "./catalogue";
+
+export type Properties = Record<string, unknown>;
+
+export const MAX_VALUE_LENGTH = 10_000;
+
+export interface MergeResult {
+	/** Declared fields only; untouched secrets keep their stored (encrypted) value. */
+	properties: Properties;
+	/** Secret fields whose new plain value is in `properties` and must be encrypted. */
+	secretsChanged: string[];
+}
+
+const BLANK = Symbol("blank");
+type Coerced = { value: unknown } | { error: string };
+
+const isBlank = (v: unknown) => v === undefined || v === null || (typeof v === "string" && v.trim() === "");
+
+/** true/false/1/0, as strings (any case) or as JSON values. */
+export function parseBoolean(v: unknown): boolean | undefined {
+	if (typeof v === "boolean") return v;
+	if (v === 1 || v === 0) return v === 1;
+	if (typeof v === "string") {
+		const s = v.trim().toLowerCase();
+		if (s === "true" || s === "1") return true;
+		if (s === "false" || s === "0") return false;
+	}
+	return undefined;
+}
+
+export function isHttpUrl(v: string): boolean {
+	if (/\s/.test(v)) return false;
+	try {
+		const u = new URL(v);
+		return (u.protocol === "http:" || u.protocol === "https:") && !!u.hostname;
+	} catch {
+		return false;
+	}
+}
+
+function coerce(f: FieldDef, raw: unknown): Coerced {
+	switch (f.type) {
+		case "boolean": {
+			const b = parseBoolean(raw);
+			return b === undefined ? { error: `${f.name} is invalid` } : { value: b };
+		}
+		case "integer": {
+			const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\s*-?\d{1,15}\s*$/.test(raw) ? Number(raw) : NaN;
+			if (!Number.isSafeInteger(n)) return { error: `${f.name} is invalid` };
+			if ((f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max)) return { error: `${f.name} does not have a valid value` };
+			return { value: n };
+		}
+		case "select": {
+			const s = typeof raw === "string" ? raw.trim() : typeof raw === "number" ? String(raw) : undefined;
+			return s !== undefined && f.options?.includes(s) ? { value: s } : { error: `${f.name} does not have a valid value` };
+		}
+		default: {
+			if (typeof raw !== "string" && typeof raw !== "number" && typeof raw !== "boolean") return { error: `${f.name} is invalid` };
+			return { value: typeof raw === "string" ? (f.type === "url" ? raw.trim() : raw) : String(raw) };
+		}
+	}
+}
+
+/**
+ * The settings a PUT leaves: `stored` (the current properties, secrets still encrypted) with
+ * the declared fields of `input` applied. Unknown input keys are ignored. Throws a 400 ApiError
+ * and changes nothing when the input is not acceptable.
+ */
+export function mergeSettings(def: IntegrationDef, stored: Properties | null | undefined, input: Record<string, unknown>): MergeResult {
+	const current: Properties = {};
+	for (const f of def.fields) if (stored && !isBlank(stored[f.name])) current[f.name] = stored[f.name];
+
+	const given = new Map<string, unknown>();
+	const paramErrors: string[] = [];
+	const invalid = new Set<string>();
+	for (const f of def.fields) {
+		if (!Object.prototype.hasOwnProperty.call(input, f.name)) continue;
+		const raw = input[f.name];
+		if (isBlank(raw)) {
+			given.set(f.name, BLANK);
+			continue;
+		}
+		const c = coerce(f, raw);
+		if ("error" in c) {
+			paramErrors.push(c.error);
+			invalid.add(f.name);
+		} else given.set(f.name, c.value);
+	}
+
+	// reset_password: a changed URL without the password drops the stored one.
+	for (const f of def.fields) {
+		if (!f.resetWhenChanged || given.has(f.name)) continue;
+		const moved = f.resetWhenChanged.some(other => given.has(other) && given.get(other) !== BLANK && given.get(other) !== current[other]);
+		if (moved) delete current[f.name];
+	}
+
+	const missingFields = def.fields
+		.filter(f => f.required && !invalid.has(f.name))
+		.filter(f => {
+			const v = given.get(f.name);
+			if (v !== undefined && v !== BLANK) return false;
+			return !(isSecret(f) && v === undefined && current[f.name] !== undefined);
+		})
+		.map(f => `${f.name} is missing`);
+	if (missingFields.length || paramErrors.length) throw paramError([...missingFields, ...paramErrors].join(", "));
+
+	const properties: Properties = { ...current };
+	const secretsChanged: string[] = [];
+	for (const f of def.fields) {
+		if (!given.has(f.name)) continue;
+		const v = given.get(f.name);
+		if (v === BLANK) delete properties[f.name];
+		else {
+			properties[f.name] = v;
+			if (isSecret(f)) secretsChanged.push(f.name);
+		}
+	}
+
+	const modelErrors: Record<string, string[]> = {};
+	const add = (field: string, msg: string) => (modelErrors[field] ??= []).push(msg);
+	for (const f of def.fields) {
+		const v = given.get(f.name);
+		if (v === undefined || v === BLANK) continue;
+		if (typeof v === "string" && v.length > MAX_VALUE_LENGTH) add(f.name, `is too long (maximum is ${MAX_VALUE_LENGTH} characters)`);
+		else if (f.type === "url" && !isHttpUrl(String(v))) add(f.name, "must be a valid URL");
+		else if (f.pattern && !f.pattern.test(String(v))) add(f.name, f.patternMessage ?? "is invalid");
+	}
+	if (!Object.keys(modelErrors).length && def.validate) {
+		const extra = def.validate(properties);
+		if (extra) for (const [field, msgs] of Object.entries(extra)) for (const m of msgs) add(field, m);
+	}
+	if (Object.keys(modelErrors).length) throw validation(modelErrors);
+
+	return { properties, secretsChanged };
+}
+
+/** The event flags GitLab 8 shows; all true unless a record says otherwise. */
+export const EVENT_FLAGS = ["push_events", "tag_push_events", "issues_events", "merge_requests_events", "note_events", "build_events"] as const;
+export type EventFlag = (typeof EVENT_FLAGS)[number];
+
+const FLAG_OF_KIND: Record<string, EventFlag | undefined> = {
+	push: "push_events",
+	tag_push: "tag_push_events",
+	issue: "issues_events",
+	merge_request: "merge_requests_events",
+	note: "note_events",
+	build: "build_events",
+};
+
+/** GitLab's `push_hooks` scope plus `supported_events`: active, the event's flag on, and the kind supported. */
+export function handlesEvent(def: IntegrationDef, record: { active?: boolean } & Partial<Record<EventFlag, boolean>> | null, kind: string): boolean {
+	if (!record?.active) return false;
+	if (!def.events.includes(kind as never)) return false;
+	const flag = FLAG_OF_KIND[kind];
+	return !flag || record[flag] !== false;
+}

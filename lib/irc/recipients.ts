@@ -1,0 +1,147 @@
+/**
+ * IRC recipients of the irc-gateway integration, parsed as GitLab's IrkerService did
+ * (integrations.md §3.1), then turned into connection targets the way irkerd reads its URLs
+ * (§3.3): `irc[s]://[:password@]host[:port]/channel[?key=secret]`, `,isnick` for a nick,
+ * a bare channel joined to `default_irc_uri`.
+ */
+
+export const DEFAULT_IRC_PORT = 6667;
+export const DEFAULT_IRCS_PORT = 6697;
+
+/** Characters a channel, nick or key may never hold: they would end or split the IRC line. */
+const UNSAFE = /[\s\x00-\x1f\x7f,]/;
+
+/** GitLab's `consider_uri`: an irc/ircs URI with a host and either a channel path or a fragment. */
+function considerUri(raw: string, base?: URL): string | null {
+	let uri: URL;
+	try {
+		uri = base ? new URL(raw, base) : new URL(raw);
+	} catch {
+		return null;
+	}
+	if (uri.protocol !== "irc:" && uri.protocol !== "ircs:") return null;
+	if (!uri.hostname) return null;
+	// irc://host/ alone names no channel; irc://host/#chan keeps the channel in the fragment.
+	if (!uri.hash && uri.pathname.length > 1) return uri.toString();
+	if (uri.hash.length > 1) return uri.toString();
+	return null;
+}
+
+/**
+ * `recipients` (whitespace-separated) → channel URIs, GitLab's rules: a token is kept as given
+ * when it is a full irc(s) URI; it is (also) joined to `default_irc_uri` when one is set. Tokens
+ * that make no valid URI are dropped; duplicates are kept once.
+ */
+export function parseRecipients(recipients: string, defaultIrcUri?: string | null): string[] {
+	const tokens = String(recipients ?? "")
+		.split(/\s+/)
+		.filter(Boolean);
+	let base: URL | undefined;
+	if (defaultIrcUri && defaultIrcUri.trim()) {
+		try {
+			base = new URL("/", defaultIrcUri.trim());
+		} catch {
+			base = undefined;
+		}
+	}
+	const out: string[] = [];
+	for (const token of tokens) {
+		let uri = considerUri(token);
+		if (!uri || base) {
+			// URI.join(default_irc_uri, '/', token): an absolute token stays as it is.
+			const joined = base ? considerUri(token, base) : null;
+			uri = joined ?? (base ? null : uri);
+		}
+		if (uri && parseTarget(uri) && !out.includes(uri)) out.push(uri);
+	}
+	return out;
+}
+
+export interface IrcTarget {
+	/** The URI it came from. */
+	uri: string;
+	tls: boolean;
+	host: string;
+	port: number;
+	/** Server password (`ircs://:password@host/`). */
+	password?: string;
+	/** A non-empty URL user name overrides the sender's nick. */
+	nick?: string;
+	/** `#chan` (a `#` is prepended when the name has no channel prefix) or a nick. */
+	target: string;
+	isNick: boolean;
+	/** Channel key from `?key=`. */
+	key?: string;
+}
+
+function decode(value: string): string | null {
+	try {
+		return decodeURIComponent(value);
+	} catch {
+		return null;
+	}
+}
+
+/** One channel URI → where to connect and whom to address; null when it cannot be sent to safely. */
+export function parseTarget(uri: string): IrcTarget | null {
+	let url: URL;
+	try {
+		url = new URL(uri);
+	} catch {
+		return null;
+	}
+	const tls = url.protocol === "ircs:";
+	if (!tls && url.protocol !== "irc:") return null;
+	const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+	if (!host) return null;
+	const port = url.port ? Number(url.port) : tls ? DEFAULT_IRCS_PORT : DEFAULT_IRC_PORT;
+
+	// irkerd reads the channel from the fragment when there is one (`irc://h/#chan`), else the path.
+	let spec = url.hash.length > 1 ? url.hash.slice(1) : url.pathname.replace(/^\//, "");
+	let query = url.search;
+	// `#chan?key=x` puts the key into the fragment; accept it there too.
+	const q = spec.indexOf("?");
+	if (q >= 0) {
+		query = spec.slice(q);
+		spec = spec.slice(0, q);
+	}
+	const name = decode(spec);
+	if (!name) return null;
+	const key = new URLSearchParams(query).get("key") ?? undefined;
+
+	let target = name;
+	let isNick = false;
+	if (/,isnick$/i.test(target)) {
+		target = target.replace(/,isnick$/i, "");
+		isNick = true;
+	} else if (!/^[#&+!]/.test(target)) {
+		target = `#${target}`;
+	}
+	if (!target || UNSAFE.test(target) || (isNick && /^[#&+!]/.test(target))) return null;
+	if (target.length > 200) return null;
+	if (key !== undefined && (!key || UNSAFE.test(key))) return null;
+
+	const password = url.password ? decode(url.password) : undefined;
+	const nick = url.username ? decode(url.username) : undefined;
+	if (password === null || nick === null) return null;
+	if (password !== undefined && /[\r\n\0]/.test(password)) return null;
+	if (nick !== undefined && (UNSAFE.test(nick) || /^[#&+!]/.test(nick))) return null;
+
+	return { uri, tls, host, port, password, nick: nick || undefined, target, isNick, key: key || undefined };
+}
+
+/** Targets grouped by the connection they need (scheme, host, port, password, nick). */
+export function groupByServer(targets: IrcTarget[]): Map<string, IrcTarget[]> {
+	const groups = new Map<string, IrcTarget[]>();
+	for (const t of targets) {
+		const id = serverKey(t);
+		const list = groups.get(id) ?? [];
+		if (!list.some(x => x.target === t.target && x.isNick === t.isNick)) list.push(t);
+		groups.set(id, list);
+	}
+	return groups;
+}
+
+export function serverKey(t: Pick<IrcTarget, "tls" | "host" | "port" | "password" | "nick">): string {
+	return JSON.stringify([t.tls ? "ircs" : "irc", t.host.toLowerCase(), t.port, t.password ?? "", t.nick ?? ""]);
+}

@@ -1,0 +1,87 @@
+/**
+ * GitLab 8.x pagination (Kaminari): `page` from 1, `per_page` 20 by default and 100 at most,
+ * with the X-Total… headers and a Link header. Pure: services page their queries with
+ * `pageWindow`, and the gateway writes `paginationHeaders`.
+ */
+export const DEFAULT_PER_PAGE = 20;
+export const MAX_PER_PAGE = 100;
+
+export interface PageRequest {
+	page: number;
+	perPage: number;
+}
+
+/** A list action's answer when it is paginated; the gateway turns it into headers and a body. */
+export interface Paginated<T> {
+	$paginated: true;
+	rows: T[];
+	total: number;
+	page: number;
+	perPage: number;
+}
+
+function positiveInt(value: unknown): number | undefined {
+	if (value === undefined || value === null || value === "") return undefined;
+	const n = typeof value === "number" ? value : /^\s*\d+\s*$/.test(String(value)) ? Number(value) : NaN;
+	return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/** Lenient as Kaminari: an absent, zero, negative or non-numeric value falls back to the default. */
+export function parsePage(params: { page?: unknown; per_page?: unknown }): PageRequest {
+	const page = positiveInt(params.page) ?? 1;
+	const perPage = Math.min(positiveInt(params.per_page) ?? DEFAULT_PER_PAGE, MAX_PER_PAGE);
+	return { page, perPage };
+}
+
+/** True when the caller asked for a page (lists that are whole by default then paginate). */
+export function wantsPage(params: { page?: unknown; per_page?: unknown }): boolean {
+	return params.page !== undefined || params.per_page !== undefined;
+}
+
+export function pageWindow(req: PageRequest): { offset: number; limit: number } {
+	return { offset: (req.page - 1) * req.perPage, limit: req.perPage };
+}
+
+export function paginated<T>(rows: T[], total: number, req: PageRequest): Paginated<T> {
+	return { $paginated: true, rows, total, page: req.page, perPage: req.perPage };
+}
+
+export function isPaginated(value: unknown): value is Paginated<unknown> {
+	return !!value && typeof value === "object" && (value as Paginated<unknown>).$paginated === true;
+}
+
+/** Rails `to_query`: keys sorted, nested arrays as `key[]`. */
+function toQuery(params: Record<string, unknown>): string {
+	const parts: string[] = [];
+	for (const key of Object.keys(params).sort()) {
+		const value = params[key];
+		if (value === undefined || value === null) continue;
+		if (Array.isArray(value)) for (const v of value) parts.push(`${encodeURIComponent(key + "[]")}=${encodeURIComponent(String(v))}`);
+		else if (typeof value !== "object") parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
+	}
+	return parts.join("&");
+}
+
+/**
+ * @param baseUrl absolute request URL without its query string
+ * @param query the request's query parameters (page and per_page are replaced)
+ */
+export function paginationHeaders(p: Paginated<unknown>, baseUrl: string, query: Record<string, unknown>): Record<string, string> {
+	const totalPages = Math.max(1, Math.ceil(p.total / p.perPage));
+	const next = p.page < totalPages ? p.page + 1 : undefined;
+	const prev = p.page > 1 ? Math.min(p.page - 1, totalPages) : undefined;
+	const link = (page: number) => `<${baseUrl}?${toQuery({ ...query, page, per_page: p.perPage })}>`;
+	const links: string[] = [];
+	if (prev !== undefined) links.push(`${link(prev)}; rel="prev"`);
+	if (next !== undefined) links.push(`${link(next)}; rel="next"`);
+	links.push(`${link(1)}; rel="first"`, `${link(totalPages)}; rel="last"`);
+	return {
+		"X-Total": String(p.total),
+		"X-Total-Pages": String(totalPages),
+		"X-Per-Page": String(p.perPage),
+		"X-Page": String(p.page),
+		"X-Next-Page": next === undefined ? "" : String(next),
+		"X-Prev-Page": prev === undefined ? "" : String(prev),
+		Link: links.join(", "),
+	};
+}

@@ -1,0 +1,89 @@
+/**
+ * The durable channel `push` (ARCHITECTURE §5): which adapter carries it, its names on
+ * JetStream and Redis, the consumer groups, and the retry schedule. Pure, from the config.
+ *
+ * Names follow @moleculer/channels 0.1.8: the channel and the dead-letter queue get the broker
+ * namespace as prefix (`ns.push`), and a JetStream stream name is that with `.` → `_`.
+ */
+
+export const PUSH_CHANNEL = "push";
+export const DEAD_LETTER_QUEUE = "DEAD_PUSH";
+
+/** Every worker's consumer group. Provisioned up front so no group misses an early event. */
+export const PUSH_GROUPS = ["task-tracker-commenter", "push-mailer", "irc-sender"] as const;
+export type PushGroup = (typeof PUSH_GROUPS)[number];
+
+/** How long events and dead letters are kept (and delivery records remembered). */
+export const RETENTION_MS = 7 * 24 * 3600 * 1000;
+export const MAX_RETAINED_EVENTS = 1_000_000;
+export const MAX_RETRY_DELAY_MS = 60_000;
+
+export type ChannelBackend = { kind: "nats"; url: string } | { kind: "redis"; url: string } | { kind: "memory" };
+
+export interface ChannelConfig {
+	channels: string;
+	transporter: string;
+	namespace: string;
+}
+
+/**
+ * CHANNELS wins; otherwise JetStream on a NATS transporter, Redis Streams on a Redis
+ * transporter, and the in-process adapter when there is no transporter (all-in-one).
+ * A TCP transporter has no durable store to share: CHANNELS must then be set.
+ */
+export function channelBackend(cfg: ChannelConfig): ChannelBackend {
+	const pick = (url: string): ChannelBackend | null => {
+		if (/^nats:\/\//i.test(url)) return { kind: "nats", url };
+		if (/^rediss?:\/\//i.test(url)) return { kind: "redis", url };
+		return null;
+	};
+	if (cfg.channels) {
+		const b = pick(cfg.channels);
+		if (b) return b;
+		throw new Error(`CHANNELS=${cfg.channels}: expected a nats:// or redis:// URL`);
+	}
+	if (!cfg.transporter) return { kind: "memory" };
+	const b = pick(cfg.transporter);
+	if (b) return b;
+	throw new Error("TRANSPORTER is neither NATS nor Redis: set CHANNELS=nats://… or redis://… for the durable push channel");
+}
+
+export function prefixed(prefix: string, name: string): string {
+	return prefix ? `${prefix}.${name}` : name;
+}
+
+/** The JetStream stream that holds a channel (or the dead-letter queue). */
+export const streamName = (subject: string) => subject.split(".").join("_");
+
+export interface PushNames {
+	/** Subject / Redis stream key of the channel. */
+	channel: string;
+	stream: string;
+	deadLetterSubject: string;
+	deadLetterStream: string;
+}
+
+export function pushNames(prefix: string): PushNames {
+	const channel = prefixed(prefix, PUSH_CHANNEL);
+	const deadLetterSubject = prefixed(prefix, DEAD_LETTER_QUEUE);
+	return { channel, stream: streamName(channel), deadLetterSubject, deadLetterStream: streamName(deadLetterSubject) };
+}
+
+/** Delay before delivery n+1 after delivery n failed: first, then 4x each time, at most a minute. */
+export function retryDelay(firstMs: number, deliveryCount: number): number {
+	return Math.min(MAX_RETRY_DELAY_MS, firstMs * 4 ** Math.max(0, deliveryCount - 1));
+}
+
+/** NATS server list and credentials from a `nats://[user:pass@]host:port[,…]` URL. */
+export function natsConnectionOptions(url: string): { servers: string[]; user?: string; pass?: string; token?: string } {
+	const parts = url.split(",").map(s => s.trim()).filter(Boolean);
+	const first = new URL(parts[0]);
+	const opts: { servers: string[]; user?: string; pass?: string; token?: string } = { servers: parts.map(p => new URL(p).host) };
+	if (first.username && first.password) {
+		opts.user = decodeURIComponent(first.username);
+		opts.pass = decodeURIComponent(first.password);
+	} else if (first.username) opts.token = decodeURIComponent(first.username);
+	return opts;
+}
+
+export const nanos = (ms: number) => ms * 1_000_000;

@@ -1,0 +1,110 @@
+/**
+ * Durable channels (@moleculer/channels 0.1.8) for the `push` events, from the config:
+ * JetStream on the NATS transporter (always the object adapter form: the URL-string form of
+ * 0.1.8 silently connects to localhost, moleculer-tried.md §1), Redis Streams with
+ * CHANNELS=redis://…, and the in-process adapter in the all-in-one default.
+ *
+ * Two middlewares:
+ * - the channels middleware, wrapped so that a node connects only when it runs a publisher or
+ *   a consumer, and provisions the stream and every group's consumer first (no event published
+ *   before a worker's first start is lost);
+ * - ChannelRetry: a failed delivery is NAKed with a growing delay instead of the adapter's
+ *   immediate NAK, and long handlers keep telling JetStream they are working (no redelivery
+ *   to another replica while one is still busy).
+ */
+import { Adapters, Middleware as ChannelsMiddleware } from "@moleculer/channels";
+import type { Middleware, ServiceBroker } from "moleculer";
+import type { Config } from "../config";
+import { InProcessChannelAdapter } from "../lib/in-process-channel-adapter";
+import { channelBackend, DEAD_LETTER_QUEUE, natsConnectionOptions, PUSH_CHANNEL, PUSH_GROUPS, retryDelay, type ChannelBackend } from "../lib/push-channel";
+import { provisionJetStream, provisionRedis } from "../lib/push-provisioning";
+
+type ChannelsConfig = Pick<Config, "channels" | "transporter" | "namespace" | "pushMaxInFlight" | "pushMaxDeliveries" | "pushRetryDelayMs" | "pushAckWaitMs" | "pushStreamReplicas">;
+
+/** Services that publish declare `settings.$channelPublisher: true`; consumers have `channels`. */
+function usesChannels(broker: ServiceBroker): boolean {
+	return broker.services.some(s => !!(s.schema as { channels?: unknown }).channels || !!(s.settings as { $channelPublisher?: boolean })?.$channelPublisher);
+}
+
+/** The adapter for a backend: always the object form for NATS (the URL-string form of 0.1.8 ignores the URL). */
+export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object {
+	const common = {
+		maxInFlight: cfg.pushMaxInFlight,
+		maxRetries: cfg.pushMaxDeliveries,
+		deadLettering: { enabled: true, queueName: DEAD_LETTER_QUEUE },
+	};
+	switch (backend.kind) {
+		case "nats":
+			return { type: "NATS", options: { ...common, nats: { connectionOptions: { ...natsConnectionOptions(backend.url), name: "channels" } } } };
+		case "redis":
+			return { type: "Redis", options: { ...common, redis: { url: backend.url } } };
+		default:
+			return new InProcessChannelAdapter(common, { [PUSH_CHANNEL]: PUSH_GROUPS });
+	}
+}
+
+async function provision(backend: ChannelBackend, broker: ServiceBroker, cfg: ChannelsConfig): Promise<void> {
+	const prefix = broker.namespace ?? "";
+	if (backend.kind === "nats") await provisionJetStream(backend.url, { prefix, maxInFlight: cfg.pushMaxInFlight, ackWaitMs: cfg.pushAckWaitMs, replicas: cfg.pushStreamReplicas });
+	else if (backend.kind === "redis") await provisionRedis(backend.url, { prefix });
+}
+
+export function ChannelsMiddlewares(cfg: ChannelsConfig): Middleware[] {
+	// A configuration without a durable store only fails the nodes that need one.
+	let backend: ChannelBackend = { kind: "memory" };
+	let misconfigured: Error | null = null;
+	try {
+		backend = channelBackend(cfg);
+	} catch (err) {
+		misconfigured = err as Error;
+	}
+	const inner = ChannelsMiddleware({ adapter: adapterFor(backend, cfg), context: false } as never);
+	let active = false;
+
+	const channels = {
+		...inner,
+		name: "Channels",
+		async started(broker: ServiceBroker) {
+			if (!usesChannels(broker)) return;
+			if (misconfigured) throw misconfigured;
+			await provision(backend, broker, cfg);
+			await inner.started();
+			active = true;
+		},
+		async stopped() {
+			if (!active) return;
+			await inner.stopped();
+			active = false;
+		},
+	};
+
+	const retry = {
+		name: "ChannelRetry",
+		localChannel(next: (msg: unknown, raw: any) => Promise<unknown>, chan: { maxRetries?: number }) {
+			const heartbeatMs = Math.max(500, Math.floor(cfg.pushAckWaitMs / 3));
+			return async (msg: unknown, raw: any) => {
+				const timer = typeof raw?.working === "function" ? setInterval(() => raw.working(), heartbeatMs) : null;
+				try {
+					return await next(msg, raw);
+				} catch (err) {
+					const count = raw?.info?.deliveryCount;
+					// The adapter's own NAK that follows is a no-op: a JetStream message takes the first ack/nak only.
+					if (count && typeof raw.nak === "function" && chan.maxRetries && count < chan.maxRetries) raw.nak(retryDelay(cfg.pushRetryDelayMs, count));
+					throw err;
+				} finally {
+					if (timer) clearInterval(timer);
+				}
+			};
+		},
+	};
+
+	return [channels as unknown as Middleware, retry as unknown as Middleware];
+}
+
+/** The adapter class of a broker's channel middleware, for the dead-letter tools. */
+export function adapterKind(adapter: unknown): ChannelBackend["kind"] {
+	if (adapter instanceof InProcessChannelAdapter) return "memory";
+	if (adapter instanceof (Adapters.NATS as unknown as new () => object)) return "nats";
+	if (adapter instanceof (Adapters.Redis as unknown as new () => object)) return "redis";
+	throw new Error("unknown channel adapter");
+}

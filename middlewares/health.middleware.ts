@@ -1,0 +1,51 @@
+/**
+ * Kubernetes probes on HEALTH_PORT: `/live` answers 200 until the broker is down, `/ready` 200
+ * only while it is started (and, in a cluster, connected to the transporter), 503 otherwise.
+ */
+import http from "http";
+import type { AddressInfo } from "net";
+import type { Middleware, ServiceBroker } from "moleculer";
+
+type State = "starting" | "up" | "stopping" | "down";
+
+export function HealthMiddleware(port: number): Middleware & { port(): number } {
+	let state: State = "starting";
+	let server: http.Server | undefined;
+	const startedAt = Date.now();
+
+	const body = (broker: ServiceBroker) => {
+		const connected = broker.transit ? broker.transit.connected : true;
+		return { state, connected, uptime: Math.round((Date.now() - startedAt) / 1000), timestamp: new Date().toISOString() };
+	};
+
+	return {
+		name: "Health",
+		port: () => (server?.address() as AddressInfo | null)?.port ?? port,
+		created(broker: ServiceBroker) {
+			server = http.createServer((req, res) => {
+				const info = body(broker);
+				const path = (req.url ?? "").split("?")[0];
+				let ok: boolean;
+				if (path === "/live") ok = state !== "down";
+				else if (path === "/ready") ok = state === "up" && info.connected;
+				else {
+					res.writeHead(404, { "Content-Type": "application/json" }).end('{"message":"404 Not Found"}');
+					return;
+				}
+				res.writeHead(ok ? 200 : 503, { "Content-Type": "application/json" }).end(JSON.stringify(info));
+			});
+			server.on("error", err => broker.fatal(`Health server cannot listen on HEALTH_PORT ${port}: ${err.message}`, err));
+			server.listen(port);
+		},
+		async started() {
+			state = "up";
+		},
+		async stopping() {
+			state = "stopping";
+		},
+		stopped() {
+			state = "down";
+			return new Promise<void>(resolve => (server ? server.close(() => resolve()) : resolve()));
+		},
+	} as unknown as Middleware & { port(): number };
+}

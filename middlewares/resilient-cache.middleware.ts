@@ -1,0 +1,179 @@
+/**
+ * Keeps the Redis cacher from failing or hanging requests when Redis is down or stalls, and
+ * keeps its entries honest when Redis comes back.
+ *
+ * Moleculer's Redis cacher, left alone, (a) queues commands while Redis is away, so a read waits
+ * for ioredis' 20 reconnect attempts (~10 s, past the request timeout) and then fails with a 500;
+ * (b) fires `set` without a catch, so a failed write becomes an unhandled rejection, which ends
+ * the process on Node 20; (c) lets a write's cache clean fail (or the write hang) while Redis is
+ * away, so entries cached before the outage would be served stale afterwards.
+ *
+ * This middleware wraps whatever cacher the broker ended up with (moleculer-runner re-applies the
+ * CACHER environment variable as a string over the configured option, so configuring a custom
+ * cacher instance would be silently replaced; wrapping the resolved cacher works either way):
+ * - every cache command is bounded by COMMAND_TIMEOUT_MS, and a failure marks the cache degraded:
+ *   one warning, then reads bypass the cache (the cacher middleware's `connected === false` path)
+ *   and writes go straight through to the handler;
+ * - cleans asked for while degraded are remembered and replayed before the cache is used again;
+ * - a probe (PING) every PROBE_INTERVAL_MS, or ioredis' `ready`, ends the degraded state, with an
+ *   info line.
+ * The memory cacher cannot fail this way and is left as it is.
+ */
+import type { Middleware, ServiceBroker } from "moleculer";
+
+const COMMAND_TIMEOUT_MS = 500;
+const PROBE_INTERVAL_MS = 1000;
+/** Beyond this many remembered cleans, the whole namespace's cache is dropped on recovery instead. */
+const MAX_PENDING_CLEANS = 1000;
+
+interface RedisLike {
+	on(event: string, listener: (...args: any[]) => void): unknown;
+	ping(): Promise<unknown>;
+	options: { enableOfflineQueue?: boolean };
+}
+
+interface CacherLike {
+	client?: RedisLike;
+	connected?: boolean;
+	opts: { missingResponse?: unknown };
+	get(key: string): Promise<unknown>;
+	set(key: string, data: unknown, ttl?: number): Promise<unknown>;
+	del(keys: string | string[]): Promise<unknown>;
+	clean(match?: string | string[]): Promise<unknown>;
+}
+
+function bounded<T>(work: () => Promise<T>, what: string): Promise<T> {
+	return new Promise<T>((resolve, reject) => {
+		// After a stall of the event loop (a burst of scrypt work, say) timers run before the I/O
+		// that arrived meanwhile: give that I/O one turn before calling the command late.
+		const late = () => setImmediate(() => reject(new Error(`${what} took longer than ${COMMAND_TIMEOUT_MS} ms`)));
+		const timer = setTimeout(late, COMMAND_TIMEOUT_MS);
+		Promise.resolve()
+			.then(work)
+			.then(
+				value => (clearTimeout(timer), resolve(value)),
+				err => (clearTimeout(timer), reject(err)),
+			);
+	});
+}
+
+export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): void {
+	const client = cacher.client;
+	if (!client || typeof client.ping !== "function") return;
+	const logger = broker.getLogger("cache");
+	const original = { get: cacher.get.bind(cacher), set: cacher.set.bind(cacher), del: cacher.del.bind(cacher), clean: cacher.clean.bind(cacher) };
+	const pending = new Set<string>();
+	let degraded = false;
+	let recovering: Promise<void> | null = null;
+	let probe: NodeJS.Timeout | null = null;
+	let stopped = false;
+
+	// Fail at once while Redis is away instead of queueing behind ioredis' reconnect attempts.
+	client.options.enableOfflineQueue = false;
+
+	const remember = (patterns: string[]) => {
+		for (const p of patterns) pending.add(p);
+		if (pending.size > MAX_PENDING_CLEANS) {
+			pending.clear();
+			pending.add("**");
+		}
+	};
+
+	const degrade = (reason: string) => {
+		if (stopped) return;
+		cacher.connected = false;
+		if (!degraded) logger.warn(`Cache degraded, requests are served without it: Redis is unavailable (${reason})`);
+		degraded = true;
+		if (!probe && !stopped) {
+			probe = setInterval(() => void recover(), PROBE_INTERVAL_MS);
+			probe.unref();
+		}
+	};
+
+	/** Replays the cleans Redis missed, then lets the cacher serve again. */
+	const recover = (): Promise<void> => {
+		if (recovering || stopped) return recovering ?? Promise.resolve();
+		recovering = (async () => {
+			try {
+				await bounded(() => client.ping(), "PING");
+				const patterns = [...pending];
+				if (patterns.length) await bounded(() => original.clean(patterns), "replaying cache cleans");
+				for (const p of patterns) pending.delete(p);
+				if (probe) clearInterval(probe);
+				probe = null;
+				if (degraded) logger.info(`Cache is back on Redis${patterns.length ? ` (replayed ${patterns.length} missed invalidations)` : ""}`);
+				degraded = false;
+				cacher.connected = true;
+			} catch (err) {
+				degrade((err as Error).message);
+			} finally {
+				recovering = null;
+			}
+		})();
+		return recovering;
+	};
+
+	client.on("ready", () => {
+		// Moleculer's own `ready` listener has just re-enabled the cache: not before the replay.
+		cacher.connected = false;
+		void recover();
+	});
+	client.on("close", () => degrade("connection closed"));
+	client.on("error", (err: Error) => degrade(err?.message ?? "error"));
+
+	cacher.get = async (key: string) => {
+		try {
+			return await bounded(() => original.get(key), "cache GET");
+		} catch (err) {
+			degrade((err as Error).message);
+			return cacher.opts.missingResponse;
+		}
+	};
+	cacher.set = async (key: string, data: unknown, ttl?: number) => {
+		try {
+			return await bounded(() => original.set(key, data, ttl), "cache SET");
+		} catch (err) {
+			degrade((err as Error).message);
+			return null;
+		}
+	};
+	cacher.del = async (keys: string | string[]) => {
+		const list = Array.isArray(keys) ? keys : [keys];
+		if (cacher.connected === false) return remember(list);
+		try {
+			return await bounded(() => original.del(list), "cache DEL");
+		} catch (err) {
+			remember(list);
+			degrade((err as Error).message);
+		}
+	};
+	cacher.clean = async (match: string | string[] = "**") => {
+		const patterns = Array.isArray(match) ? match : [match];
+		if (cacher.connected === false) return remember(patterns);
+		try {
+			return await bounded(() => original.clean(patterns), "cache clean");
+		} catch (err) {
+			remember(patterns);
+			degrade((err as Error).message);
+		}
+	};
+
+	const stop = () => {
+		stopped = true;
+		if (probe) clearInterval(probe);
+		probe = null;
+	};
+	(cacher as unknown as { stopResilience?: () => void }).stopResilience = stop;
+}
+
+export function ResilientCacheMiddleware(): Middleware {
+	return {
+		name: "ResilientCache",
+		created(broker: ServiceBroker) {
+			if (broker.cacher) makeCacherResilient(broker, broker.cacher as unknown as CacherLike);
+		},
+		stopping(broker: ServiceBroker) {
+			(broker.cacher as unknown as { stopResilience?: () => void } | undefined)?.stopResilience?.();
+		},
+	} as unknown as Middleware;
+}

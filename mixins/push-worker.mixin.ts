@@ -1,0 +1,143 @@
+/**
+ * What every integration worker shares: its own consumer group on the durable `push` channel,
+ * the integration's settings (active, event flags, secrets decrypted here), and idempotent
+ * delivery. A worker only says which deliveries a push needs (`deliveries(event, settings)`:
+ * one per target, e.g. a recipient or a task comment); for each one this mixin
+ * - skips it when the delivery log says it was delivered already,
+ * - runs it, and records it as delivered,
+ * - treats a PermanentError (4xx, refused target) as final: logged, not retried,
+ * - and fails the message when any delivery failed otherwise, so the channel retries it with
+ *   backoff and finally dead-letters it. Deliveries done in an earlier attempt are not repeated.
+ */
+import type { ServiceSchema } from "moleculer";
+import { config } from "../config";
+import { decryptSecret, isEncrypted, resolveSecretsKey } from "../lib/crypto";
+import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog } from "../lib/delivery-log";
+import { findIntegration, isSecret } from "../lib/integrations/catalogue";
+import { handlesEvent } from "../lib/integrations/settings";
+import { PermanentError } from "../lib/outbound-http";
+import { DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, RETENTION_MS, type PushGroup } from "../lib/push-channel";
+import type { PushEvent } from "../lib/push-payload";
+
+export interface Delivery {
+	/** What the delivery goes to (recipient, channel URI, task action): with the event id, its idempotency key. */
+	target: string;
+	run(): Promise<void>;
+}
+
+export interface IntegrationSettings {
+	active: boolean;
+	properties: Record<string, unknown>;
+	[flag: string]: unknown;
+}
+
+export interface PushWorkerOptions {
+	group: PushGroup;
+	slug: string;
+	/** Run the deliveries of one event at the same time (independent targets) rather than in order. */
+	parallel?: boolean;
+}
+
+/** A claim must outlast the slowest delivery (several outbound steps, paced IRC lines). */
+export const claimMs = () => 4 * config.outboundTimeoutMs + 10 * config.ircMessageIntervalMs;
+
+export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema> {
+	const def = findIntegration(opts.slug)!;
+	return {
+		channels: {
+			[PUSH_CHANNEL]: {
+				group: opts.group,
+				maxInFlight: config.pushMaxInFlight,
+				maxRetries: config.pushMaxDeliveries,
+				deadLettering: { enabled: true, queueName: DEAD_LETTER_QUEUE },
+				// Only used if the consumer was not provisioned (see lib/push-provisioning.ts).
+				nats: { consumerOptions: { config: { deliver_policy: "all", ack_wait: nanos(config.pushAckWaitMs) } } },
+				// Redis Streams: from the start of the stream; a failed or orphaned message is reclaimed after this idle time.
+				redis: { startID: "0", minIdleTime: Math.max(config.pushRetryDelayMs, claimMs(), 1000), claimInterval: 500 },
+				async handler(this: any, event: PushEvent) {
+					await this.handlePush(event);
+				},
+			},
+		},
+
+		created() {
+			this.secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir).key;
+		},
+
+		async started() {
+			this.deliveryPrefix = `${this.broker.namespace || "gitlab"}:`;
+			const logOpts = { prefix: this.deliveryPrefix, pendingMs: claimMs(), doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS };
+			this.deliveryLog = config.redisUrl ? new RedisDeliveryLog(config.redisUrl, logOpts) : new MemoryDeliveryLog(logOpts);
+		},
+
+		async stopped() {
+			await (this.deliveryLog as DeliveryLog | undefined)?.close();
+		},
+
+		methods: {
+			/**
+			 * Claims a delivery; while another live worker holds it (a redelivery racing the first
+			 * attempt), waits for that one to finish rather than failing the message at once.
+			 */
+			async claimDelivery(log: DeliveryLog, key: string) {
+				const deadline = Date.now() + claimMs();
+				for (;;) {
+					const claim = await log.claim(key);
+					if (claim !== "busy" || Date.now() > deadline) return claim;
+					await new Promise(r => setTimeout(r, 250));
+				}
+			},
+
+			/** The project's settings for this integration with secrets in clear, or null. */
+			async loadSettings(projectId: number): Promise<IntegrationSettings | null> {
+				const doc: IntegrationSettings | null = await this.broker.call("integrations.settingsFor", { projectKey: String(projectId), slug: opts.slug });
+				if (!doc) return null;
+				const properties: Record<string, unknown> = { ...doc.properties };
+				for (const f of def.fields)
+					if (isSecret(f) && isEncrypted(properties[f.name])) properties[f.name] = decryptSecret(String(properties[f.name]), this.secretsKey);
+				return { ...doc, properties };
+			},
+
+			async handlePush(event: PushEvent): Promise<void> {
+				if (!event || typeof event.id !== "string" || !event.push) {
+					this.logger.error("Dropped a malformed push event", event && (event as { id?: unknown }).id);
+					return;
+				}
+				// A replayed dead letter is for the group that failed it only.
+				if (event.replay_group && event.replay_group !== opts.group) return;
+				const push = event.push;
+				const settings: IntegrationSettings | null = await this.loadSettings(push.project_id);
+				if (!handlesEvent(def, settings as never, push.object_kind)) return;
+
+				const deliveries: Delivery[] = await this.deliveries(event, settings!);
+				const log: DeliveryLog = this.deliveryLog;
+				const failures: string[] = [];
+				const runOne = async (d: Delivery) => {
+					const key = deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target);
+					const claim = await this.claimDelivery(log, key);
+					if (claim === "done") return;
+					if (claim === "busy") return void failures.push(`${d.target}: in progress elsewhere`);
+					try {
+						await d.run();
+						await log.complete(key);
+					} catch (err) {
+						if (err instanceof PermanentError) {
+							this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${d.target} not delivered (${err.message}); not retried`);
+							await log.complete(key);
+						} else {
+							await log.release(key).catch(() => undefined);
+							failures.push(`${d.target}: ${(err as Error).message}`);
+						}
+					}
+				};
+				if (opts.parallel) await Promise.all(deliveries.map(runOne));
+				else for (const d of deliveries) await runOne(d);
+
+				if (failures.length) {
+					this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${failures.length} deliveries failed, will retry: ${failures.join("; ")}`);
+					throw new Error(`${failures.length} of ${deliveries.length} deliveries failed`);
+				}
+			},
+		},
+	};
+}

@@ -1,0 +1,49 @@
+/**
+ * GitLab 8.x `Entities::ProjectService` for GET /projects/:id/services/:slug. `properties` is
+ * sliced to the integration's declared fields, and secret fields are never included, whoever
+ * asks (later GitLab's rule, ARCHITECTURE §6).
+ */
+import type { IntegrationDef } from "../lib/integrations/catalogue";
+import { isSecret } from "../lib/integrations/catalogue";
+import { EVENT_FLAGS, type EventFlag } from "../lib/integrations/settings";
+
+export interface IntegrationDoc extends Partial<Record<EventFlag, boolean>> {
+	id: number;
+	project_id: number;
+	slug: string;
+	active: boolean;
+	properties: Record<string, unknown>;
+	created_at: string;
+	updated_at: string;
+}
+
+export interface IntegrationEntity extends Record<EventFlag, boolean> {
+	id: number | null;
+	title: string;
+	created_at: string | null;
+	updated_at: string | null;
+	active: boolean;
+	properties: Record<string, unknown>;
+}
+
+/** The settings as GET shows them; a never-configured integration is GitLab's unsaved object. */
+export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | null): IntegrationEntity {
+	const stored = doc?.properties ?? {};
+	const properties: Record<string, unknown> = {};
+	for (const f of def.fields) {
+		if (isSecret(f)) continue;
+		const v = stored[f.name];
+		if (v !== undefined && v !== null) properties[f.name] = v;
+	}
+	const custom = def.titleProperty ? stored[def.titleProperty] : undefined;
+	const flags = Object.fromEntries(EVENT_FLAGS.map(flag => [flag, doc?.[flag] ?? true])) as Record<EventFlag, boolean>;
+	return {
+		id: doc?.id ?? null,
+		title: typeof custom === "string" && custom.trim() ? custom : def.title,
+		created_at: doc?.created_at ?? null,
+		updated_at: doc?.updated_at ?? null,
+		active: !!doc?.active,
+		...flags,
+		properties,
+	};
+}

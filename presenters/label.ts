@@ -1,0 +1,42 @@
+/** Label entities: spec §2.5 and ARCHITECTURE §6. */
+export interface LabelDoc {
+	id: number;
+	project_id: number;
+	title: string;
+	color: string;
+	description: string | null;
+	template: boolean;
+	created_at: string;
+	updated_at: string;
+	project_title: string;
+}
+
+export interface LabelCounts {
+	open_issues_count: number;
+	closed_issues_count: number;
+	open_merge_requests_count: number;
+}
+
+/** Create and edit responses: name, color, description only. */
+export function presentLabel(l: LabelDoc) {
+	return { name: l.title, color: l.color, description: l.description ?? null };
+}
+
+/** The list: with the three counts (this service has no issues or merge requests: zero). */
+export function presentLabelWithCounts(l: LabelDoc, counts: LabelCounts = { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 }) {
+	return { ...presentLabel(l), ...counts };
+}
+
+/** The delete response: the deleted record. */
+export function presentDeletedLabel(l: LabelDoc) {
+	return {
+		id: l.id,
+		title: l.title,
+		color: l.color,
+		description: l.description ?? null,
+		template: !!l.template,
+		project_id: l.project_id,
+		created_at: l.created_at,
+		updated_at: l.updated_at,
+	};
+}

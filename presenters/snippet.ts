@@ -1,0 +1,61 @@
+/** Project snippet entity (spec §2.7), pure. */
+import type { UserDoc } from "./user";
+
+/** A project snippet as stored. */
+export interface SnippetDoc {
+	id: number;
+	project_id: number;
+	title: string;
+	file_name: string;
+	/** The `code` parameter, byte-exact. */
+	content: string;
+	visibility_level: number;
+	author_id: number;
+	/** Snippets here never expire; kept for the entity's `expires_at`. */
+	expires_at: string | null;
+	created_at: string;
+	updated_at: string;
+}
+
+/** The author as spec §2.7 shows it: `{id, username, email, name, state, created_at}`. */
+export function presentSnippetAuthor(u: UserDoc) {
+	return { id: u.id, username: u.username, email: u.email, name: u.name, state: u.state, created_at: u.created_at };
+}
+
+/**
+ * The single-snippet shape, used alike by get, list, create, update and delete:
+ * `{id, title, file_name, author, expires_at, updated_at, created_at}`. Content is only
+ * served by the raw endpoint.
+ */
+export function presentSnippet(s: SnippetDoc, author: UserDoc | null) {
+	return {
+		id: s.id,
+		title: s.title,
+		file_name: s.file_name,
+		author: author ? presentSnippetAuthor(author) : null,
+		expires_at: s.expires_at ?? null,
+		updated_at: s.updated_at,
+		created_at: s.created_at,
+	};
+}
+
+export type SnippetEntity = ReturnType<typeof presentSnippet>;
+
+/**
+ * The DELETE response: GitLab 8 serialises the destroyed record itself (raw model columns,
+ * content included), not the entity.
+ */
+export function presentDeletedSnippet(s: SnippetDoc) {
+	return {
+		id: s.id,
+		title: s.title,
+		content: s.content,
+		author_id: s.author_id,
+		project_id: s.project_id,
+		created_at: s.created_at,
+		updated_at: s.updated_at,
+		file_name: s.file_name,
+		type: "ProjectSnippet",
+		visibility_level: s.visibility_level,
+	};
+}

@@ -1,0 +1,215 @@
+/**
+ * Deploy keys (spec §2.4, §4.2), master or above. A key is one record per fingerprint (a
+ * unique index) linked to projects through `deploy_key_links` (unique `project_key`), so
+ * that a key already used elsewhere is *joined* to another project only when the caller can
+ * access one of the projects that use it (GitLab 8's accessible-keys rule); otherwise the
+ * fingerprint is taken (400).
+ *
+ * Removing a key from a project drops that link only; the last link takes the key with it.
+ * Joins and last-link removals may race, so every new link is confirmed by a compare-and-set
+ * on the key's `lock_version`, and a key is only removed at the `lock_version` its remover
+ * saw with no links left: either the remover sees the new link, or the joiner sees the key
+ * gone and starts again.
+ */
+import type { Context, ServiceSchema } from "moleculer";
+import { AccessLevel, type ProjectAccess } from "../lib/access";
+import type { ApiMeta } from "../lib/context";
+import { conflict, recordNotFound, validation } from "../lib/errors";
+import { paginated, pageWindow, parsePage, wantsPage } from "../lib/pagination";
+import { recordId } from "../lib/record-id";
+import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/ssh-key";
+import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
+import { DbMixin, UniqueViolation } from "../mixins/db.mixin";
+import { ProjectAccessMixin } from "../mixins/project-access.mixin";
+import { presentDeletedDeployKey, presentDeployKey, type DeployKeyDoc, type DeployKeyLinkDoc } from "../presenters/deploy-key";
+
+type Ctx<P> = Context<P, ApiMeta>;
+type StoredKey = DeployKeyDoc & { lock_version: number };
+
+/**
+ * Reads are master-only and the check runs in the handler, which a cache hit skips: entries are
+ * per project *and* per access level, so a lower level never finds a master's entry.
+ */
+const cacheKeys = [PROJECT_CACHE_KEY, "#access.level", "#access.admin"];
+const pageParams = { page: { type: "any", optional: true }, per_page: { type: "any", optional: true } } as const;
+/** Ids come from the path as text; anything but a positive integer is simply not found (lib/record-id). */
+const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
+/** Joins and creations that lose a race start again, a bounded number of times. */
+const MAX_ATTEMPTS = 5;
+
+const KeysService: ServiceSchema = {
+	name: "keys",
+	mixins: [
+		DbMixin({
+			deploy_keys: { indexes: [{ fields: { fingerprint: 1 }, unique: true }] },
+			deploy_key_links: { indexes: [{ fields: { project_key: 1 }, unique: true }, { fields: { key_id: 1 } }, { fields: { project_id: 1 } }] },
+		}),
+		CacheCleanerMixin(),
+		ProjectAccessMixin(),
+	],
+
+	actions: {
+		/** Every key of the project in the order they were added; a page when the caller asks for one. */
+		list: {
+			params: { id: "string", ...pageParams },
+			cache: { keys: [...cacheKeys, "page", "per_page"], ttl: 300 },
+			async handler(ctx: Ctx<{ page?: unknown; per_page?: unknown }>) {
+				const projectId = this.requireLevel(ctx, AccessLevel.MASTER).project.id;
+				const query = { project_id: projectId };
+				if (!wantsPage(ctx.params)) return (await this.keysOf(await this.db.deploy_key_links.find(query, { sort: "id" }))).map(presentDeployKey);
+				const page = parsePage(ctx.params);
+				const [links, total] = await Promise.all([this.db.deploy_key_links.find(query, { sort: "id", ...pageWindow(page) }), this.db.deploy_key_links.count(query)]);
+				return paginated((await this.keysOf(links)).map(presentDeployKey), total, page);
+			},
+		},
+
+		get: {
+			params: keyIdParams,
+			cache: { keys: [...cacheKeys, "key_id"], ttl: 300 },
+			async handler(ctx: Ctx<{ key_id: string }>) {
+				const projectId = this.requireLevel(ctx, AccessLevel.MASTER).project.id;
+				const { key } = await this.linkedKey(projectId, ctx.params.key_id);
+				return presentDeployKey(key);
+			},
+		},
+
+		/** Adds a key, returns the project's copy of it, or joins one the caller can reach. 201. */
+		create: {
+			params: { id: "string", title: { type: "any", optional: true }, key: { type: "any", optional: true } },
+			async handler(ctx: Ctx<{ title?: unknown; key?: unknown }>) {
+				const access = this.requireLevel(ctx, AccessLevel.MASTER);
+				const checked = validateDeployKey(ctx.params);
+				if (!checked.ok) throw validation(checked.errors);
+				const key = await this.addKey(ctx, access, checked.value);
+				await this.cleanProjectCache(access.project.id);
+				ctx.meta.$statusCode = 201;
+				return presentDeployKey(key);
+			},
+		},
+
+		/** Unlinks the key from this project (deleting it with its last link); answers the record. */
+		remove: {
+			params: keyIdParams,
+			async handler(ctx: Ctx<{ key_id: string }>) {
+				const projectId = this.requireLevel(ctx, AccessLevel.MASTER).project.id;
+				const { key, link } = await this.linkedKey(projectId, ctx.params.key_id);
+				if (!(await this.db.deploy_key_links.remove({ id: link.id }))) throw recordNotFound();
+				await this.cleanProjectCache(projectId);
+				await this.removeIfUnlinked(key.id);
+				return presentDeletedDeployKey(key);
+			},
+		},
+	},
+
+	methods: {
+		/** The project's link to a key and the key itself; 404 when the project does not have it. */
+		async linkedKey(projectId: number, rawId: string): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }> {
+			const keyId = recordId(rawId);
+			if (keyId === null) throw recordNotFound();
+			const link: DeployKeyLinkDoc | null = await this.db.deploy_key_links.findOne({ project_key: `${projectId}|${keyId}` });
+			if (!link) throw recordNotFound();
+			const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
+			if (!key) {
+				// A link left behind by a key removed in a race: drop it.
+				await this.db.deploy_key_links.remove({ id: link.id });
+				throw recordNotFound();
+			}
+			return { key, link };
+		},
+
+		/** The keys of some links, in the links' order (links whose key is gone are skipped). */
+		async keysOf(links: DeployKeyLinkDoc[]): Promise<StoredKey[]> {
+			if (!links.length) return [];
+			const keys: StoredKey[] = await this.db.deploy_keys.find({ id: { $in: links.map(l => l.key_id) } });
+			const byId = new Map(keys.map(k => [k.id, k]));
+			return links.map(l => byId.get(l.key_id)).filter((k): k is StoredKey => !!k);
+		},
+
+		async addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey): Promise<StoredKey> {
+			const projectId = access.project.id;
+			for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+				const existing: StoredKey | null = await this.db.deploy_keys.findOne({ fingerprint: input.fingerprint });
+				if (existing) {
+					// The project has it already: answered as it is, no duplicate.
+					if (await this.db.deploy_key_links.findOne({ project_key: `${projectId}|${existing.id}` })) return existing;
+					if (!(await this.mayJoin(ctx, existing.id, projectId))) throw validation(FINGERPRINT_TAKEN);
+					if (await this.link(projectId, existing.id)) return existing;
+					continue;
+				}
+				const now = new Date().toISOString();
+				let created: StoredKey;
+				try {
+					created = await this.db.deploy_keys.insert({
+						title: input.title,
+						key: input.key,
+						fingerprint: input.fingerprint,
+						user_id: ctx.meta.user?.id ?? null,
+						public: false,
+						created_at: now,
+						updated_at: now,
+						lock_version: 0,
+					});
+				} catch (err) {
+					// Someone added the same key a moment ago: decide again with their record.
+					if (err instanceof UniqueViolation) continue;
+					throw err;
+				}
+				if (await this.link(projectId, created.id)) return created;
+			}
+			throw conflict("The deploy key changed concurrently, try again");
+		},
+
+		/**
+		 * GitLab 8: a key joins only if it is among the caller's accessible keys, i.e. it is used
+		 * by a project the caller is a member of (admins: any project). A key left in no project
+		 * protects nobody and may be taken up.
+		 */
+		async mayJoin(ctx: Ctx<unknown>, keyId: number, projectId: number): Promise<boolean> {
+			const user = ctx.meta.user;
+			if (!user) return false;
+			const links: DeployKeyLinkDoc[] = await this.db.deploy_key_links.find({ key_id: keyId });
+			const others = links.map(l => l.project_id).filter(id => id !== projectId);
+			if (!others.length) return true;
+			if (user.is_admin) return true;
+			for (const other of others) {
+				try {
+					const theirs = await ctx.call<ProjectAccess, object>("accounts.projectAccess", { project: String(other), userId: user.id, admin: false });
+					if (theirs.level > 0) return true;
+				} catch (err) {
+					if ((err as { code?: number }).code !== 404) throw err;
+				}
+			}
+			return false;
+		},
+
+		/**
+		 * Links a key to a project and confirms the key still exists by bumping its lock_version.
+		 * False when the key vanished meanwhile (the link is withdrawn): the caller starts again.
+		 */
+		async link(projectId: number, keyId: number): Promise<boolean> {
+			try {
+				await this.db.deploy_key_links.insert({ project_id: projectId, key_id: keyId, project_key: `${projectId}|${keyId}`, created_at: new Date().toISOString() });
+			} catch (err) {
+				// A concurrent request linked it already: the project has the key.
+				if (!(err instanceof UniqueViolation)) throw err;
+			}
+			for (let attempt = 0; attempt < MAX_ATTEMPTS * 4; attempt++) {
+				const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
+				if (!key) break;
+				if (await this.db.deploy_keys.update({ id: keyId, lock_version: key.lock_version }, { lock_version: key.lock_version + 1 })) return true;
+			}
+			await this.db.deploy_key_links.remove({ project_key: `${projectId}|${keyId}` });
+			return false;
+		},
+
+		/** Deletes a key with no links left, unless a link was confirmed since it was read. */
+		async removeIfUnlinked(keyId: number): Promise<void> {
+			const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
+			if (!key) return;
+			if ((await this.db.deploy_key_links.count({ key_id: keyId })) > 0) return;
+			await this.db.deploy_keys.remove({ id: keyId, lock_version: key.lock_version });
+		},
+	},
+};
+
+export default KeysService;

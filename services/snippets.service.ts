@@ -1,0 +1,188 @@
+/**
+ * Project snippets (spec §2.7, §4.4). Visibility as decided in ARCHITECTURE §6, on every
+ * endpoint and in the list (filtered in the store query, so counts and pages agree): a snippet
+ * the caller may not see answers as if it did not exist. The three reads take anonymous
+ * callers (`auth: "optional"`): the gateway lets them reach public projects only, and here
+ * they read public snippets only (401 for anything else).
+ *
+ * `code` is kept byte-exact and served back by `raw` as text/plain; charset=utf-8.
+ */
+import type { Context, ServiceSchema } from "moleculer";
+import type { ProjectAccess } from "../lib/access";
+import type { ApiMeta } from "../lib/context";
+import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/errors";
+import { paginated, pageWindow, parsePage } from "../lib/pagination";
+import { recordId } from "../lib/record-id";
+import {
+	canCreateSnippet,
+	canModifySnippet,
+	canReadSnippet,
+	checkSnippetFields,
+	readSnippetCreate,
+	readSnippetUpdate,
+	visibleSnippetsQuery,
+} from "../lib/snippet-rules";
+import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
+import { DbMixin } from "../mixins/db.mixin";
+import { ProjectAccessMixin } from "../mixins/project-access.mixin";
+import { presentDeletedSnippet, presentSnippet, type SnippetDoc } from "../presenters/snippet";
+import type { UserDoc } from "../presenters/user";
+
+type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
+
+const pageParams = { page: { type: "any", optional: true }, per_page: { type: "any", optional: true } } as const;
+const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
+/** Every body field is checked by lib/snippet-rules, with GitLab's messages, not by the validator. */
+const fieldParams = {
+	title: { type: "any", optional: true },
+	file_name: { type: "any", optional: true },
+	code: { type: "any", optional: true },
+	visibility_level: { type: "any", optional: true },
+} as const;
+/** What a caller sees depends on who they are: cache entries are per project and per caller. */
+const callerKeys = [PROJECT_CACHE_KEY, "#user.id", "#user.is_admin"];
+/** Newest first; the id breaks ties within a millisecond. */
+const NEWEST_FIRST = ["-created_at", "-id"];
+
+const SnippetsService: ServiceSchema = {
+	name: "snippets",
+	mixins: [
+		DbMixin({ snippets: { indexes: [{ fields: { project_id: 1, created_at: -1 } }] } }),
+		CacheCleanerMixin(),
+		ProjectAccessMixin(),
+	],
+
+	actions: {
+		/** The snippets the caller may see, newest first, always paginated. */
+		list: {
+			auth: "optional",
+			params: { id: "string", ...pageParams },
+			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
+			async handler(ctx: Ctx<{ page?: unknown; per_page?: unknown }>) {
+				const access = this.access(ctx);
+				const query = visibleSnippetsQuery(access.project.id, ctx.meta.user ?? null, access);
+				if (!query) throw notFound("Project");
+				const page = parsePage(ctx.params);
+				const [rows, total] = await Promise.all([
+					this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page) }) as Promise<SnippetDoc[]>,
+					this.db.snippets.count(query) as Promise<number>,
+				]);
+				return paginated(await this.present(ctx, rows), total, page);
+			},
+		},
+
+		get: {
+			auth: "optional",
+			params: snippetIdParams,
+			cache: { keys: [...callerKeys, "snippet_id"], ttl: 300 },
+			async handler(ctx: Ctx<{ snippet_id: string }>) {
+				const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
+				if (!snippet) throw this.hidden(ctx, recordNotFound());
+				return (await this.present(ctx, [snippet]))[0];
+			},
+		},
+
+		/** The content, byte for byte, as text/plain. */
+		raw: {
+			auth: "optional",
+			params: snippetIdParams,
+			async handler(ctx: Ctx<{ snippet_id: string }>) {
+				const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
+				if (!snippet) throw this.hidden(ctx, notFound("Snippet"));
+				ctx.meta.$responseType = "text/plain; charset=utf-8";
+				return snippet.content;
+			},
+		},
+
+		/** Reporter or above; all four fields required. 201 with the snippet. */
+		create: {
+			params: { id: "string", ...fieldParams },
+			async handler(ctx: Ctx) {
+				const access = this.access(ctx);
+				const fields = readSnippetCreate(ctx.params);
+				if (!canCreateSnippet(ctx.meta.user ?? null, access)) throw forbidden();
+				checkSnippetFields(fields, access.project.visibility_level);
+				const now = new Date().toISOString();
+				const snippet: SnippetDoc = await this.db.snippets.insert({
+					project_id: access.project.id,
+					...fields,
+					author_id: ctx.meta.user!.id,
+					expires_at: null,
+					created_at: now,
+					updated_at: now,
+				});
+				await this.cleanProjectCache(access.project.id);
+				ctx.meta.$statusCode = 201;
+				return (await this.present(ctx, [snippet]))[0];
+			},
+		},
+
+		/** The author, a master or above, or an admin, among those who can see it. */
+		update: {
+			params: { ...snippetIdParams, ...fieldParams },
+			async handler(ctx: Ctx<{ snippet_id: string }>) {
+				const access = this.access(ctx);
+				const changes = readSnippetUpdate(ctx.params);
+				const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
+				if (!snippet) throw notFound("Snippet");
+				if (!canModifySnippet(snippet, ctx.meta.user ?? null, access)) throw forbidden();
+				checkSnippetFields(changes, access.project.visibility_level);
+				let updated: SnippetDoc | null = snippet;
+				if (Object.keys(changes).length) {
+					updated = await this.db.snippets.updateOne({ id: snippet.id }, { ...changes, updated_at: new Date().toISOString() });
+					if (!updated) throw notFound("Snippet");
+					await this.cleanProjectCache(access.project.id);
+				}
+				return (await this.present(ctx, [updated]))[0];
+			},
+		},
+
+		/**
+		 * 200 whether or not the snippet exists (spec rule 2): a missing one, or one the caller
+		 * may not see, answers `{}` and changes nothing; a deleted one answers its record.
+		 */
+		remove: {
+			params: snippetIdParams,
+			async handler(ctx: Ctx<{ snippet_id: string }>) {
+				const access = this.access(ctx);
+				const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
+				if (!snippet) return {};
+				if (!canModifySnippet(snippet, ctx.meta.user ?? null, access)) throw forbidden();
+				if (!(await this.db.snippets.remove({ id: snippet.id }))) return {};
+				await this.cleanProjectCache(access.project.id);
+				return presentDeletedSnippet(snippet);
+			},
+		},
+	},
+
+	methods: {
+		/** The snippet of this project the caller may see, or null (missing, elsewhere or hidden alike). */
+		async visibleSnippet(ctx: Ctx, rawId: string): Promise<SnippetDoc | null> {
+			const access: ProjectAccess = this.access(ctx);
+			const id = recordId(rawId);
+			if (id === null) return null;
+			const snippet: SnippetDoc | null = await this.db.snippets.findOne({ id, project_id: access.project.id });
+			if (!snippet || !canReadSnippet(snippet, ctx.meta.user ?? null, access)) return null;
+			return snippet;
+		},
+
+		/**
+		 * The answer for a snippet the caller cannot see: 404 as if it did not exist; but an
+		 * anonymous caller may only read public snippets, so anything else asks them to sign in
+		 * (401, ARCHITECTURE §3.3), for missing and hidden snippets alike.
+		 */
+		hidden(ctx: Ctx, notFoundError: ApiError): ApiError {
+			return ctx.meta.user ? notFoundError : unauthorized();
+		},
+
+		/** Entities with their authors, fetched from accounts in one call. */
+		async present(ctx: Ctx, snippets: SnippetDoc[]) {
+			const ids = [...new Set(snippets.map(s => s.author_id))];
+			const users: UserDoc[] = ids.length ? await ctx.call("accounts.usersByIds", { ids }) : [];
+			const byId = new Map(users.map(u => [u.id, u]));
+			return snippets.map(s => presentSnippet(s, byId.get(s.author_id) ?? null));
+		},
+	},
+};
+
+export default SnippetsService;

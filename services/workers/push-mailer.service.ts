@@ -1,0 +1,50 @@
+/**
+ * emails-on-push (integrations.md §4): one mail per push to each whitespace-separated
+ * recipient, with GitLab's subject and body (commits, changed files, diffs unless
+ * `disable_diffs`) and sender rules (`send_from_committer_email`). SMTP via SMTP_URL, or `.eml`
+ * files under DATA_DIR/mail by default.
+ */
+import type { ServiceSchema } from "moleculer";
+import { config } from "../../config";
+import { createMailer, type Mailer } from "../../lib/mailer";
+import { buildPushEmail, splitRecipients } from "../../lib/push-email";
+import type { PushEvent } from "../../lib/push-payload";
+import { PushWorkerMixin, type Delivery, type IntegrationSettings } from "../../mixins/push-worker.mixin";
+
+const PushMailer: ServiceSchema = {
+	name: "push-mailer",
+	mixins: [PushWorkerMixin({ group: "push-mailer", slug: "emails-on-push", parallel: true })],
+
+	created() {
+		this.mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, timeoutMs: config.outboundTimeoutMs });
+	},
+
+	stopped() {
+		(this.mailer as Mailer).close();
+	},
+
+	methods: {
+		deliveries(event: PushEvent, settings: IntegrationSettings): Delivery[] {
+			const p = settings.properties;
+			const mail = buildPushEmail(event.push, {
+				gitlabUrl: config.gitlabUrl,
+				mailFrom: config.mailFrom,
+				disableDiffs: p.disable_diffs === true,
+				sendFromCommitterEmail: p.send_from_committer_email === true,
+			});
+			if (!mail) return [];
+			const { valid, invalid } = splitRecipients(p.recipients as string);
+			if (invalid.length) this.logger.warn(`Push ${event.id}, project ${event.push.project_id}: skipped ${invalid.length} invalid recipient(s)`);
+			return valid.map((to, i) => ({
+				target: `mail:${to.toLowerCase()}`,
+				run: () =>
+					(this.mailer as Mailer).send(
+						{ from: mail.from, to, replyTo: mail.replyTo, subject: mail.subject, text: mail.text, headers: mail.headers },
+						`${event.id}-${i}-${to}`,
+					),
+			}));
+		},
+	},
+};
+
+export default PushMailer;

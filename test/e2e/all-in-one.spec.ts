@@ -1,0 +1,97 @@
+/**
+ * The all-in-one process as `npm start` runs it (every service, no transporter): the root
+ * bootstrap across restarts, health and metrics ports, SIGTERM with requests in flight, and a
+ * clear start-up error for a bad setting.
+ */
+import fs from "fs";
+import http from "http";
+import os from "os";
+import path from "path";
+import { freePort, startServiceProcess, stopProcess, type ServiceProcess } from "../../bench/support/service-process";
+import { client } from "../support/http";
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-aio-"));
+let ports: { port: number; health: number; metrics: number };
+/** Root's generated token, printed by the first start in this data directory. */
+let rootToken = "";
+
+async function startAllInOne(extra: Record<string, string> = {}): Promise<ServiceProcess> {
+	ports = { port: await freePort(), health: await freePort(), metrics: await freePort() };
+	return startServiceProcess({ name: "all-in-one", services: "", env: {
+		PATH: process.env.PATH ?? "",
+		DATA_DIR: dataDir,
+		PORT: String(ports.port),
+		HEALTH_PORT: String(ports.health),
+		METRICS_PORT: String(ports.metrics),
+		LOG_LEVEL: "info",
+		LOG_FORMAT: "text",
+		...extra,
+	} });
+}
+
+const stop = (proc: ServiceProcess) => stopProcess(proc, "SIGTERM");
+
+afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+it("creates root once, prints its generated credentials once, and keeps them across restarts", async () => {
+	const first = await startAllInOne();
+	const log = first.output.join("");
+	const match = /Created the root user: login root, password (\S+), private token ([A-Za-z0-9_-]{20})/.exec(log);
+	expect(match).not.toBeNull();
+	const [, password, token] = match!;
+	rootToken = token;
+	const api = client(`http://127.0.0.1:${ports.port}/api/v3`, token);
+	expect((await api.get("/user")).body).toMatchObject({ id: 1, username: "root", is_admin: true });
+	expect((await api.post("/projects", { form: { name: "kept" } })).status).toBe(201);
+	expect(await stop(first)).toBe(0);
+
+	const second = await startAllInOne({ GITLAB_ROOT_PASSWORD: "another-password", GITLAB_ROOT_TOKEN: "abcdefghij1234567890" });
+	expect(second.output.join("")).not.toContain("Created the root user");
+	const again = client(`http://127.0.0.1:${ports.port}/api/v3`, token);
+	expect((await again.get("/user")).body).toMatchObject({ id: 1, private_token: token });
+	expect((await again.get("/projects/root%2Fkept")).status).toBe(200);
+	expect((await again.post("/session", { token: null, form: { login: "root", password } })).status).toBe(201);
+	expect((await again.post("/session", { token: null, form: { login: "root", password: "another-password" } })).status).toBe(401);
+	expect((await client(`http://127.0.0.1:${ports.port}/api/v3`, "abcdefghij1234567890").get("/user")).status).toBe(401);
+	expect(await stop(second)).toBe(0);
+}, 60000);
+
+it("serves /live, /ready and Prometheus metrics on their own ports", async () => {
+	const proc = await startAllInOne();
+	const live = await fetch(`http://127.0.0.1:${ports.health}/live`);
+	expect(live.status).toBe(200);
+	expect(await live.json()).toMatchObject({ state: "up" });
+	expect((await fetch(`http://127.0.0.1:${ports.health}/ready`)).status).toBe(200);
+	const metrics = await fetch(`http://127.0.0.1:${ports.metrics}/metrics`);
+	expect(metrics.status).toBe(200);
+	expect(await metrics.text()).toMatch(/^# (HELP|TYPE) moleculer_/m);
+	expect(await stop(proc)).toBe(0);
+}, 60000);
+
+it("finishes in-flight requests on SIGTERM and exits 0", async () => {
+	const proc = await startAllInOne();
+	const token = rootToken;
+	expect(token).toMatch(/^[A-Za-z0-9_-]{20}$/);
+	const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+	// Requests fully written to connected sockets before the signal: they are in flight.
+	const replies: Promise<number>[] = [];
+	const sent: Promise<void>[] = [];
+	for (let i = 0; i < 20; i++) {
+		const req = http.request({ host: "127.0.0.1", port: ports.port, path: "/api/v3/user", agent, headers: { "PRIVATE-TOKEN": token } });
+		replies.push(new Promise((resolve, reject) => req.on("response", res => (res.resume(), res.on("end", () => resolve(res.statusCode ?? 0)))).on("error", reject)));
+		sent.push(new Promise(resolve => req.on("finish", () => resolve())));
+		req.end();
+	}
+	await Promise.all(sent);
+	await new Promise(r => setTimeout(r, 50));
+	const code = await stop(proc);
+	const statuses = await Promise.all(replies);
+	agent.destroy();
+	expect(code).toBe(0);
+	expect(statuses).toEqual(Array(20).fill(200));
+}, 60000);
+
+it("refuses to start with a bad setting and names it", async () => {
+	const start = startServiceProcess({ name: "bad-config", services: "", env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, TRANSPORTER: "foo", PORT: "0" }, readyTimeoutMs: 20000 });
+	await expect(start).rejects.toThrow(/exited with [1-9]\d* before it was ready[\s\S]*Invalid configuration: TRANSPORTER="foo"/);
+}, 30000);

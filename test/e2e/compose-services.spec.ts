@@ -1,0 +1,146 @@
+/**
+ * docker-compose.yml, run as compose would run it but with local processes: every app service
+ * (for each service whose file has landed) starts with the image's command and the environment the
+ * file gives after interpolation, its own health check decides when it is healthy, a worker is
+ * scaled to two replicas, and the gateway's published port serves the API.
+ *
+ * The container-to-local mapping is the one described in test/support/manifest-cluster.ts.
+ * Specific to compose:
+ * - Interpolation gets what an operator's shell or .env would give: root's token and password,
+ *   SMTP_URL (a real SMTP server the test runs) and a NAMESPACE unique to this run (the machine's
+ *   NATS and Redis are shared by parallel test runs). Everything else is the file's default.
+ * - MONGO_URI is emptied: no MongoDB server can run on these machines (ARCHITECTURE §2), so each
+ *   container keeps its data in NeDB files under its own DATA_DIR (its tmpfs).
+ * - The declared ports of a container are the image's EXPOSE list plus its published ports.
+ * - Node IDs are Moleculer's default, `<hostname>-<pid>`, as in a container (whose hostname is its ID).
+ */
+import crypto from "crypto";
+import os from "os";
+import { generateToken } from "../../lib/crypto";
+import { deleteJetStreamPush } from "../../lib/push-provisioning";
+import { PLANNED_SERVICES, composeEnv, loadCompose, runtimeImage, serviceFiles } from "../support/deploy-manifests";
+import { createProject } from "../support/fixtures";
+import { client } from "../support/http";
+import { ClusterObserver, ManifestCluster, serviceNames, type ContainerSpec, type RunningContainer } from "../support/manifest-cluster";
+import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
+import { startSmtpSink, type SmtpSink } from "../../bench/support/peers/smtp-sink";
+
+const namespace = uniqueNamespace("compose");
+const image = runtimeImage();
+const landed = new Set(serviceFiles());
+const rootToken = generateToken();
+const rootPassword = "e2e-" + crypto.randomBytes(8).toString("hex");
+
+let compose: any;
+let cluster: ManifestCluster;
+let observer: ClusterObserver;
+let smtp: SmtpSink;
+let expectedService: Record<string, string>;
+const containers: RunningContainer[] = [];
+
+const appServiceNames = () => Object.keys(compose.services).filter(name => composeEnv(compose.services[name]).SERVICES !== undefined);
+const servicesOf = (name: string) => composeEnv(compose.services[name]).SERVICES;
+const startedNames = () => appServiceNames().filter(name => landed.has(servicesOf(name)));
+/** The worker scaled to two replicas (`docker compose up --scale <it>=2`). */
+const scaled = () => startedNames().find(name => servicesOf(name).startsWith("workers/")) ?? startedNames().find(name => name !== "api")!;
+const seconds = (duration: string | undefined, fallback: number) => (duration ? Number(/^(\d+)s$/.exec(duration)![1]) : fallback);
+
+function containerSpec(name: string): ContainerSpec {
+	const s = compose.services[name];
+	const entrypoint: string[] = s.entrypoint ?? image.entrypoint;
+	const cmd: string[] = s.command ?? (s.entrypoint ? [] : image.cmd);
+	const published = (s.ports ?? []).map((p: string) => Number(String(p).split(":").pop()!.split("/")[0]));
+	const mounts = [
+		...(s.tmpfs ?? []).map((p: string) => ({ path: p, volume: `tmpfs${p}`, shared: false })),
+		...(s.volumes ?? []).map((v: string) => {
+			const [source, target] = v.split(":");
+			if (source.startsWith(".") || source.startsWith("/")) throw new Error(`${name}: bind mounts are not expected (${v})`);
+			return { path: target, volume: `volume/${source}`, shared: true };
+		}),
+	];
+	return {
+		name,
+		services: servicesOf(name),
+		argv: [...entrypoint, ...cmd],
+		workdir: s.working_dir ?? image.workdir,
+		env: { ...image.env, ...composeEnv(s) },
+		ports: [...new Set([...image.exposed, ...published])],
+		mounts,
+		probes: [],
+		healthcheck: s.healthcheck?.test,
+		graceSeconds: seconds(s.stop_grace_period, 10),
+	};
+}
+
+const nodeIdOf = (c: RunningContainer) => `${os.hostname().toLowerCase()}-${c.child.pid}`;
+
+beforeAll(async () => {
+	await requireServers("nats", "redis");
+	smtp = await startSmtpSink();
+	compose = loadCompose({ GITLAB_ROOT_TOKEN: rootToken, GITLAB_ROOT_PASSWORD: rootPassword, SMTP_URL: smtp.url, NAMESPACE: namespace });
+	cluster = new ManifestCluster({
+		standIns: { "nats:4222": new URL(NATS_URL).host, "redis:6379": new URL(REDIS_URL).host },
+		overrides: { MONGO_URI: "" },
+	});
+	expectedService = serviceNames(cluster.appRoot, image.env.SERVICEDIR, startedNames().map(servicesOf));
+	for (const name of [...startedNames(), scaled()]) containers.push(await cluster.start(containerSpec(name)));
+	await Promise.all(containers.map(c => cluster.until(c, "its health check", () => cluster.healthcheck(c), 90000)));
+	observer = new ClusterObserver(namespace, NATS_URL);
+	await observer.start();
+	await observer.settle(Object.fromEntries(containers.map(c => [nodeIdOf(c), [expectedService[c.spec.services]]])));
+}, 180000);
+
+afterAll(async () => {
+	await observer?.stop();
+	await cluster?.stop();
+	await smtp?.stop();
+	// The push channel's JetStream streams of this run's namespace (the machine's NATS is shared).
+	await deleteJetStreamPush(NATS_URL, namespace);
+});
+
+describe("docker-compose.yml services as processes", () => {
+	it("cover every landed service; the rest are services of the design still to land", () => {
+		expect(startedNames().map(servicesOf).sort()).toEqual([...landed].sort());
+		for (const name of appServiceNames().filter(n => !startedNames().includes(n))) expect(PLANNED_SERVICES).toContain(servicesOf(name));
+	});
+
+	it("run the image's command with the file's environment and pass their own health checks", () => {
+		for (const c of containers) {
+			expect(c.child.exitCode).toBeNull();
+			expect(c.spec.argv).toEqual([...image.entrypoint, ...image.cmd]);
+			expect([c.spec.name, cluster.healthcheck(c)]).toEqual([c.spec.name, true]);
+		}
+	});
+
+	it("each container hosts exactly its service; the scaled worker's two replicas have node IDs of their own", () => {
+		expect(observer.servicesByNode()).toEqual(Object.fromEntries(containers.map(c => [nodeIdOf(c), [expectedService[c.spec.services]]])));
+		const replicas = containers.filter(c => c.spec.name === scaled());
+		expect(replicas).toHaveLength(2);
+		expect(new Set(replicas.map(nodeIdOf)).size).toBe(2);
+	});
+
+	it("the gateway's published port serves the API with the root account from the environment", async () => {
+		const api = containers.find(c => c.spec.name === "api")!;
+		const [published] = compose.services.api.ports as string[];
+		const url = `http://127.0.0.1:${api.local(Number(published.split(":")[1]))}/api/v3`;
+		const root = client(url, rootToken);
+		const me = await root.get("/user");
+		expect(me.status).toBe(200);
+		expect(me.body).toMatchObject({ id: 1, username: "root", private_token: rootToken });
+		const project = await createProject(root);
+		if (landed.has("labels")) {
+			const label = await root.post(`/projects/${project.id}/labels`, { body: { name: "compose", color: "#00FF00" } });
+			expect(label.status).toBe(200);
+			expect((await root.get(`/projects/${project.id}/labels`)).body.map((l: any) => l.name)).toEqual(["compose"]);
+		}
+	});
+});
+
+describe("graceful stop", () => {
+	it("SIGTERM stops every container with exit code 0 within its stop_grace_period", async () => {
+		for (const r of await cluster.terminateAll()) {
+			expect([r.name, r.code, r.signal]).toEqual([r.name, 0, null]);
+			expect(r.ms).toBeLessThan(r.graceMs);
+		}
+	}, 120000);
+});

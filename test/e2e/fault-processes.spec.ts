@@ -1,0 +1,193 @@
+/**
+ * Processes going away under traffic, over the real NATS:
+ * - a replica killed (SIGKILL) while a client keeps retrying: another replica answers, every
+ *   request ends in a correct 200, and once the dead node is forgotten no retry is needed;
+ * - SIGTERM to the gateway, and to one replica of a backend, while requests are in flight: the
+ *   requests finish (their answers arrive, correct), and the stopped process exits 0;
+ * - SIGTERM to builds while an artifact upload is half way: no partial file anywhere, and the
+ *   previous artifact is still served, whole.
+ * The slow requests are sign-ins (`POST /session`): checking a password is scrypt work in
+ * accounts, so a few dozen of them are genuinely in flight for a while.
+ *
+ * Replicas of a data-owning service need a shared store (MongoDB in production); on the NeDB
+ * files used here each process keeps its own copy in memory. So the data is written first and
+ * the replicas are started afterwards (each loads it), and the traffic under test only reads.
+ */
+import http from "http";
+import path from "path";
+import { filesUnder, internalApi } from "../support/builds";
+import { startCluster, type Cluster } from "../support/cluster";
+import { createProject, createUser, type TestUser } from "../support/fixtures";
+import { client, waitFor, type Reply } from "../support/http";
+
+const REQUEST_TIMEOUT_MS = 2000;
+
+async function withRetries(call: () => Promise<Reply>, attempts: number): Promise<{ reply: Reply; tries: number }> {
+	for (let tries = 1; ; tries++) {
+		const reply = await call().catch(err => ({ status: 0, text: String(err), body: null }) as unknown as Reply);
+		if (reply.status !== 503 && reply.status !== 0) return { reply, tries };
+		if (tries >= attempts) return { reply, tries };
+		await new Promise(r => setTimeout(r, 100));
+	}
+}
+
+describe("a replica killed while a client retries", () => {
+	let cluster: Cluster;
+	let owner: TestUser;
+	let projectId: number;
+
+	beforeAll(async () => {
+		cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", labels: "labels" }, env: { REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) } });
+		owner = await createUser(cluster.api());
+		projectId = (await createProject(client(cluster.url, owner.token))).id;
+		await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
+		expect((await client(cluster.url, owner.token).post(`/projects/${projectId}/labels`, { body: { name: "x", color: "#fff" } })).status).toBe(200);
+		expect(await cluster.kill("labels", "SIGTERM")).toBe(0);
+		await Promise.all([cluster.spawnNode("labels-a", "labels"), cluster.spawnNode("labels-b", "labels")]);
+		await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
+	}, 120000);
+
+	afterAll(async () => {
+		await cluster?.stop();
+	});
+
+	it("is answered by the other replica; no request is lost or wrong", async () => {
+		const api = client(cluster.url, owner.token);
+		// Both replicas serve (the cache would hide one: each read asks for a fresh page).
+		const results: { status: number; tries: number; ok: boolean }[] = [];
+		let running = true;
+		let n = 0;
+		const worker = async () => {
+			while (running) {
+				const page = 1 + (n++ % 1000);
+				const { reply, tries } = await withRetries(() => api.get(`/projects/${projectId}/labels`, { query: { page, per_page: 1 } }), 20);
+				results.push({ status: reply.status, tries, ok: reply.status === 200 && Array.isArray(reply.body) && reply.body.length === (page === 1 ? 1 : 0) });
+			}
+		};
+		const workers = Array.from({ length: 4 }, worker);
+		await waitFor("steady traffic", async () => results.length >= 40, 20000);
+		await cluster.kill("labels-a", "SIGKILL");
+		const killedAt = results.length;
+		// Until the gateway forgets labels-a (heartbeat timeout), some calls go to it and are retried.
+		await waitFor("30 consecutive first-try answers after the kill", async () => {
+			const tail = results.slice(killedAt).slice(-30);
+			return tail.length === 30 && tail.every(r => r.tries === 1);
+		}, 60000, 250);
+		running = false;
+		await Promise.all(workers);
+		expect(results.filter(r => !r.ok)).toEqual([]);
+		expect(results.slice(killedAt).some(r => r.tries > 1)).toBe(true);
+		expect(cluster.logs("api")).not.toMatch(/Unexpected error/);
+	}, 120000);
+});
+
+describe("SIGTERM while requests are in flight", () => {
+	let cluster: Cluster;
+	let users: { username: string; password: string }[];
+
+	beforeAll(async () => {
+		cluster = await startCluster({ nodes: { api: "api", "accounts-a": "accounts" } });
+		users = [];
+		for (let i = 0; i < 4; i++) {
+			const u = await createUser(cluster.api());
+			users.push({ username: u.username, password: `password-${u.username}` });
+		}
+		await cluster.spawnNode("accounts-b", "accounts");
+	}, 120000);
+
+	afterAll(async () => {
+		await cluster?.stop();
+	});
+
+	/** Starts `count` sign-ins at once; resolves when the first answer arrives, with all of them. */
+	async function signInsInFlight(count: number) {
+		const api = client(cluster.url);
+		let firstAnswered!: () => void;
+		const first = new Promise<void>(r => (firstAnswered = r));
+		let answered = 0;
+		const all = Promise.all(
+			Array.from({ length: count }, async (_, i) => {
+				const u = users[i % users.length];
+				const reply = await api.post("/session", { token: null, body: { login: u.username, password: u.password } }).catch(err => ({ status: 0, text: String(err) }) as Reply);
+				answered++;
+				firstAnswered();
+				return reply;
+			}),
+		);
+		await first;
+		return { all, pendingNow: () => count - answered };
+	}
+
+	it("the gateway finishes the requests it took, then exits 0", async () => {
+		const { all, pendingNow } = await signInsInFlight(24);
+		const pending = pendingNow();
+		const exit = cluster.kill("api", "SIGTERM");
+		const replies = await all;
+		expect(pending).toBeGreaterThan(0);
+		expect(replies.map(r => r.status)).toEqual(replies.map(() => 201));
+		expect(await exit).toBe(0);
+		await cluster.spawnNode("api", "api");
+		await waitFor("the gateway back", async () => (await cluster.api().get("/user")).status === 200, 30000);
+	}, 120000);
+
+	it("a backend replica finishes its requests (or leaves them to the other), then exits 0", async () => {
+		const { all, pendingNow } = await signInsInFlight(24);
+		const pending = pendingNow();
+		const exit = cluster.kill("accounts-a", "SIGTERM");
+		const replies = await all;
+		expect(pending).toBeGreaterThan(0);
+		expect(replies.map(r => r.status)).toEqual(replies.map(() => 201));
+		expect(await exit).toBe(0);
+		// The other replica serves alone now.
+		expect((await cluster.api().get("/user")).status).toBe(200);
+	}, 120000);
+});
+
+describe("SIGTERM to builds during an artifact upload", () => {
+	let cluster: Cluster;
+
+	beforeAll(async () => {
+		cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", builds: "builds" }, env: { SHUTDOWN_TIMEOUT_MS: "3000" } });
+	}, 120000);
+
+	afterAll(async () => {
+		await cluster?.stop();
+	});
+
+	it("leaves no partial file and the previous artifact untouched", async () => {
+		const owner = await createUser(cluster.api());
+		const projectId = (await createProject(client(cluster.url, owner.token))).id;
+		await cluster.waitForRoute("GET", `/projects/${projectId}/builds`, owner.token);
+		const ci = internalApi(cluster.url, cluster.internalSecret);
+		const buildId = await ci.build({ project_id: projectId });
+		expect((await ci.upload(buildId, Buffer.from("previous artifact"), "prev.zip")).status).toBe(200);
+		const artifactsDir = path.join(cluster.dataDir, "artifacts");
+		const tmpDir = path.join(artifactsDir, ".tmp");
+		const MiB = 1024 * 1024;
+
+		// Half of an announced 64 MiB, then the client waits: the upload is in flight when SIGTERM comes.
+		const upload = http.request(`${cluster.url}/internal/builds/${buildId}/artifacts?filename=next.zip`, {
+			method: "PUT",
+			headers: { ...ci.headers, "Content-Type": "application/octet-stream", "Content-Length": String(64 * MiB) },
+		});
+		const outcome = new Promise<string>(resolve => {
+			upload.on("response", res => (res.resume(), resolve(`HTTP ${res.statusCode}`)));
+			upload.on("error", err => resolve(`error ${err.message}`));
+		});
+		upload.write(Buffer.alloc(32 * MiB, 7));
+		await waitFor("the upload to reach the store", async () => filesUnder(tmpDir).length > 0, 30000, 20);
+
+		expect(await cluster.kill("builds", "SIGTERM")).toBe(0);
+		upload.destroy();
+		expect(await outcome).not.toBe("HTTP 200");
+		expect(filesUnder(tmpDir)).toEqual([]);
+
+		await cluster.spawnNode("builds", "builds");
+		await cluster.waitForRoute("GET", `/projects/${projectId}/builds`, owner.token);
+		const build = await client(cluster.url, owner.token).get(`/projects/${projectId}/builds/${buildId}`);
+		expect(build.body.artifacts_file).toEqual({ filename: "prev.zip", size: 17 });
+		expect((await client(cluster.url, owner.token).get(`/projects/${projectId}/builds/${buildId}/artifacts`)).text).toBe("previous artifact");
+		expect(filesUnder(path.join(artifactsDir, String(projectId), String(buildId)))).toHaveLength(1);
+		expect(filesUnder(tmpDir)).toEqual([]);
+	}, 120000);
+});

@@ -1,0 +1,211 @@
+/**
+ * Sustained mixed load: reads and writes across every resource (accounts, members, labels, deploy
+ * keys, snippets, builds with traces and artifacts, integrations, push events) from several
+ * clients at once, for a bounded time, against the gateway and all services as processes over the
+ * real NATS with the Redis cacher. Every answer must be the expected one (no error of any kind),
+ * and no process's memory may grow from the first third of the run to the last.
+ *
+ * The data set is kept steady (what is created is deleted again, except builds, which have no
+ * delete and are a few hundred small documents), so that memory growth would mean a leak, not
+ * more data held by the in-memory NeDB store.
+ */
+import { rssBytes, serviceNames } from "../../bench/support/service-process";
+import { internalApi } from "../support/builds";
+import { startCluster, type Cluster } from "../support/cluster";
+import { createUser, type TestUser } from "../support/fixtures";
+import { client, type Client, type Reply } from "../support/http";
+import { seedProject } from "../support/project-fixtures";
+import { pushBody } from "../support/push-fixtures";
+import { KeyFactory } from "../support/ssh-keys";
+
+const WARMUP_MS = 8000;
+const RUN_MS = 36000;
+const CLIENTS = 6;
+const SAMPLE_EVERY_MS = 500;
+/** Allowed drift between the first and the last third: noise and V8 heap sizing, not a leak. */
+const MAX_GROWTH_RATIO = 1.15;
+const MAX_GROWTH_BYTES = 24 * 1024 * 1024;
+
+let cluster: Cluster;
+let owner: TestUser;
+let ids: Record<string, string>;
+const keys = new KeyFactory();
+let keyPool: string[] = [];
+
+interface Op {
+	name: string;
+	weight: number;
+	run(api: Client, n: number): Promise<void>;
+}
+
+function expectStatus(what: string, reply: Reply, ...ok: number[]): Reply {
+	if (!ok.includes(reply.status)) throw new Error(`${what}: ${reply.status} ${reply.text.slice(0, 200)}`);
+	return reply;
+}
+
+function operations(): Op[] {
+	const p = `/projects/${ids.id}`;
+	const ci = () => internalApi(cluster.url, cluster.internalSecret);
+	return [
+		{ name: "GET labels", weight: 8, run: async api => void expectStatus("list labels", await api.get(`${p}/labels`), 200) },
+		{
+			name: "label create/update/delete",
+			weight: 3,
+			run: async (api, n) => {
+				const name = `load-${n}`;
+				expectStatus("create label", await api.post(`${p}/labels`, { body: { name, color: "#123456" } }), 200);
+				expectStatus("update label", await api.put(`${p}/labels`, { body: { name, color: "#654321" } }), 200);
+				expectStatus("delete label", await api.del(`${p}/labels`, { query: { name } }), 200);
+			},
+		},
+		{ name: "GET project", weight: 3, run: async api => void expectStatus("project", await api.get(p), 200) },
+		{ name: "GET user", weight: 2, run: async api => void expectStatus("user", await api.get("/user"), 200) },
+		{ name: "GET members", weight: 2, run: async api => void expectStatus("members", await api.get(`${p}/members`), 200) },
+		{
+			name: "member update",
+			weight: 1,
+			run: async (api, n) => void expectStatus("member update", await api.put(`${p}/members/${ids.user_id}`, { body: { access_level: 20 + (n % 2) * 10 } }), 200),
+		},
+		{ name: "GET deploy keys", weight: 3, run: async api => void expectStatus("keys", await api.get(`${p}/deploy_keys`), 200) },
+		{
+			name: "deploy key add/delete",
+			weight: 1,
+			run: async (api, n) => {
+				const created = expectStatus("add key", await api.post(`${p}/deploy_keys`, { body: { title: `k${n}`, key: keyPool[n % keyPool.length] } }), 201, 400);
+				// Another client may hold the same pooled key right now (400: fingerprint taken).
+				if (created.status === 201) expectStatus("delete key", await api.del(`${p}/deploy_keys/${created.body.id}`), 200);
+			},
+		},
+		{ name: "GET snippets", weight: 3, run: async api => void expectStatus("snippets", await api.get(`${p}/snippets`), 200) },
+		{
+			name: "snippet lifecycle",
+			weight: 2,
+			run: async (api, n) => {
+				const s = expectStatus("create snippet", await api.post(`${p}/snippets`, { body: { title: `s${n}`, file_name: "a.rb", code: `puts ${n}`, visibility_level: 0 } }), 201);
+				expectStatus("get snippet", await api.get(`${p}/snippets/${s.body.id}`), 200);
+				const raw = expectStatus("raw snippet", await api.get(`${p}/snippets/${s.body.id}/raw`), 200);
+				if (raw.text !== `puts ${n}`) throw new Error(`raw snippet: ${raw.text}`);
+				expectStatus("update snippet", await api.put(`${p}/snippets/${s.body.id}`, { body: { code: `puts ${n + 1}` } }), 200);
+				expectStatus("delete snippet", await api.del(`${p}/snippets/${s.body.id}`), 200);
+			},
+		},
+		{ name: "GET builds", weight: 4, run: async api => void expectStatus("builds", await api.get(`${p}/builds`, { query: { per_page: 20 } }), 200) },
+		{ name: "GET build", weight: 2, run: async api => void expectStatus("build", await api.get(`${p}/builds/${ids.build_id}`), 200) },
+		{
+			name: "build lifecycle",
+			weight: 2,
+			run: async (api, n) => {
+				const c = ci();
+				const id = await c.build({ project_id: Number(ids.id), name: `job-${n}` });
+				expectStatus("running", await c.state(id, "running"), 200);
+				expectStatus("trace", await c.raw.patch(`/internal/builds/${id}/trace`, { headers: { ...c.headers, "Content-Type": "text/plain" }, body: `line ${n}\n` }), 200);
+				expectStatus("success", await c.state(id, "success"), 200);
+				expectStatus("trace read", await api.get(`${p}/builds/${id}/trace`), 200);
+				if (n % 3 === 0) expectStatus("retry", await api.post(`${p}/builds/${id}/retry`), 201);
+			},
+		},
+		{
+			name: "artifacts up and down",
+			weight: 1,
+			run: async (api, n) => {
+				const c = ci();
+				const id = await c.build({ project_id: Number(ids.id), name: `art-${n}` });
+				const body = Buffer.alloc(64 * 1024, n % 251);
+				const up = await fetch(`${cluster.url}/internal/builds/${id}/artifacts?filename=a${n}.zip`, { method: "PUT", headers: { ...c.headers, "Content-Type": "application/octet-stream" }, body });
+				if (up.status !== 200) throw new Error(`upload: ${up.status} ${await up.text()}`);
+				const down = await fetch(`${cluster.url}${p}/builds/${id}/artifacts`, { headers: { "PRIVATE-TOKEN": owner.token } });
+				const got = Buffer.from(await down.arrayBuffer());
+				if (down.status !== 200 || !got.equals(body)) throw new Error(`download: ${down.status}, ${got.length} bytes`);
+				expectStatus("state", await c.state(id, "running"), 200);
+				expectStatus("state", await c.state(id, "failed"), 200);
+				expectStatus("erase", await api.post(`${p}/builds/${id}/erase`), 201);
+			},
+		},
+		{
+			name: "integration put/get/delete",
+			weight: 1,
+			run: async (api, n) => {
+				expectStatus("put", await api.put(`${p}/services/emails-on-push`, { body: { recipients: `dev${n}@example.com`, disable_diffs: true } }), 200);
+				expectStatus("get", await api.get(`${p}/services/emails-on-push`), 200);
+				expectStatus("delete", await api.del(`${p}/services/emails-on-push`), 200);
+			},
+		},
+		{ name: "GET integration", weight: 2, run: async api => void expectStatus("integration", await api.get(`${p}/services/pipeline-service-a`), 200) },
+		{
+			name: "push event",
+			weight: 1,
+			run: async (_api, n) => {
+				const c = ci();
+				expectStatus("push", await c.raw.post("/internal/push", { headers: c.headers, body: pushBody({ projectId: Number(ids.id), path: ids.path, commits: [{ message: `change ${n}` }] }) }), 202);
+			},
+		},
+	];
+}
+
+beforeAll(async () => {
+	const backend = serviceNames().filter(s => s !== "api").join(",");
+	cluster = await startCluster({ nodes: { api: "api", backend }, env: { RATE_LIMIT_PER_MINUTE: String(1e9) } });
+	owner = await createUser(cluster.api());
+	({ ids } = await seedProject(cluster, owner, keys));
+	keyPool = await Promise.all(Array.from({ length: 24 }, async () => (await keys.generate("ed25519")).line));
+}, 180000);
+
+afterAll(async () => {
+	keys.cleanup();
+	await cluster?.stop();
+});
+
+it(`serves ${CLIENTS} clients of mixed reads and writes for ${RUN_MS / 1000} s without an error, and memory does not grow`, async () => {
+	const ops = operations();
+	const weighted = ops.flatMap(op => Array.from({ length: op.weight }, () => op));
+	const errors: string[] = [];
+	const counts: Record<string, number> = {};
+	let n = 0;
+	const start = Date.now();
+	const measureFrom = start + WARMUP_MS;
+	const end = measureFrom + RUN_MS;
+	const samples: { at: number; rss: Record<string, number> }[] = [];
+
+	const sampler = setInterval(() => {
+		const now = Date.now();
+		if (now < measureFrom) return;
+		const rss: Record<string, number> = {};
+		for (const [name, node] of cluster.nodes) rss[name] = rssBytes(node.child.pid) ?? NaN;
+		samples.push({ at: now, rss });
+	}, SAMPLE_EVERY_MS);
+
+	const clientLoop = async (c: number) => {
+		const api = client(cluster.url, owner.token);
+		while (Date.now() < end) {
+			const i = n++;
+			const op = weighted[(i * 7 + c) % weighted.length];
+			try {
+				await op.run(api, i);
+				counts[op.name] = (counts[op.name] ?? 0) + 1;
+			} catch (err) {
+				errors.push(`${op.name}: ${(err as Error).message}`);
+			}
+		}
+	};
+	await Promise.all(Array.from({ length: CLIENTS }, (_, c) => clientLoop(c)));
+	clearInterval(sampler);
+
+	const third = Math.floor(samples.length / 3);
+	const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+	const growth: Record<string, { firstMB: number; lastMB: number }> = {};
+	for (const name of cluster.nodes.keys()) {
+		const first = median(samples.slice(0, third).map(s => s.rss[name]));
+		const last = median(samples.slice(-third).map(s => s.rss[name]));
+		growth[name] = { firstMB: Math.round(first / 2 ** 20), lastMB: Math.round(last / 2 ** 20) };
+	}
+	console.log(`load: ${n} operations (${JSON.stringify(counts)}); RSS first → last third ${JSON.stringify(growth)}`);
+
+	expect(errors.slice(0, 20)).toEqual([]);
+	expect(samples.length).toBeGreaterThan(30);
+	for (const op of ops) expect([op.name, (counts[op.name] ?? 0) > 0]).toEqual([op.name, true]);
+	for (const [name, g] of Object.entries(growth)) {
+		const limitMB = g.firstMB * MAX_GROWTH_RATIO + MAX_GROWTH_BYTES / 2 ** 20;
+		expect([name, g.lastMB <= limitMB]).toEqual([name, true]);
+	}
+	for (const [name, node] of cluster.nodes) expect([name, node.child.exitCode]).toEqual([name, null]);
+}, 180000);

@@ -1,0 +1,103 @@
+/**
+ * The IRC sender against a real ngircd: one pooled connection per server (joined once),
+ * channel keys, nick targets, pacing between lines, time limits, and the SSRF guard.
+ */
+import net from "net";
+import { parseTarget, type IrcTarget } from "../../lib/irc/recipients";
+import { IrcPool, type IrcSenderOptions } from "../../lib/irc/sender";
+import { PermanentError, TransientError } from "../../lib/outbound-http";
+import { waitFor } from "../support/http";
+import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../../bench/support/peers/irc-server";
+
+let irc: IrcServer;
+let dev: IrcListener;
+let keyed: IrcListener;
+const pools: IrcPool[] = [];
+const options: IrcSenderOptions = { nick: "gitlabbot", timeoutMs: 3000, intervalMs: 0, allowLocal: true, idleMs: 60000 };
+const pool = (o: Partial<IrcSenderOptions> = {}) => {
+	const p = new IrcPool({ ...options, ...o });
+	pools.push(p);
+	return p;
+};
+const target = (path: string): IrcTarget => parseTarget(`irc://127.0.0.1:${irc.port}/${path}`)!;
+const joinsBy = (l: IrcListener, nick: string) => l.lines.filter(line => line.startsWith(`:${nick}!`) && / JOIN /.test(line)).length;
+
+beforeAll(async () => {
+	irc = await startIrcServer();
+	[dev, keyed] = await Promise.all([listenOnIrc(irc, "#dev"), listenOnIrc(irc, "#keyed", { key: "sesame" })]);
+});
+
+afterAll(async () => {
+	for (const p of pools) await p.close();
+	await Promise.all([dev?.close(), keyed?.close()]);
+	await irc?.stop();
+});
+
+it("sends lines in order over one connection that joins a channel once", async () => {
+	const p = pool();
+	await p.send(target("#dev"), ["one", "two"]);
+	await p.send(target("dev"), ["three"]);
+	await waitFor("three lines", async () => dev.messages.length >= 3);
+	expect(dev.messages.map(m => [m.from, m.target, m.text])).toEqual([
+		["gitlabbot", "#dev", "one"],
+		["gitlabbot", "#dev", "two"],
+		["gitlabbot", "#dev", "three"],
+	]);
+	expect(p.size).toBe(1);
+	expect(joinsBy(dev, "gitlabbot")).toBe(1);
+});
+
+it("joins a keyed channel with its key, and refuses a wrong key for good", async () => {
+	const p = pool({ nick: "keybot" });
+	await p.send(target("keyed?key=sesame"), ["with key"]);
+	await waitFor("the keyed line", async () => keyed.messages.some(m => m.text === "with key"));
+	const other = pool({ nick: "badkeybot" });
+	await expect(other.send(target("keyed?key=wrong"), ["nope"])).rejects.toBeInstanceOf(PermanentError);
+});
+
+it("sends to a nick without joining", async () => {
+	const p = pool({ nick: "nickbot" });
+	await p.send(target(`${dev.nick},isnick`), ["psst"]);
+	await waitFor("the private line", async () => dev.messages.some(m => m.text === "psst"));
+	expect(dev.messages.find(m => m.text === "psst")).toEqual({ from: "nickbot", target: dev.nick, text: "psst" });
+});
+
+it("takes another nick when its own is in use", async () => {
+	const p = pool({ nick: dev.nick });
+	await p.send(target("#dev"), ["from the twin"]);
+	await waitFor("the twin's line", async () => dev.messages.some(m => m.text === "from the twin"));
+	expect(dev.messages.find(m => m.text === "from the twin")!.from).toMatch(new RegExp(`^${dev.nick.slice(0, 20)}\\d+$`));
+});
+
+it("paces lines on one connection", async () => {
+	const p = pool({ nick: "pacebot", intervalMs: 250 });
+	const start = dev.messages.length;
+	await p.send(target("#dev"), ["p1", "p2", "p3"]);
+	await waitFor("paced lines", async () => dev.messages.length >= start + 3);
+	const times = dev.times.slice(start, start + 3);
+	// Lower bounds only: pacing can make lines later, never earlier.
+	expect(times[1] - times[0]).toBeGreaterThanOrEqual(200);
+	expect(times[2] - times[1]).toBeGreaterThanOrEqual(200);
+});
+
+it("gives up on a server that never answers, within its time limit, as a transient failure", async () => {
+	const silent = net.createServer(() => undefined);
+	await new Promise<void>(r => silent.listen(0, "127.0.0.1", () => r()));
+	const port = (silent.address() as net.AddressInfo).port;
+	try {
+		const p = pool({ timeoutMs: 500 });
+		await expect(p.send(parseTarget(`irc://127.0.0.1:${port}/#x`)!, ["hello?"])).rejects.toBeInstanceOf(TransientError);
+		await expect(p.send(parseTarget(`irc://127.0.0.1:1/#x`)!, ["refused"])).rejects.toBeInstanceOf(TransientError);
+	} finally {
+		silent.close();
+	}
+});
+
+it("refuses loopback and non-IRC ports unless local requests are allowed", async () => {
+	const p = pool({ allowLocal: false });
+	await expect(p.send(target("#dev"), ["blocked"])).rejects.toBeInstanceOf(PermanentError);
+	await expect(p.send(parseTarget("irc://localhost:6667/#dev")!, ["blocked"])).rejects.toThrow(/local network/);
+	await expect(p.send(parseTarget("irc://127.0.0.1:6667/#dev")!, ["blocked"])).rejects.toThrow(/local network/);
+	await expect(p.send(parseTarget("irc://[::ffff:127.0.0.1]:6667/#dev")!, ["blocked"])).rejects.toThrow(/local network/);
+	expect(dev.messages.some(m => m.text === "blocked")).toBe(false);
+});

@@ -1,0 +1,32 @@
+/**
+ * All given services on one in-process broker (no transporter), the gateway on a free port.
+ * Import this only from test files whose project loads test/support/setup-env.ts first.
+ */
+import type { AddressInfo } from "net";
+import { ServiceBroker, type BrokerOptions, type ServiceSchema } from "moleculer";
+import { config } from "../../config";
+import { client, type Client } from "./http";
+
+export interface LocalStack {
+	broker: ServiceBroker;
+	url: string;
+	rootToken: string;
+	api(token?: string | null): Client;
+	stop(): Promise<void>;
+}
+
+export async function startLocal(services: ServiceSchema[], options: Partial<BrokerOptions> = {}): Promise<LocalStack> {
+	const broker = new ServiceBroker({ logger: { type: "Console", options: { level: config.logLevel } }, cacher: "Memory", serializer: "JSONExt", validator: true, ...options });
+	const created = services.map(schema => broker.createService(schema));
+	await broker.start();
+	const api = created.find(s => s.name === "api") as unknown as { server?: { address(): AddressInfo } } | undefined;
+	const port = api?.server?.address().port ?? 0;
+	const url = `http://127.0.0.1:${port}/api/v3`;
+	return {
+		broker,
+		url,
+		rootToken: config.rootToken,
+		api: (token = config.rootToken) => client(url, token ?? undefined),
+		stop: () => broker.stop(),
+	};
+}

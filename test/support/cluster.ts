@@ -1,0 +1,116 @@
+/**
+ * Runs services as separate Node processes joined by the real NATS, as production does:
+ * moleculer-runner on the compiled dist/, one process per entry, Redis as cacher.
+ */
+import fs from "fs";
+import os from "os";
+import path from "path";
+import { freePort, SERVICE_DIR, startServiceProcess, stopProcess, type ServiceProcess } from "../../bench/support/service-process";
+import { generateToken } from "../../lib/crypto";
+import { deletePushChannel } from "../../lib/push-provisioning";
+import { client, waitFor, type Client } from "./http";
+import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "./servers";
+
+/** A running node of the cluster (spawned by the launcher the benchmarks share). */
+export type NodeProcess = ServiceProcess;
+
+export interface ClusterOptions {
+	/** Process name → SERVICES value, e.g. { api: "api", accounts: "accounts", labels: "labels" }. */
+	nodes: Record<string, string>;
+	/** Extra environment for every process. */
+	env?: Record<string, string>;
+	/** Use Redis as cacher (default true). */
+	redis?: boolean;
+	/** Keep every line each process prints (default: the latest 500 chunks), e.g. to scan logs for secrets. */
+	keepAllOutput?: boolean;
+}
+
+export class Cluster {
+	readonly nodes = new Map<string, NodeProcess>();
+	readonly namespace = uniqueNamespace("e2e");
+	readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-e2e-"));
+	readonly rootToken = generateToken();
+	readonly rootPassword = "root-password-123";
+	readonly internalSecret = "e2e-internal-secret-" + Math.random().toString(36).slice(2);
+	port = 0;
+	baseEnv: Record<string, string> = {};
+
+	constructor(private readonly opts: ClusterOptions) {}
+
+	get url(): string {
+		return `http://127.0.0.1:${this.port}/api/v3`;
+	}
+
+	/** A client for the gateway, acting as root unless another token is given. */
+	api(token: string | null = this.rootToken): Client {
+		return client(this.url, token ?? undefined);
+	}
+
+	async start(): Promise<this> {
+		await requireServers("nats", ...(this.opts.redis === false ? [] : (["redis"] as const)));
+		this.port = await freePort();
+		this.baseEnv = {
+			PATH: process.env.PATH ?? "",
+			NODE_ENV: "production",
+			SERVICEDIR: SERVICE_DIR,
+			TRANSPORTER: NATS_URL,
+			...(this.opts.redis === false ? {} : { CACHER: REDIS_URL }),
+			NAMESPACE: this.namespace,
+			DATA_DIR: this.dataDir,
+			PORT: String(this.port),
+			GITLAB_ROOT_TOKEN: this.rootToken,
+			GITLAB_ROOT_PASSWORD: this.rootPassword,
+			SECRETS_KEY: "e2e-secrets-key-0123456789",
+			INTERNAL_API_SECRET: this.internalSecret,
+			LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+			LOG_FORMAT: "text",
+			...this.opts.env,
+		};
+		await Promise.all(Object.entries(this.opts.nodes).map(([name, services]) => this.spawnNode(name, services)));
+		await waitFor("the gateway to reach accounts", async () => (await this.api().get("/user")).status === 200, 30000);
+		return this;
+	}
+
+	async spawnNode(name: string, services: string, env: Record<string, string> = {}): Promise<NodeProcess> {
+		return startServiceProcess(
+			{ name, services, env: { ...this.baseEnv, NODE_ID: `${name}-${this.namespace}`, ...env }, maxOutputChunks: this.opts.keepAllOutput ? Infinity : 500 },
+			// Registered before the wait, so that stop() also ends a node that never became ready.
+			node => this.nodes.set(name, node),
+		);
+	}
+
+	/** Waits until a route stops answering 503 (its service has been discovered). */
+	async waitForRoute(method: string, routePath: string, token: string | null = this.rootToken): Promise<void> {
+		await waitFor(`${method} ${routePath} to be served`, async () => (await this.api(token).request(method, routePath)).status !== 503, 30000);
+	}
+
+	logs(name: string): string {
+		return this.nodes.get(name)?.output.join("") ?? "";
+	}
+
+	async kill(name: string, signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
+		const node = this.nodes.get(name);
+		if (!node) return null;
+		// A process that does not stop within the graceful window is killed.
+		const code = await stopProcess(node, signal, 15000);
+		this.nodes.delete(name);
+		return code;
+	}
+
+	async stop(): Promise<void> {
+		await Promise.all([...this.nodes.keys()].map(name => this.kill(name, "SIGTERM")));
+		fs.rmSync(this.dataDir, { recursive: true, force: true });
+		// The durable `push` channel's streams of this namespace (created when events or a worker ran).
+		await deletePushChannel(NATS_URL, REDIS_URL, this.namespace).catch(() => undefined);
+	}
+}
+
+export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
+	const cluster = new Cluster(opts);
+	try {
+		return await cluster.start();
+	} catch (err) {
+		await cluster.stop();
+		throw err;
+	}
+}

@@ -1,0 +1,255 @@
+import { CATALOGUE, findIntegration, isSecret, secretFieldNames } from "../../lib/integrations/catalogue";
+import { ApiError } from "../../lib/errors";
+import { handlesEvent, mergeSettings, parseBoolean } from "../../lib/integrations/settings";
+import { presentIntegration, type IntegrationDoc } from "../../presenters/integration";
+
+/** Spec §4.6 (and GitLab 8.16 for the two "not shown" rows), written out independently of the catalogue. */
+const SPEC: Record<string, { required: string[]; optional: string[]; secret: string[] }> = {
+	"task-tracker-comments": { required: ["api_key"], optional: ["restrict_to_branch"], secret: ["api_key"] },
+	"source-commits-a": { required: ["token"], optional: ["subdomain"], secret: ["token"] },
+	"build-server-a": { required: ["build_server_url", "build_key", "username", "password"], optional: [], secret: ["password"] },
+	"pipeline-service-a": { required: ["token", "project_url"], optional: ["enable_ssl_verification"], secret: ["token"] },
+	"group-chat-a": { required: ["token"], optional: ["subdomain", "room"], secret: ["token"] },
+	"custom-issue-tracker": { required: ["new_issue_url", "issues_url", "project_url"], optional: ["description", "title"], secret: [] },
+	"container-ci-a": { required: ["token", "ci_server_url"], optional: ["enable_ssl_verification"], secret: ["token"] },
+	"emails-on-push": { required: ["recipients"], optional: ["disable_diffs", "send_from_committer_email"], secret: [] },
+	"external-wiki": { required: ["external_wiki_url"], optional: [], secret: [] },
+	"collab-app-a": { required: ["token"], optional: [], secret: ["token"] },
+	"dependency-monitor": { required: ["api_key", "token"], optional: [], secret: ["api_key", "token"] },
+	"ci-server-a": { required: ["token", "project_url"], optional: ["enable_ssl_verification"], secret: ["token"] },
+	"group-chat-b": { required: ["token"], optional: ["color", "notify", "room", "api_version", "server"], secret: ["token"] },
+	"irc-gateway": { required: ["recipients"], optional: ["default_irc_uri", "server_port", "server_host", "colorize_messages"], secret: [] },
+	"issue-tracker-a": { required: ["new_issue_url", "project_url", "issues_url"], optional: ["description"], secret: [] },
+	"source-commits-b": { required: ["token"], optional: [], secret: ["token"] },
+	"push-notifications": { required: ["api_key", "user_key", "priority"], optional: ["device", "sound"], secret: ["api_key", "user_key"] },
+	"issue-tracker-b": { required: ["new_issue_url", "project_url", "issues_url"], optional: ["description"], secret: [] },
+	"team-chat": { required: ["webhook"], optional: ["username", "channel"], secret: [] },
+	"build-server-b": { required: ["build_server_url", "build_type", "username", "password"], optional: [], secret: ["password"] },
+};
+
+/** A value each field accepts. */
+function validValue(slug: string, field: string): string {
+	if (/url$|^webhook$|^server$/.test(field)) return "https://tracker.example.com/x";
+	if (field === "recipients") return slug === "irc-gateway" ? "irc://irc.example.com/#dev" : "dev@example.com";
+	if (field === "priority") return "0";
+	if (field === "sound") return "bike";
+	if (field === "color") return "red";
+	if (field === "server_port") return "6667";
+	if (/^(enable_ssl_verification|notify|disable_diffs|send_from_committer_email|colorize_messages)$/.test(field)) return "true";
+	if (field === "token") return "abc123TOKEN";
+	return `value-of-${field}`;
+}
+
+function errorOf(fn: () => unknown): { code: number; body: unknown } {
+	try {
+		fn();
+	} catch (err) {
+		if (err instanceof ApiError) return { code: err.code, body: (err.data as { body: unknown }).body };
+		throw err;
+	}
+	throw new Error("expected an ApiError");
+}
+
+const allValid = (slug: string, names: string[]) => Object.fromEntries(names.map(n => [n, validValue(slug, n)]));
+
+describe("integration catalogue", () => {
+	it("has exactly the 20 slugs of the spec, each with a title and events", () => {
+		expect(CATALOGUE.map(d => d.slug).sort()).toEqual(Object.keys(SPEC).sort());
+		for (const def of CATALOGUE) {
+			expect(def.title).toMatch(/\S/);
+			expect(def.events.length).toBeGreaterThan(0);
+		}
+	});
+
+	it.each(Object.entries(SPEC))("%s declares the spec's required, optional and secret fields", (slug, spec) => {
+		const def = findIntegration(slug)!;
+		expect(def.fields.filter(f => f.required).map(f => f.name).sort()).toEqual([...spec.required].sort());
+		expect(def.fields.filter(f => !f.required).map(f => f.name).sort()).toEqual([...spec.optional].sort());
+		expect(secretFieldNames(def).sort()).toEqual([...spec.secret].sort());
+	});
+
+	it("treats every field named like a password, token or API/user key as secret (a build plan key is not)", () => {
+		for (const def of CATALOGUE)
+			for (const f of def.fields)
+				if (/password|token|api_key|user_key/.test(f.name)) expect({ slug: def.slug, field: f.name, secret: isSecret(f) }).toEqual({ slug: def.slug, field: f.name, secret: true });
+		expect(isSecret(findIntegration("build-server-a")!.fields.find(f => f.name === "build_key")!)).toBe(false);
+	});
+
+	it("finds slugs written with underscores, and nothing for an unknown slug", () => {
+		expect(findIntegration("task_tracker_comments")?.slug).toBe("task-tracker-comments");
+		expect(findIntegration("emails-on-push")?.slug).toBe("emails-on-push");
+		expect(findIntegration("asana")).toBeNull();
+		expect(findIntegration("")).toBeNull();
+	});
+
+	it.each(Object.entries(SPEC))("%s: PUT without each required field says which one is missing", (slug, spec) => {
+		const def = findIntegration(slug)!;
+		for (const field of spec.required) {
+			const input = allValid(slug, [...spec.required, ...spec.optional]);
+			delete input[field];
+			expect(errorOf(() => mergeSettings(def, null, input))).toEqual({ code: 400, body: { error: `${field} is missing` } });
+		}
+		const ok = mergeSettings(def, null, allValid(slug, spec.required));
+		expect(Object.keys(ok.properties).sort()).toEqual([...spec.required].sort());
+		expect(ok.secretsChanged.sort()).toEqual(spec.secret.filter(s => spec.required.includes(s)).sort());
+	});
+
+	it("names every missing field at once, Grape style", () => {
+		expect(errorOf(() => mergeSettings(findIntegration("push-notifications")!, null, {}))).toEqual({
+			code: 400,
+			body: { error: "api_key is missing, user_key is missing, priority is missing" },
+		});
+	});
+
+	it("treats a blank required value as missing", () => {
+		expect(errorOf(() => mergeSettings(findIntegration("external-wiki")!, null, { external_wiki_url: "  " }))).toEqual({
+			code: 400,
+			body: { error: "external_wiki_url is missing" },
+		});
+	});
+
+	it("accepts only http(s) URLs in URL fields", () => {
+		const def = findIntegration("custom-issue-tracker")!;
+		const base = { new_issue_url: "http://t.example.com/new", issues_url: "https://t.example.com/issues/:id", project_url: "https://t.example.com/p" };
+		expect(mergeSettings(def, null, base).properties).toEqual(base);
+		for (const bad of ["ftp://t.example.com/p", "javascript:alert(1)", "not a url", "http://", "//t.example.com/p"]) {
+			expect(errorOf(() => mergeSettings(def, null, { ...base, project_url: bad }))).toEqual({
+				code: 400,
+				body: { message: { project_url: ["must be a valid URL"] } },
+			});
+		}
+	});
+
+	it("accepts true/false/1/0 for booleans and stores real booleans", () => {
+		const def = findIntegration("emails-on-push")!;
+		for (const [raw, value] of [["true", true], ["false", false], ["1", true], ["0", false], [true, true], [0, false], ["TRUE", true]] as const)
+			expect(mergeSettings(def, null, { recipients: "a@example.com", disable_diffs: raw }).properties.disable_diffs).toBe(value);
+		for (const bad of ["yes", "2", "on", [], {}])
+			expect(errorOf(() => mergeSettings(def, null, { recipients: "a@example.com", disable_diffs: bad }))).toEqual({
+				code: 400,
+				body: { error: "disable_diffs is invalid" },
+			});
+	});
+
+	it("checks select values, integers and formats", () => {
+		const hip = findIntegration("group-chat-b")!;
+		expect(errorOf(() => mergeSettings(hip, null, { token: "t", color: "pink" }))).toEqual({ code: 400, body: { error: "color does not have a valid value" } });
+		const push = findIntegration("push-notifications")!;
+		expect(mergeSettings(push, null, { api_key: "a", user_key: "u", priority: -1 }).properties.priority).toBe("-1");
+		expect(errorOf(() => mergeSettings(push, null, { api_key: "a", user_key: "u", priority: "5" }))).toEqual({ code: 400, body: { error: "priority does not have a valid value" } });
+		const irc = findIntegration("irc-gateway")!;
+		expect(mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "6659" }).properties.server_port).toBe(6659);
+		expect(errorOf(() => mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "66x" }))).toEqual({ code: 400, body: { error: "server_port is invalid" } });
+		expect(errorOf(() => mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "70000" }))).toEqual({ code: 400, body: { error: "server_port does not have a valid value" } });
+		const ci = findIntegration("ci-server-a")!;
+		expect(errorOf(() => mergeSettings(ci, null, { token: "not ok!", project_url: "https://ci.example.com/p/1" }))).toEqual({ code: 400, body: { message: { token: ["is invalid"] } } });
+	});
+
+	it("refuses IRC recipients that are all invalid", () => {
+		const irc = findIntegration("irc-gateway")!;
+		expect(errorOf(() => mergeSettings(irc, null, { recipients: "#chan http://x/#y" }))).toEqual({ code: 400, body: { message: { recipients: ["are all invalid"] } } });
+		expect(mergeSettings(irc, null, { recipients: "#chan", default_irc_uri: "irc://irc.example.com:6697/" }).properties.recipients).toBe("#chan");
+	});
+
+	it("ignores unknown fields and refuses values that are not scalars", () => {
+		const def = findIntegration("collab-app-a")!;
+		expect(mergeSettings(def, null, { token: "t", evil: "x", active: false }).properties).toEqual({ token: "t" });
+		expect(errorOf(() => mergeSettings(def, null, { token: { $gt: "" } }))).toEqual({ code: 400, body: { error: "token is invalid" } });
+	});
+
+	it("keeps stored fields a PUT does not send, clears optional ones sent blank", () => {
+		const def = findIntegration("group-chat-a")!;
+		const stored = { token: "v1:sealed", subdomain: "acme", room: "dev" };
+		const r = mergeSettings(def, stored, { room: "" , subdomain: "other" });
+		expect(r.properties).toEqual({ token: "v1:sealed", subdomain: "other" });
+		expect(r.secretsChanged).toEqual([]);
+	});
+
+	it("lets a stored secret stay when it is not re-sent, and reports a new one for encryption", () => {
+		const def = findIntegration("task-tracker-comments")!;
+		expect(mergeSettings(def, { api_key: "v1:old" }, { restrict_to_branch: "master" })).toEqual({
+			properties: { api_key: "v1:old", restrict_to_branch: "master" },
+			secretsChanged: [],
+		});
+		expect(mergeSettings(def, { api_key: "v1:old" }, { api_key: "new-key" })).toEqual({ properties: { api_key: "new-key" }, secretsChanged: ["api_key"] });
+	});
+
+	it("drops the stored password when the server URL changes without it, so the PUT needs it again", () => {
+		const def = findIntegration("build-server-a")!;
+		const stored = { build_server_url: "https://bamboo.example.com", build_key: "KEY", username: "ci", password: "v1:sealed" };
+		const same = { build_server_url: "https://bamboo.example.com", build_key: "KEY2", username: "ci" };
+		expect(mergeSettings(def, stored, same).properties.password).toBe("v1:sealed");
+		const moved = { build_server_url: "https://evil.example.com", build_key: "KEY", username: "ci" };
+		expect(errorOf(() => mergeSettings(def, stored, moved))).toEqual({ code: 400, body: { error: "password is missing" } });
+		expect(mergeSettings(def, stored, { ...moved, password: "new" })).toEqual({ properties: { ...moved, password: "new" }, secretsChanged: ["password"] });
+	});
+
+	it("parses booleans as GitLab's API does", () => {
+		expect([true, "1", "true", 1].map(parseBoolean)).toEqual([true, true, true, true]);
+		expect([false, "0", "false", 0].map(parseBoolean)).toEqual([false, false, false, false]);
+		expect(["t", "on", null, undefined, "", 2].map(parseBoolean)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+	});
+});
+
+describe("integration presenter", () => {
+	const doc = (slug: string, properties: Record<string, unknown>, extra: Partial<IntegrationDoc> = {}): IntegrationDoc => ({
+		id: 7,
+		project_id: 3,
+		slug,
+		active: true,
+		properties,
+		created_at: "2017-01-01T10:00:00.000Z",
+		updated_at: "2017-01-02T10:00:00.000Z",
+		...extra,
+	});
+
+	it("never returns secret fields, whoever asks", () => {
+		for (const [slug, spec] of Object.entries(SPEC)) {
+			const def = findIntegration(slug)!;
+			const props = allValid(slug, [...spec.required, ...spec.optional]);
+			const shown = presentIntegration(def, doc(slug, props)).properties;
+			for (const s of spec.secret) expect(shown).not.toHaveProperty(s);
+			expect(Object.keys(shown).sort()).toEqual([...spec.required, ...spec.optional].filter(f => !spec.secret.includes(f)).sort());
+		}
+	});
+
+	it("has GitLab's fields, and slices properties to the declared fields", () => {
+		const def = findIntegration("task-tracker-comments")!;
+		expect(presentIntegration(def, doc(def.slug, { api_key: "v1:x", restrict_to_branch: "master", channels: ["x"] }))).toEqual({
+			id: 7,
+			title: "Task tracker comments",
+			created_at: "2017-01-01T10:00:00.000Z",
+			updated_at: "2017-01-02T10:00:00.000Z",
+			active: true,
+			push_events: true,
+			tag_push_events: true,
+			issues_events: true,
+			merge_requests_events: true,
+			note_events: true,
+			build_events: true,
+			properties: { restrict_to_branch: "master" },
+		});
+	});
+
+	it("shows a never-configured integration as GitLab's unsaved object", () => {
+		const def = findIntegration("emails-on-push")!;
+		expect(presentIntegration(def, null)).toMatchObject({ id: null, active: false, created_at: null, updated_at: null, properties: {}, push_events: true });
+	});
+
+	it("uses the custom issue tracker's title property", () => {
+		const def = findIntegration("custom-issue-tracker")!;
+		expect(presentIntegration(def, doc(def.slug, { title: "Tracker X" })).title).toBe("Tracker X");
+		expect(presentIntegration(def, doc(def.slug, {})).title).toBe("Custom Issue Tracker");
+	});
+
+	it("decides whether a record handles an event kind", () => {
+		const irc = findIntegration("irc-gateway")!;
+		const mail = findIntegration("emails-on-push")!;
+		expect(handlesEvent(irc, { active: true }, "push")).toBe(true);
+		expect(handlesEvent(irc, { active: true }, "tag_push")).toBe(false);
+		expect(handlesEvent(mail, { active: true }, "tag_push")).toBe(true);
+		expect(handlesEvent(mail, { active: true, tag_push_events: false }, "tag_push")).toBe(false);
+		expect(handlesEvent(mail, { active: false }, "push")).toBe(false);
+		expect(handlesEvent(mail, null, "push")).toBe(false);
+	});
+});

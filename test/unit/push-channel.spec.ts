@@ -1,0 +1,45 @@
+import { adapterFor } from "../../middlewares/channels.middleware";
+import { InProcessChannelAdapter } from "../../lib/in-process-channel-adapter";
+import { channelBackend, natsConnectionOptions, pushNames, retryDelay } from "../../lib/push-channel";
+
+const cfg = { channels: "", transporter: "", namespace: "", pushMaxInFlight: 7, pushMaxDeliveries: 5, pushRetryDelayMs: 1000, pushAckWaitMs: 15000, pushStreamReplicas: 1 };
+
+describe("push channel configuration", () => {
+	it("picks JetStream on a NATS transporter, Redis with CHANNELS=redis://, in-process without a transporter", () => {
+		expect(channelBackend({ ...cfg, transporter: "nats://n1:4222" })).toEqual({ kind: "nats", url: "nats://n1:4222" });
+		expect(channelBackend({ ...cfg, transporter: "nats://n1:4222", channels: "redis://r:6379" })).toEqual({ kind: "redis", url: "redis://r:6379" });
+		expect(channelBackend({ ...cfg, transporter: "redis://r:6379" })).toEqual({ kind: "redis", url: "redis://r:6379" });
+		expect(channelBackend(cfg)).toEqual({ kind: "memory" });
+		expect(() => channelBackend({ ...cfg, transporter: "tcp://h:6000" })).toThrow(/CHANNELS/);
+	});
+
+	it("gives the NATS adapter in object form with the servers and credentials of the URL, never the URL string", () => {
+		const adapter = adapterFor({ kind: "nats", url: "nats://u:p%40ss@n1:4222,nats://n2:4223" }, cfg) as any;
+		expect(adapter).toEqual({
+			type: "NATS",
+			options: {
+				maxInFlight: 7,
+				maxRetries: 5,
+				deadLettering: { enabled: true, queueName: "DEAD_PUSH" },
+				nats: { connectionOptions: { servers: ["n1:4222", "n2:4223"], user: "u", pass: "p@ss", name: "channels" } },
+			},
+		});
+		expect(JSON.stringify(adapter)).not.toContain("nats://");
+		expect(adapterFor({ kind: "memory" }, cfg)).toBeInstanceOf(InProcessChannelAdapter);
+		expect(adapterFor({ kind: "redis", url: "redis://r:6379" }, cfg)).toMatchObject({ type: "Redis", options: { redis: { url: "redis://r:6379" }, maxRetries: 5 } });
+	});
+
+	it("reads a token from a NATS URL", () => {
+		expect(natsConnectionOptions("nats://s3cr3t@h:4222")).toEqual({ servers: ["h:4222"], token: "s3cr3t" });
+	});
+
+	it("names streams like @moleculer/channels 0.1.8 does, with the namespace prefix", () => {
+		expect(pushNames("")).toEqual({ channel: "push", stream: "push", deadLetterSubject: "DEAD_PUSH", deadLetterStream: "DEAD_PUSH" });
+		expect(pushNames("e2e-1.x")).toEqual({ channel: "e2e-1.x.push", stream: "e2e-1_x_push", deadLetterSubject: "e2e-1.x.DEAD_PUSH", deadLetterStream: "e2e-1_x_DEAD_PUSH" });
+	});
+
+	it("backs off 4x per failed delivery, at most a minute", () => {
+		expect([1, 2, 3, 4, 5, 6].map(n => retryDelay(1000, n))).toEqual([1000, 4000, 16000, 60000, 60000, 60000]);
+		expect(retryDelay(0, 3)).toBe(0);
+	});
+});

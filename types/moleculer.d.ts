@@ -1,0 +1,16 @@
+// moleculer-web augments ActionSchema with `rest` only when it is part of the compilation.
+import "moleculer-web";
+
+declare module "moleculer" {
+	interface ActionSchema {
+		/** Gateway authentication: default required; "optional" lets anonymous callers through; "none" ignores tokens. */
+		auth?: "required" | "optional" | "none";
+	}
+	interface ServiceSchema {
+		/** @moleculer/channels 0.1.8 ships no types. */
+		channels?: Record<string, unknown>;
+	}
+	interface ServiceBroker {
+		sendToChannel(channel: string, payload: unknown, opts?: Record<string, unknown>): Promise<void>;
+	}
+}
