@@ -17,3 +17,43 @@ export const ACCESS_CACHE_PATTERNS = [`${RESOLVE_TOKEN.action}:**`, `${PROJECT_A
 
 /** The event accounts broadcasts when users, projects or members change. */
 export const ACCESS_CHANGED_EVENT = "accounts.changed";
+
+/** What ACCESS_CHANGED_EVENT carries: the cache patterns to clean (all access look-ups when absent). */
+export interface AccessChange {
+	patterns?: string[];
+}
+
+export function changedPatterns(change: AccessChange | null | undefined): string[] {
+	const patterns = change?.patterns;
+	return Array.isArray(patterns) && patterns.length > 0 && patterns.every(p => typeof p === "string") ? patterns : ACCESS_CACHE_PATTERNS;
+}
+
+/**
+ * The project ref as the access look-up sees it: `7` and `007` name one project, and paths are
+ * case-insensitive. Normalised before the look-up so that every spelling shares one cache entry,
+ * and a membership change can name the entries it makes stale.
+ */
+export function projectRefKey(ref: string): string {
+	const trimmed = ref.trim();
+	return /^\d+$/.test(trimmed) ? String(Number(trimmed)) : trimmed.toLowerCase();
+}
+
+/** The cacher's key maker as it runs (moleculer's typings say it takes the action's name; it takes the action). */
+interface CacheKeyMaker {
+	getCacheKey(action: { name: string }, opts: CachedLookup["cache"], ctx: { params: object; meta: object; headers: object }): string;
+}
+
+/** A look-up's cache key, made by the cacher itself, so the gateway and accounts name the same entry. */
+export function lookupCacheKey(cacher: object, spec: CachedLookup, params: Record<string, unknown>): string {
+	return (cacher as CacheKeyMaker).getCacheKey({ name: spec.action }, spec.cache, { params, meta: {}, headers: {} });
+}
+
+/**
+ * One user's cached access to one project: under its id and its path, as admin or not. A member
+ * change cleans only these, so it leaves every other caller's look-ups (and the gateway's hit
+ * rate) alone.
+ */
+export function memberAccessKeys(cacher: object, project: { id: number; path_with_namespace: string }, userId: number): string[] {
+	const refs = [String(project.id), projectRefKey(project.path_with_namespace)];
+	return refs.flatMap(ref => [false, true].map(admin => lookupCacheKey(cacher, PROJECT_ACCESS, { project: ref, userId, admin })));
+}

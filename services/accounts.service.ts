@@ -1,13 +1,13 @@
 /**
  * Users, private tokens, projects and memberships (the GitLab v3 subset the rest needs), the
  * root bootstrap, and the two look-ups the gateway makes on every request: token → caller and
- * project → caller's access level. Both are cached; any change to users, projects or members
- * cleans them at once.
+ * project → caller's access level. Both are cached; a membership change cleans that member's
+ * entries for that project at once (new users and projects had no entries: failures are not cached).
  */
 import type { Context, ServiceSchema } from "moleculer";
 import { config } from "../config";
 import { AccessLevel, canReadProject, effectiveLevel, hasLevel, MEMBER_LEVELS, type Caller, type ProjectAccess } from "../lib/access";
-import { ACCESS_CACHE_PATTERNS, ACCESS_CHANGED_EVENT, PROJECT_ACCESS, RESOLVE_TOKEN } from "../lib/auth-cache";
+import { ACCESS_CHANGED_EVENT, changedPatterns, memberAccessKeys, PROJECT_ACCESS, RESOLVE_TOKEN, type AccessChange } from "../lib/auth-cache";
 import type { ApiMeta } from "../lib/context";
 import { decryptSecret, encryptSecret, generateToken, hashPassword, hashToken, resolveSecretsKey, verifyPassword } from "../lib/crypto";
 import { conflict, forbidden, invalidValue, notFound, unauthorized, validation } from "../lib/errors";
@@ -244,7 +244,7 @@ const AccountsService: ServiceSchema = {
 					if (err instanceof UniqueViolation) throw conflict("Member already exists");
 					throw err;
 				}
-				await this.accessChanged(ctx);
+				await this.memberChanged(ctx, access, user.id);
 				ctx.meta.$statusCode = 201;
 				return presentMember(publicUser(user), ctx.params.access_level, gitlabUrl);
 			},
@@ -256,7 +256,7 @@ const AccountsService: ServiceSchema = {
 				const access = this.grantingAccess(ctx);
 				const member = await this.changeableMember(access, ctx.params.user_id);
 				await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level });
-				await this.accessChanged(ctx);
+				await this.memberChanged(ctx, access, member.user_id);
 				const user: StoredUser = await this.db.users.findOne({ id: member.user_id });
 				return presentMember(publicUser(user), ctx.params.access_level, gitlabUrl);
 			},
@@ -268,7 +268,7 @@ const AccountsService: ServiceSchema = {
 				const access = this.requireLevel(ctx, AccessLevel.MASTER);
 				const member = await this.changeableMember(access, ctx.params.user_id);
 				await this.db.members.remove({ id: member.id });
-				await this.accessChanged(ctx);
+				await this.memberChanged(ctx, access, member.user_id);
 				const user: StoredUser | null = await this.db.users.findOne({ id: member.user_id });
 				return user ? presentMember(publicUser(user), member.access_level, gitlabUrl) : {};
 			},
@@ -277,8 +277,8 @@ const AccountsService: ServiceSchema = {
 
 	events: {
 		/** Another replica changed access data: drop this node's cached look-ups too. */
-		async [ACCESS_CHANGED_EVENT]() {
-			await this.cleanAccessCache();
+		async [ACCESS_CHANGED_EVENT](ctx: Context<AccessChange>) {
+			await cleanTwice(this.broker, changedPatterns(ctx.params), "access look-ups");
 		},
 	},
 
@@ -348,13 +348,13 @@ const AccountsService: ServiceSchema = {
 			return { user, token };
 		},
 
-		async accessChanged(ctx: Ctx) {
-			await this.cleanAccessCache();
-			ctx.broadcast(ACCESS_CHANGED_EVENT, {});
-		},
-
-		async cleanAccessCache() {
-			await cleanTwice(this.broker, ACCESS_CACHE_PATTERNS, "access look-ups");
+		/** Cleans the member's cached access to the project here, and tells the gateways and replicas to. */
+		async memberChanged(ctx: Ctx, access: ProjectAccess, userId: number) {
+			const cacher = this.broker.cacher;
+			if (!cacher) return;
+			const change: AccessChange = { patterns: memberAccessKeys(cacher, access.project, userId) };
+			await cleanTwice(this.broker, change.patterns!, "access look-ups");
+			ctx.broadcast(ACCESS_CHANGED_EVENT, change);
 		},
 
 		/** First start: create root (id 1, admin) unless an admin exists. Never touches an existing one. */

@@ -12,7 +12,7 @@ import { toHttpError } from "../gateway/errors";
 import { rateLimitStoreFactory } from "../gateway/rate-limit-store";
 import { mergeAliases } from "../gateway/routes";
 import type { Caller, ProjectAccess } from "../lib/access";
-import { ACCESS_CACHE_PATTERNS, ACCESS_CHANGED_EVENT, PROJECT_ACCESS, RESOLVE_TOKEN, type CachedLookup } from "../lib/auth-cache";
+import { ACCESS_CHANGED_EVENT, changedPatterns, lookupCacheKey, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type AccessChange, type CachedLookup } from "../lib/auth-cache";
 import type { ApiMeta } from "../lib/context";
 import { hashToken, safeEqual } from "../lib/crypto";
 import { notFound, tooLarge, unauthorized } from "../lib/errors";
@@ -173,7 +173,7 @@ const ApiService: ServiceSchema<any> = {
 			const ref = req.$params.id;
 			if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
 			const user = ctx.meta.user ?? null;
-			const access: ProjectAccess = await this.cachedCall(ctx, PROJECT_ACCESS, { project: ref, userId: user ? user.id : 0, admin: !!user?.is_admin }).catch(
+			const access: ProjectAccess = await this.cachedCall(ctx, PROJECT_ACCESS, { project: projectRefKey(ref), userId: user ? user.id : 0, admin: !!user?.is_admin }).catch(
 				(err: { code?: number }) => {
 					// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
 					// else asks them to sign in (ARCHITECTURE §3.3), whether or not the project exists.
@@ -192,8 +192,7 @@ const ApiService: ServiceSchema<any> = {
 		async cachedCall<T>(ctx: Context, spec: CachedLookup, params: Record<string, unknown>): Promise<T> {
 			const cacher = this.broker.cacher as any;
 			if (cacher && cacher.connected !== false) {
-				const key = cacher.getCacheKey({ name: spec.action }, spec.cache, { params, meta: {}, headers: {} });
-				const hit = await cacher.get(key).catch(() => undefined);
+				const hit = await cacher.get(lookupCacheKey(cacher, spec, params)).catch(() => undefined);
 				if (hit !== undefined && hit !== null) return hit as T;
 			}
 			return ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions);
@@ -209,8 +208,8 @@ const ApiService: ServiceSchema<any> = {
 
 	events: {
 		/** With a per-process cacher, this gateway's copies of access entries must go too. */
-		async [ACCESS_CHANGED_EVENT]() {
-			await cleanTwice(this.broker, ACCESS_CACHE_PATTERNS, "access look-ups");
+		async [ACCESS_CHANGED_EVENT](ctx: Context<AccessChange>) {
+			await cleanTwice(this.broker, changedPatterns(ctx.params), "access look-ups");
 		},
 	},
 
