@@ -9,9 +9,9 @@
  * The slow requests are sign-ins (`POST /session`): checking a password is scrypt work in
  * accounts, so a few dozen of them are genuinely in flight for a while.
  *
- * Replicas of a data-owning service need a shared store (MongoDB in production); on the NeDB
- * files used here each process keeps its own copy in memory. So the data is written first and
- * the replicas are started afterwards (each loads it), and the traffic under test only reads.
+ * Replicas of a data-owning service need a shared store (MongoDB in production); NeDB files
+ * belong to one process. So the data is written first, each further replica starts on its own
+ * copy of it (`cluster.replicaData()`), and the traffic under test only reads.
  */
 import http from "http";
 import path from "path";
@@ -43,7 +43,7 @@ describe("a replica killed while a client retries", () => {
 		await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
 		expect((await client(cluster.url, owner.token).post(`/projects/${projectId}/labels`, { body: { name: "x", color: "#fff" } })).status).toBe(200);
 		expect(await cluster.kill("labels", "SIGTERM")).toBe(0);
-		await Promise.all([cluster.spawnNode("labels-a", "labels"), cluster.spawnNode("labels-b", "labels")]);
+		await Promise.all([cluster.spawnNode("labels-a", "labels"), cluster.spawnNode("labels-b", "labels", cluster.replicaData())]);
 		await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
 	}, 120000);
 
@@ -92,7 +92,7 @@ describe("SIGTERM while requests are in flight", () => {
 			const u = await createUser(cluster.api());
 			users.push({ username: u.username, password: `password-${u.username}` });
 		}
-		await cluster.spawnNode("accounts-b", "accounts");
+		await cluster.spawnNode("accounts-b", "accounts", cluster.replicaData());
 	}, 120000);
 
 	afterAll(async () => {
