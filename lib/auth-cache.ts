@@ -15,10 +15,10 @@ export const PROJECT_ACCESS: CachedLookup = { action: "accounts.projectAccess", 
 /** Cache keys are `<action>:<params>`, so a clean names the action and then `:`. */
 export const ACCESS_CACHE_PATTERNS = [`${RESOLVE_TOKEN.action}:**`, `${PROJECT_ACCESS.action}:**`];
 
-/** The event accounts broadcasts when users, projects or members change. */
+/** The event accounts broadcasts when access changes (a membership), naming the entries to clean. */
 export const ACCESS_CHANGED_EVENT = "accounts.changed";
 
-/** What ACCESS_CHANGED_EVENT carries: the cache patterns to clean (all access look-ups when absent). */
+/** What ACCESS_CHANGED_EVENT carries: the cache keys or patterns to clean (all access look-ups when absent). */
 export interface AccessChange {
 	patterns?: string[];
 }
