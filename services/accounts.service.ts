@@ -7,7 +7,7 @@
 import type { Context, ServiceSchema } from "moleculer";
 import { config } from "../config";
 import { AccessLevel, canReadProject, effectiveLevel, hasLevel, MEMBER_LEVELS, type Caller, type ProjectAccess } from "../lib/access";
-import { ACCESS_CHANGED_EVENT, changedPatterns, memberAccessKeys, PROJECT_ACCESS, RESOLVE_TOKEN, type AccessChange } from "../lib/auth-cache";
+import { ACCESS_CHANGED_EVENT, changedPatterns, memberAccessKeys, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type AccessChange } from "../lib/auth-cache";
 import type { ApiMeta } from "../lib/context";
 import { decryptSecret, encryptSecret, generateToken, hashPassword, hashToken, resolveSecretsKey, verifyPassword } from "../lib/crypto";
 import { conflict, forbidden, invalidValue, notFound, unauthorized, validation } from "../lib/errors";
@@ -293,9 +293,8 @@ const AccountsService: ServiceSchema = {
 		},
 
 		async findProject(ref: string): Promise<ProjectDoc | null> {
-			const trimmed = ref.trim();
-			if (/^\d+$/.test(trimmed)) return this.db.projects.findOne({ id: Number(trimmed) });
-			return this.db.projects.findOne({ path_key: trimmed.toLowerCase() });
+			const key = projectRefKey(ref);
+			return this.db.projects.findOne(/^\d+$/.test(key) ? { id: Number(key) } : { path_key: key });
 		},
 
 		memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id"> {
@@ -352,9 +351,9 @@ const AccountsService: ServiceSchema = {
 		async memberChanged(ctx: Ctx, access: ProjectAccess, userId: number) {
 			const cacher = this.broker.cacher;
 			if (!cacher) return;
-			const change: AccessChange = { patterns: memberAccessKeys(cacher, access.project, userId) };
-			await cleanTwice(this.broker, change.patterns!, "access look-ups");
-			ctx.broadcast(ACCESS_CHANGED_EVENT, change);
+			const patterns = memberAccessKeys(cacher, access.project, userId);
+			await cleanTwice(this.broker, patterns, "access look-ups");
+			ctx.broadcast(ACCESS_CHANGED_EVENT, { patterns } satisfies AccessChange);
 		},
 
 		/** First start: create root (id 1, admin) unless an admin exists. Never touches an existing one. */
