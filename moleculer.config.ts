@@ -34,7 +34,14 @@ const brokerConfig: BrokerOptions = {
 	validator: true,
 	metrics: {
 		enabled: true,
-		reporter: { type: "Prometheus", options: { port: config.metricsPort, path: "/metrics", defaultLabels: (registry: any) => ({ namespace: registry.broker.namespace, nodeID: registry.broker.nodeID }) } },
+		reporter: {
+			type: "Prometheus",
+			options: {
+				port: config.metricsPort,
+				path: "/metrics",
+				defaultLabels: (registry: any) => ({ namespace: registry.broker.namespace, nodeID: registry.broker.nodeID }),
+			},
+		},
 	},
 	// The durable `push` channel: JetStream, Redis Streams or in-process, from config (see the middleware).
 	// ResilientCache: a Redis outage degrades the cache (bounded, logged, replayed) instead of failing requests.

@@ -49,7 +49,11 @@ function parseArgs(argv: string[]): Args {
 		const a = argv[i];
 		if (a === "--quick") args.quick = true;
 		else if (a === "--update-readme") args.updateReadme = true;
-		else if (a === "--only") args.only = String(argv[++i] ?? "").split(",").map(s => s.trim().toLowerCase()).filter(Boolean);
+		else if (a === "--only")
+			args.only = String(argv[++i] ?? "")
+				.split(",")
+				.map(s => s.trim().toLowerCase())
+				.filter(Boolean);
 		else if (a === "--duration") args.duration = Number(argv[++i]);
 		else if (a === "--connections") args.connections = Number(argv[++i]);
 		else throw new Error(`unknown argument ${a} (see the header of bench/run.ts)`);
@@ -67,7 +71,12 @@ interface Found {
 
 function discover(): Found[] {
 	const dir = path.join(__dirname, "scenarios");
-	const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter(f => /^\d+-.+\.js$/.test(f)).sort() : [];
+	const files = fs.existsSync(dir)
+		? fs
+				.readdirSync(dir)
+				.filter(f => /^\d+-.+\.js$/.test(f))
+				.sort()
+		: [];
 	return files.map(file => {
 		const mod = require(path.join(dir, file));
 		const scenario: Scenario | undefined = mod.default ?? mod.scenario;
@@ -128,12 +137,30 @@ async function runScenario(found: Found, args: Args): Promise<ScenarioResult> {
 			timer = setTimeout(() => reject(new Error(`took longer than ${SCENARIO_TIME_LIMIT_MS / 60000} minutes`)), SCENARIO_TIME_LIMIT_MS);
 		});
 		const rows = await Promise.race([found.scenario.run(ctx), limit]);
-		return { number: found.number, name: found.scenario.name, file: found.file, status: "ok", seconds: (Date.now() - started) / 1000, rows: rows.map(r => ({ ...r, ratio: ratioOf(r) })) };
+		return {
+			number: found.number,
+			name: found.scenario.name,
+			file: found.file,
+			status: "ok",
+			seconds: (Date.now() - started) / 1000,
+			rows: rows.map(r => ({ ...r, ratio: ratioOf(r) })),
+		};
 	} catch (err) {
-		return { number: found.number, name: found.scenario.name, file: found.file, status: "failed", error: (err as Error).stack ?? String(err), seconds: (Date.now() - started) / 1000, rows: [] };
+		return {
+			number: found.number,
+			name: found.scenario.name,
+			file: found.file,
+			status: "failed",
+			error: (err as Error).stack ?? String(err),
+			seconds: (Date.now() - started) / 1000,
+			rows: [],
+		};
 	} finally {
 		clearTimeout(timer);
-		for (const cleanup of cleanups.reverse()) await Promise.resolve().then(cleanup).catch(err => console.error(`  clean-up failed: ${(err as Error).message}`));
+		for (const cleanup of cleanups.reverse())
+			await Promise.resolve()
+				.then(cleanup)
+				.catch(err => console.error(`  clean-up failed: ${(err as Error).message}`));
 		fs.rmSync(tmpDir, { recursive: true, force: true });
 	}
 }
@@ -156,7 +183,9 @@ export function markdownTable(results: ScenarioResult[]): string {
 			continue;
 		}
 		for (const row of r.rows)
-			lines.push(`| ${r.number} | ${r.name} | ${row.case} | ${row.metric} | ${pair(row.value)} | ${row.baseline} | ${pair(row.baselineValue)} | ${ratio(row.ratio.median)} | ${ratio(row.ratio.p99)} |`);
+			lines.push(
+				`| ${r.number} | ${r.name} | ${row.case} | ${row.metric} | ${pair(row.value)} | ${row.baseline} | ${pair(row.baselineValue)} | ${ratio(row.ratio.median)} | ${ratio(row.ratio.p99)} |`,
+			);
 	}
 	return lines.join("\n");
 }
@@ -171,7 +200,13 @@ function gitCommit(): string | null {
 
 function machine() {
 	const cpus = os.cpus();
-	return { cpus: cpus.length, cpuModel: cpus[0]?.model ?? "unknown", memoryGiB: Math.round(os.totalmem() / 1024 ** 3), node: process.version, platform: `${os.type()} ${os.release()}` };
+	return {
+		cpus: cpus.length,
+		cpuModel: cpus[0]?.model ?? "unknown",
+		memoryGiB: Math.round(os.totalmem() / 1024 ** 3),
+		node: process.version,
+		platform: `${os.type()} ${os.release()}`,
+	};
 }
 
 function updateReadme(table: string, when: string, info: ReturnType<typeof machine>): void {
@@ -210,7 +245,14 @@ async function main(): Promise<void> {
 	console.log(`\n${table}\n`);
 	console.log("Ratios: cost relative to the baseline measured in the same run (×1.00 = as good as the baseline).");
 
-	const report = { startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), commit: gitCommit(), machine: info, options: args, scenarios: results };
+	const report = {
+		startedAt: startedAt.toISOString(),
+		finishedAt: new Date().toISOString(),
+		commit: gitCommit(),
+		machine: info,
+		options: args,
+		scenarios: results,
+	};
 	const outDir = path.join(ROOT, "bench/results");
 	fs.mkdirSync(outDir, { recursive: true });
 	// A quick run checks the harness: it keeps only its latest result, a full run keeps a history.

@@ -46,8 +46,7 @@ function url(env: Env, name: string, schemes: string[], fallback = ""): string {
 		} catch {
 			throw new ConfigError(name, raw, `a URL with scheme ${schemes.join(" or ")}`);
 		}
-		if (!schemes.includes(parsed.protocol.replace(/:$/, "")))
-			throw new ConfigError(name, raw, `a URL with scheme ${schemes.join(" or ")}`);
+		if (!schemes.includes(parsed.protocol.replace(/:$/, ""))) throw new ConfigError(name, raw, `a URL with scheme ${schemes.join(" or ")}`);
 	}
 	return raw;
 }
@@ -59,7 +58,8 @@ function url(env: Env, name: string, schemes: string[], fallback = ""): string {
  */
 function mongoUri(env: Env, name: string): string {
 	const raw = str(env, name);
-	if (raw && !/^mongodb(\+srv)?:\/\/[^\s/?#]+(\/[^\s]*)?$/.test(raw)) throw new ConfigError(name, "<hidden>", "a mongodb:// or mongodb+srv:// connection string");
+	if (raw && !/^mongodb(\+srv)?:\/\/[^\s/?#]+(\/[^\s]*)?$/.test(raw))
+		throw new ConfigError(name, "<hidden>", "a mongodb:// or mongodb+srv:// connection string");
 	return raw;
 }
 
@@ -86,16 +86,13 @@ export function loadConfig(env: Env = process.env) {
 	const cacher = url(env, "CACHER", ["redis", "rediss"]);
 	const transporter = url(env, "TRANSPORTER", ["nats", "redis", "tcp"]);
 	const secretsKey = str(env, "SECRETS_KEY");
-	if (secretsKey && Buffer.byteLength(secretsKey) < 16)
-		throw new ConfigError("SECRETS_KEY", "<hidden>", "at least 16 characters");
+	if (secretsKey && Buffer.byteLength(secretsKey) < 16) throw new ConfigError("SECRETS_KEY", "<hidden>", "at least 16 characters");
 	// Every node must read what another encrypted: a generated per-node key would not do.
 	if (transporter && !secretsKey) throw new ConfigError("SECRETS_KEY", "", "a key shared by every node whenever TRANSPORTER is set");
 	const rootToken = str(env, "GITLAB_ROOT_TOKEN");
-	if (rootToken && !/^[A-Za-z0-9_-]{20}$/.test(rootToken))
-		throw new ConfigError("GITLAB_ROOT_TOKEN", "<hidden>", "20 characters of [A-Za-z0-9_-]");
+	if (rootToken && !/^[A-Za-z0-9_-]{20}$/.test(rootToken)) throw new ConfigError("GITLAB_ROOT_TOKEN", "<hidden>", "20 characters of [A-Za-z0-9_-]");
 	const rootPassword = str(env, "GITLAB_ROOT_PASSWORD");
-	if (rootPassword && rootPassword.length < 8)
-		throw new ConfigError("GITLAB_ROOT_PASSWORD", "<hidden>", "at least 8 characters");
+	if (rootPassword && rootPassword.length < 8) throw new ConfigError("GITLAB_ROOT_PASSWORD", "<hidden>", "at least 8 characters");
 
 	return {
 		env: str(env, "NODE_ENV", "development"),

@@ -34,7 +34,16 @@ const UNAVAILABLE = new Set([
 	"QUEUE_FULL",
 	"REQUEST_REJECTED",
 ]);
-const UNAVAILABLE_NAMES = new Set(["BrokerDisconnectedError", "ServiceNotAvailableError", "ServiceNotFoundError", "RequestTimeoutError", "RequestSkippedError", "RequestRejectedError", "QueueIsFullError", "ServiceUnavailableError"]);
+const UNAVAILABLE_NAMES = new Set([
+	"BrokerDisconnectedError",
+	"ServiceNotAvailableError",
+	"ServiceNotFoundError",
+	"RequestTimeoutError",
+	"RequestSkippedError",
+	"RequestRejectedError",
+	"QueueIsFullError",
+	"ServiceUnavailableError",
+]);
 
 export function toHttpError(err: AnyError): { status: number; body: ErrorBody; unexpected: boolean } {
 	if (err?.type === "GITLAB_API_ERROR" && err.data?.body) return { status: Number(err.code), body: err.data.body, unexpected: false };
@@ -43,7 +52,7 @@ export function toHttpError(err: AnyError): { status: number; body: ErrorBody; u
 	if (err?.type === "entity.too.large" || err?.status === 413 || err?.code === 413)
 		return { status: 413, body: { message: "413 Request Entity Too Large" }, unexpected: false };
 	if (typeof err?.type === "string" && (err.type.startsWith("entity.") || err.type.endsWith(".unsupported") || err.type === "charset.unsupported"))
-		return { status: 400, body: { message: "400 (Bad request) \"body\" is invalid" }, unexpected: false };
+		return { status: 400, body: { message: '400 (Bad request) "body" is invalid' }, unexpected: false };
 	if (UNAVAILABLE.has(String(err?.type)) || UNAVAILABLE_NAMES.has(String(err?.name)) || err?.code === 503)
 		return { status: 503, body: { message: "503 Service Unavailable" }, unexpected: false };
 	if (err?.type === "NOT_FOUND" || err?.name === "NotFoundError") return { status: 404, body: { error: "404 Not Found" }, unexpected: false };

@@ -35,7 +35,11 @@ export function rateLimitStoreFactory(redisUrl: string) {
 		private redis?: Redis;
 		private degraded = false;
 		resetTime: number;
-		constructor(private windowMs: number, _opts: unknown, private broker: ServiceBroker) {
+		constructor(
+			private windowMs: number,
+			_opts: unknown,
+			private broker: ServiceBroker,
+		) {
 			this.memory = new MemoryWindow(windowMs);
 			this.resetTime = this.memory.resetTime;
 			if (redisUrl) {

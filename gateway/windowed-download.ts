@@ -64,7 +64,11 @@ async function serve(req: Req, res: ServerResponse, infoAction: string, rangeAct
 			const sent = await pipeWindow(stream, res);
 			if (sent !== current.end - current.start + 1) throw new Error(`window ${current.start}-${current.end} came with ${sent} bytes`);
 		} catch (err) {
-			if (next) next.stream.then(s => s.destroy(), () => {});
+			if (next)
+				next.stream.then(
+					s => s.destroy(),
+					() => {},
+				);
 			throw err;
 		}
 		current = next;

@@ -34,7 +34,18 @@ export function pathFromName(name: string): string {
 export function validateNewProject(
 	p: { name: string; path?: string; description?: string; visibility_level?: number; public_builds?: boolean },
 	namespace: string,
-): { errors: Errors | null; project?: { name: string; path: string; namespace: string; path_with_namespace: string; description: string | null; visibility_level: number; public_builds: boolean } } {
+): {
+	errors: Errors | null;
+	project?: {
+		name: string;
+		path: string;
+		namespace: string;
+		path_with_namespace: string;
+		description: string | null;
+		visibility_level: number;
+		public_builds: boolean;
+	};
+} {
 	const errors: Errors = {};
 	const name = p.name.trim();
 	const path = (p.path ?? "").trim() || pathFromName(name);

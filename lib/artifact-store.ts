@@ -133,8 +133,7 @@ export class ArtifactStore {
 		const limit = new ByteLimit(this.maxArtifactBytes);
 		try {
 			await pipeFrom(source, limit, fs.createWriteStream(tmp, { flags: "wx" }));
-			if (opts.expectedBytes !== undefined && limit.bytes !== opts.expectedBytes)
-				throw new ArtifactIncomplete(opts.expectedBytes, limit.bytes);
+			if (opts.expectedBytes !== undefined && limit.bytes !== opts.expectedBytes) throw new ArtifactIncomplete(opts.expectedBytes, limit.bytes);
 			await fsyncFile(tmp);
 			const file = `artifacts-${Date.now().toString(36)}-${crypto.randomBytes(8).toString("hex")}`;
 			await fs.promises.mkdir(dir, { recursive: true });

@@ -56,8 +56,7 @@ export function runnerTransition(build: BuildStateView, to: RunnerStatus, now: s
 	const patch: StatePatch = {};
 	if (coverage !== undefined) patch.coverage = coverage;
 	if (build.status === to) return patch;
-	if (!RUNNER_TRANSITIONS[build.status].includes(to))
-		throw badRequest(`Cannot transition build status from ${build.status} to ${to}`);
+	if (!RUNNER_TRANSITIONS[build.status].includes(to)) throw badRequest(`Cannot transition build status from ${build.status} to ${to}`);
 	patch.status = to;
 	if (to === "running") patch.started_at = now;
 	else patch.finished_at = now;

@@ -58,7 +58,10 @@ export class RedisDeliveryLog implements DeliveryLog {
 	private readonly aliveMs: number;
 	private readonly heartbeat: NodeJS.Timeout;
 
-	constructor(url: string, private readonly opts: DeliveryLogOptions) {
+	constructor(
+		url: string,
+		private readonly opts: DeliveryLogOptions,
+	) {
 		this.redis = new Redis(url, { maxRetriesPerRequest: 3 });
 		// Errors surface on the commands; an unhandled 'error' event would crash the process.
 		this.redis.on("error", () => undefined);

@@ -27,7 +27,10 @@ export interface HttpResponse {
 
 /** A failure worth retrying later: network errors, timeouts, 5xx, 429. */
 export class TransientError extends Error {
-	constructor(message: string, readonly status?: number) {
+	constructor(
+		message: string,
+		readonly status?: number,
+	) {
 		super(message);
 		this.name = "TransientError";
 	}
@@ -35,7 +38,10 @@ export class TransientError extends Error {
 
 /** A failure that will not go away by retrying: a refused target, 4xx. */
 export class PermanentError extends Error {
-	constructor(message: string, readonly status?: number) {
+	constructor(
+		message: string,
+		readonly status?: number,
+	) {
 		super(message);
 		this.name = "PermanentError";
 	}
@@ -67,31 +73,30 @@ export async function requestJson(req: HttpRequest): Promise<HttpResponse> {
 	const lib = url.protocol === "https:" ? https : http;
 
 	return new Promise((resolve, reject) => {
-		const r = lib.request(
-			url,
-			{ method: req.method, headers, timeout: req.timeoutMs, agent: agentFor(url.protocol, req.allowLocal) },
-			res => {
-				const chunks: Buffer[] = [];
-				let size = 0;
-				res.on("data", (c: Buffer) => {
-					size += c.length;
-					if (size > limit) r.destroy(new PermanentError(`response from ${url.host} exceeds ${limit} bytes`));
-					else chunks.push(c);
-				});
-				res.on("end", () => {
-					const text = Buffer.concat(chunks).toString("utf8");
-					let parsed: unknown = text;
-					try {
-						parsed = text ? JSON.parse(text) : null;
-					} catch {
-						/* not JSON */
-					}
-					resolve({ status: res.statusCode ?? 0, body: parsed, text });
-				});
-				res.on("error", reject);
-			},
+		const r = lib.request(url, { method: req.method, headers, timeout: req.timeoutMs, agent: agentFor(url.protocol, req.allowLocal) }, res => {
+			const chunks: Buffer[] = [];
+			let size = 0;
+			res.on("data", (c: Buffer) => {
+				size += c.length;
+				if (size > limit) r.destroy(new PermanentError(`response from ${url.host} exceeds ${limit} bytes`));
+				else chunks.push(c);
+			});
+			res.on("end", () => {
+				const text = Buffer.concat(chunks).toString("utf8");
+				let parsed: unknown = text;
+				try {
+					parsed = text ? JSON.parse(text) : null;
+				} catch {
+					/* not JSON */
+				}
+				resolve({ status: res.statusCode ?? 0, body: parsed, text });
+			});
+			res.on("error", reject);
+		});
+		const deadline = setTimeout(
+			() => r.destroy(new TransientError(`${req.method} ${url.host}${url.pathname} timed out after ${req.timeoutMs} ms`)),
+			req.timeoutMs,
 		);
-		const deadline = setTimeout(() => r.destroy(new TransientError(`${req.method} ${url.host}${url.pathname} timed out after ${req.timeoutMs} ms`)), req.timeoutMs);
 		r.on("timeout", () => r.destroy(new TransientError(`${req.method} ${url.host}${url.pathname} timed out after ${req.timeoutMs} ms`)));
 		r.on("error", err => {
 			clearTimeout(deadline);

@@ -76,7 +76,10 @@ export function retryDelay(firstMs: number, deliveryCount: number): number {
 
 /** NATS server list and credentials from a `nats://[user:pass@]host:port[,…]` URL. */
 export function natsConnectionOptions(url: string): { servers: string[]; user?: string; pass?: string; token?: string } {
-	const parts = url.split(",").map(s => s.trim()).filter(Boolean);
+	const parts = url
+		.split(",")
+		.map(s => s.trim())
+		.filter(Boolean);
 	const first = new URL(parts[0]);
 	const opts: { servers: string[]; user?: string; pass?: string; token?: string } = { servers: parts.map(p => new URL(p).host) };
 	if (first.username && first.password) {

@@ -52,7 +52,9 @@ export function pushAction(push: PushPayload): PushAction {
 export function splitRecipients(recipients: string | null | undefined): { valid: string[]; invalid: string[] } {
 	const valid: string[] = [];
 	const invalid: string[] = [];
-	for (const r of String(recipients ?? "").split(/\s+/).filter(Boolean)) {
+	for (const r of String(recipients ?? "")
+		.split(/\s+/)
+		.filter(Boolean)) {
 		if (/^[^\s@<>(),;:"\\[\]]+@[^\s@<>(),;:"\\[\]]+\.[^\s@<>(),;:"\\[\]]+$/.test(r) && r.length <= 254) {
 			if (!valid.includes(r)) valid.push(r);
 		} else invalid.push(r);
@@ -61,7 +63,21 @@ export function splitRecipients(recipients: string | null | undefined): { valid:
 }
 
 /** Second-level suffixes under which a registrable domain has three labels ("co.uk"). */
-const TWO_LABEL_SUFFIXES = new Set(["co.uk", "org.uk", "ac.uk", "gov.uk", "com.au", "net.au", "org.au", "co.nz", "co.jp", "com.br", "co.za", "com.cn", "co.in"]);
+const TWO_LABEL_SUFFIXES = new Set([
+	"co.uk",
+	"org.uk",
+	"ac.uk",
+	"gov.uk",
+	"com.au",
+	"net.au",
+	"org.au",
+	"co.nz",
+	"co.jp",
+	"com.br",
+	"co.za",
+	"com.cn",
+	"co.in",
+]);
 
 /**
  * Notify.allowed_email_domains: the GitLab host and each parent domain while more labels
@@ -111,7 +127,8 @@ function filesFromCommits(commits: PushCommit[]): ChangedFile[] {
 }
 
 export function changedFiles(push: PushPayload): ChangedFile[] {
-	if (push.diffs) return push.diffs.map(({ old_path, new_path, new_file, deleted_file, renamed_file }) => ({ old_path, new_path, new_file, deleted_file, renamed_file }));
+	if (push.diffs)
+		return push.diffs.map(({ old_path, new_path, new_file, deleted_file, renamed_file }) => ({ old_path, new_path, new_file, deleted_file, renamed_file }));
 	return filesFromCommits(push.commits);
 }
 

@@ -135,8 +135,7 @@ function int(obj: Obj, key: string, label = key, min = 0): number {
 function paths(obj: Obj, key: string, label: string): string[] {
 	const v = obj[key];
 	if (v === undefined || v === null) return [];
-	if (!Array.isArray(v) || v.length > 10_000 || v.some(p => typeof p !== "string" || p.length > 4096))
-		throw paramError(`${label} is invalid`);
+	if (!Array.isArray(v) || v.length > 10_000 || v.some(p => typeof p !== "string" || p.length > 4096)) throw paramError(`${label} is invalid`);
 	return v as string[];
 }
 
@@ -181,8 +180,7 @@ function project(raw: unknown): PushProject {
 	const webUrl = optStr(raw, "web_url", "project[web_url]", 4096);
 	if (webUrl !== null && !httpUrl(webUrl)) throw paramError("project[web_url] is invalid");
 	const vis = raw.visibility_level;
-	if (vis !== undefined && vis !== null && !(isInt(vis) && [0, 10, 20].includes(Number(vis))))
-		throw invalidValue("project[visibility_level]");
+	if (vis !== undefined && vis !== null && !(isInt(vis) && [0, 10, 20].includes(Number(vis)))) throw invalidValue("project[visibility_level]");
 	return {
 		name: str(raw, "name", "project[name]", { max: 1024 }),
 		path_with_namespace: pathWithNamespace,
@@ -243,9 +241,7 @@ export function validatePushPayload(body: unknown): PushPayload {
 	const rawCommits = body.commits ?? [];
 	if (!Array.isArray(rawCommits) || rawCommits.length > MAX_COMMITS) throw paramError("commits is invalid");
 	const commits = rawCommits.map(commit);
-	const total = body.total_commits_count === undefined || body.total_commits_count === null
-		? commits.length
-		: int(body, "total_commits_count");
+	const total = body.total_commits_count === undefined || body.total_commits_count === null ? commits.length : int(body, "total_commits_count");
 	if (total < commits.length) throw paramError("total_commits_count is invalid");
 
 	let repository: PushPayload["repository"];

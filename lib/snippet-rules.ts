@@ -151,8 +151,7 @@ export function readSnippetCreate(params: Params): SnippetFields {
  */
 export function readSnippetUpdate(params: Params): Partial<SnippetFields> {
 	const names = ["title", "file_name", "code", "visibility_level"];
-	if (!names.some(name => given(params, name)))
-		throw paramError(`${names.join(", ")} are missing, at least one parameter must be provided`);
+	if (!names.some(name => given(params, name))) throw paramError(`${names.join(", ")} are missing, at least one parameter must be provided`);
 	const changes: Partial<SnippetFields> = {};
 	const title = stringParam(params, "title");
 	const fileName = stringParam(params, "file_name");

@@ -116,8 +116,7 @@ function checkDss(r: WireReader): number {
 	const bits = bitLength(p);
 	if (bits < 1024 || bits > 10000) throw new SshKeyError("DSA modulus size out of range");
 	if (![160, 224, 256].includes(bitLength(q))) throw new SshKeyError("DSA subgroup size out of range");
-	if (!isOdd(p) || compare(q, p) >= 0 || isOne(g) || compare(g, p) >= 0 || isOne(y) || compare(y, p) >= 0)
-		throw new SshKeyError("DSA parameters malformed");
+	if (!isOdd(p) || compare(q, p) >= 0 || isOne(g) || compare(g, p) >= 0 || isOne(y) || compare(y, p) >= 0) throw new SshKeyError("DSA parameters malformed");
 	return bits;
 }
 

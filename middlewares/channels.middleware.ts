@@ -19,7 +19,10 @@ import { InProcessChannelAdapter } from "../lib/in-process-channel-adapter";
 import { channelBackend, DEAD_LETTER_QUEUE, natsConnectionOptions, PUSH_CHANNEL, PUSH_GROUPS, retryDelay, type ChannelBackend } from "../lib/push-channel";
 import { provisionJetStream, provisionRedis } from "../lib/push-provisioning";
 
-type ChannelsConfig = Pick<Config, "channels" | "transporter" | "namespace" | "pushMaxInFlight" | "pushMaxDeliveries" | "pushRetryDelayMs" | "pushAckWaitMs" | "pushStreamReplicas">;
+type ChannelsConfig = Pick<
+	Config,
+	"channels" | "transporter" | "namespace" | "pushMaxInFlight" | "pushMaxDeliveries" | "pushRetryDelayMs" | "pushAckWaitMs" | "pushStreamReplicas"
+>;
 
 /** Services that publish declare `settings.$channelPublisher: true`; consumers have `channels`. */
 function usesChannels(broker: ServiceBroker): boolean {
@@ -45,7 +48,8 @@ export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object
 
 async function provision(backend: ChannelBackend, broker: ServiceBroker, cfg: ChannelsConfig): Promise<void> {
 	const prefix = broker.namespace ?? "";
-	if (backend.kind === "nats") await provisionJetStream(backend.url, { prefix, maxInFlight: cfg.pushMaxInFlight, ackWaitMs: cfg.pushAckWaitMs, replicas: cfg.pushStreamReplicas });
+	if (backend.kind === "nats")
+		await provisionJetStream(backend.url, { prefix, maxInFlight: cfg.pushMaxInFlight, ackWaitMs: cfg.pushAckWaitMs, replicas: cfg.pushStreamReplicas });
 	else if (backend.kind === "redis") await provisionRedis(backend.url, { prefix });
 }
 

@@ -132,7 +132,9 @@ export class Collection<T extends Doc = Doc> {
 	/** The next integer id: atomic, never reused. */
 	async nextId(): Promise<number> {
 		if (this.mongo) {
-			const doc = await mongoCounters().findOneAndUpdate({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, new: true }).lean();
+			const doc = await mongoCounters()
+				.findOneAndUpdate({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, new: true })
+				.lean();
 			return (doc as any).seq;
 		}
 		// NeDB runs one operation at a time per datastore, so $inc with returnUpdatedDocs is atomic.

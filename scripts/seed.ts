@@ -72,7 +72,12 @@ const AUTHORS = [
 
 let warnedRateLimit = false;
 
-async function call(base: string, method: string, path: string, opts: { headers?: Record<string, string>; json?: unknown; body?: string | Buffer; query?: Record<string, string> } = {}) {
+async function call(
+	base: string,
+	method: string,
+	path: string,
+	opts: { headers?: Record<string, string>; json?: unknown; body?: string | Buffer; query?: Record<string, string> } = {},
+) {
 	const url = new URL(base + path);
 	for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
 	const headers: Record<string, string> = { ...opts.headers };
@@ -151,7 +156,11 @@ export async function seedBuilds(opts: SeedOptions): Promise<SeedResult> {
 	else {
 		// Time plus a random tail: two seeds in the same second must not collide on the project path.
 		const name = `builds-demo-${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}-${crypto.randomBytes(3).toString("hex")}`;
-		project = await must(201, "POST /projects", call(base, "POST", "/projects", { headers: user, json: { name, visibility_level: 20, public_builds: true, description: "Seeded builds" } }));
+		project = await must(
+			201,
+			"POST /projects",
+			call(base, "POST", "/projects", { headers: user, json: { name, visibility_level: 20, public_builds: true, description: "Seeded builds" } }),
+		);
 	}
 	const traceEvery = opts.traceEvery ?? 5;
 	const artifactsEvery = opts.artifactsEvery ?? 10;
@@ -196,7 +205,11 @@ export async function seedBuilds(opts: SeedOptions): Promise<SeedResult> {
 		must(
 			200,
 			"PUT artifacts",
-			call(base, "PUT", `/internal/builds/${id}/artifacts`, { headers: { ...internal, "Content-Type": "application/octet-stream" }, query: { filename: `${name}-artifacts.zip` }, body: artifactBytes(size, i) }),
+			call(base, "PUT", `/internal/builds/${id}/artifacts`, {
+				headers: { ...internal, "Content-Type": "application/octet-stream" },
+				query: { filename: `${name}-artifacts.zip` },
+				body: artifactBytes(size, i),
+			}),
 		);
 	const record = (status: string, id: number) => {
 		byStatus[status] = (byStatus[status] ?? 0) + 1;
@@ -210,9 +223,18 @@ export async function seedBuilds(opts: SeedOptions): Promise<SeedResult> {
 		const build = await must(201, "POST /internal/builds", call(base, "POST", "/internal/builds", { headers: internal, json: p.body }));
 		const id: number = build.id;
 		const put = (s: string, coverage?: number) =>
-			must(200, `PUT /internal/builds/${id}`, call(base, "PUT", `/internal/builds/${id}`, { headers: internal, json: coverage === undefined ? { status: s } : { status: s, coverage } }));
+			must(
+				200,
+				`PUT /internal/builds/${id}`,
+				call(base, "PUT", `/internal/builds/${id}`, { headers: internal, json: coverage === undefined ? { status: s } : { status: s, coverage } }),
+			);
 		if (p.status !== "pending" && p.status !== "canceled") await put("running");
-		if (p.trace) await must(200, "PATCH trace", call(base, "PATCH", `/internal/builds/${id}/trace`, { headers: { ...internal, "Content-Type": "text/plain" }, body: p.trace }));
+		if (p.trace)
+			await must(
+				200,
+				"PATCH trace",
+				call(base, "PATCH", `/internal/builds/${id}/trace`, { headers: { ...internal, "Content-Type": "text/plain" }, body: p.trace }),
+			);
 		if (p.status === "success" || p.status === "failed") {
 			if (p.artifacts) await uploadArtifacts(id, i, p.name);
 			await put(p.status, p.coverage);
@@ -261,7 +283,14 @@ export async function seedBuilds(opts: SeedOptions): Promise<SeedResult> {
 			await broker.stop();
 		}
 	}
-	return { projectId: project.id, pathWithNamespace: project.path_with_namespace, byStatus, firstBuildId: first, lastBuildId: last, seconds: (Date.now() - started) / 1000 };
+	return {
+		projectId: project.id,
+		pathWithNamespace: project.path_with_namespace,
+		byStatus,
+		firstBuildId: first,
+		lastBuildId: last,
+		seconds: (Date.now() - started) / 1000,
+	};
 }
 
 /** `[#####·····]  45%  4,500/10,000 builds  812/s  ETA 7s` on a terminal, a line every 10% otherwise. */
@@ -272,7 +301,9 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr) {
 		const fraction = total ? done / total : 1;
 		const rate = done / Math.max(0.001, (Date.now() - started) / 1000);
 		const eta = rate > 0 ? Math.ceil((total - done) / rate) : 0;
-		const text = `${Math.round(fraction * 100).toString().padStart(3)}%  ${done.toLocaleString("en-US")}/${total.toLocaleString("en-US")} builds  ${Math.round(rate)}/s  ETA ${eta}s`;
+		const text = `${Math.round(fraction * 100)
+			.toString()
+			.padStart(3)}%  ${done.toLocaleString("en-US")}/${total.toLocaleString("en-US")} builds  ${Math.round(rate)}/s  ETA ${eta}s`;
 		if (stream.isTTY) {
 			const width = 30;
 			const filled = Math.round(fraction * width);
@@ -293,7 +324,8 @@ function parseArgs(argv: string[]): SeedOptions {
 		return i >= 0 ? argv[i + 1] : undefined;
 	};
 	const known = new Set(["builds", "url", "token", "secret", "project", "via", "concurrency", "traces", "artifacts", "artifact-bytes"]);
-	for (let i = 0; i < argv.length; i += 2) if (!argv[i].startsWith("--") || !known.has(argv[i].slice(2))) throw new Error(`unknown argument ${argv[i]} (see the header of scripts/seed.ts)`);
+	for (let i = 0; i < argv.length; i += 2)
+		if (!argv[i].startsWith("--") || !known.has(argv[i].slice(2))) throw new Error(`unknown argument ${argv[i]} (see the header of scripts/seed.ts)`);
 	const int = (name: string, fallback?: number, min = 0) => {
 		const raw = get(name);
 		if (raw === undefined) return fallback;
@@ -325,12 +357,16 @@ function parseArgs(argv: string[]): SeedOptions {
 
 async function main(): Promise<void> {
 	const opts = parseArgs(process.argv.slice(2));
-	console.error(`Seeding ${opts.builds.toLocaleString("en-US")} builds through ${opts.via === "broker" ? `the broker (${config.transporter}${config.namespace ? `, namespace ${config.namespace}` : ""})` : opts.url} …`);
+	console.error(
+		`Seeding ${opts.builds.toLocaleString("en-US")} builds through ${opts.via === "broker" ? `the broker (${config.transporter}${config.namespace ? `, namespace ${config.namespace}` : ""})` : opts.url} …`,
+	);
 	const result = await seedBuilds({ ...opts, onProgress: progressBar() });
 	const counts = Object.entries(result.byStatus)
 		.map(([s, n]) => `${s} ${n}`)
 		.join(", ");
-	console.log(`Project ${result.projectId} (${result.pathWithNamespace}): ${opts.builds} builds (${counts}), ids ${result.firstBuildId}–${result.lastBuildId}, in ${result.seconds.toFixed(1)} s.`);
+	console.log(
+		`Project ${result.projectId} (${result.pathWithNamespace}): ${opts.builds} builds (${counts}), ids ${result.firstBuildId}–${result.lastBuildId}, in ${result.seconds.toFixed(1)} s.`,
+	);
 	console.log(`Try:\n  curl -H "PRIVATE-TOKEN: $TOKEN" '${opts.url}/projects/${result.projectId}/builds?scope[]=running&scope[]=failed&per_page=5'`);
 	console.log(`  curl -OJ -H "PRIVATE-TOKEN: $TOKEN" ${opts.url}/projects/${result.projectId}/builds/<id>/artifacts`);
 }

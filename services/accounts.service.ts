@@ -54,8 +54,19 @@ const AccountsService: ServiceSchema = {
 	name: "accounts",
 	mixins: [
 		DbMixin({
-			users: { indexes: [{ fields: { username_key: 1 }, unique: true }, { fields: { email_key: 1 }, unique: true }, { fields: { token_hash: 1 }, unique: true }] },
-			projects: { indexes: [{ fields: { path_key: 1 }, unique: true }, { fields: { name_key: 1 }, unique: true }] },
+			users: {
+				indexes: [
+					{ fields: { username_key: 1 }, unique: true },
+					{ fields: { email_key: 1 }, unique: true },
+					{ fields: { token_hash: 1 }, unique: true },
+				],
+			},
+			projects: {
+				indexes: [
+					{ fields: { path_key: 1 }, unique: true },
+					{ fields: { name_key: 1 }, unique: true },
+				],
+			},
 			members: { indexes: [{ fields: { member_key: 1 }, unique: true }, { fields: { project_id: 1 } }] },
 		}),
 		ProjectAccessMixin(),

@@ -12,7 +12,16 @@ import { toHttpError } from "../gateway/errors";
 import { rateLimitStoreFactory } from "../gateway/rate-limit-store";
 import { mergeAliases } from "../gateway/routes";
 import type { Caller, ProjectAccess } from "../lib/access";
-import { ACCESS_CHANGED_EVENT, changedPatterns, lookupCacheKey, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type AccessChange, type CachedLookup } from "../lib/auth-cache";
+import {
+	ACCESS_CHANGED_EVENT,
+	changedPatterns,
+	lookupCacheKey,
+	PROJECT_ACCESS,
+	projectRefKey,
+	RESOLVE_TOKEN,
+	type AccessChange,
+	type CachedLookup,
+} from "../lib/auth-cache";
 import type { ApiMeta } from "../lib/context";
 import { hashToken, safeEqual } from "../lib/crypto";
 import { notFound, tooLarge, unauthorized } from "../lib/errors";
@@ -173,14 +182,16 @@ const ApiService: ServiceSchema<any> = {
 			const ref = req.$params.id;
 			if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
 			const user = ctx.meta.user ?? null;
-			const access: ProjectAccess = await this.cachedCall(ctx, PROJECT_ACCESS, { project: projectRefKey(ref), userId: user ? user.id : 0, admin: !!user?.is_admin }).catch(
-				(err: { code?: number }) => {
-					// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
-					// else asks them to sign in (ARCHITECTURE §3.3), whether or not the project exists.
-					if (!user && err?.code === 404) throw unauthorized();
-					throw err;
-				},
-			);
+			const access: ProjectAccess = await this.cachedCall(ctx, PROJECT_ACCESS, {
+				project: projectRefKey(ref),
+				userId: user ? user.id : 0,
+				admin: !!user?.is_admin,
+			}).catch((err: { code?: number }) => {
+				// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
+				// else asks them to sign in (ARCHITECTURE §3.3), whether or not the project exists.
+				if (!user && err?.code === 404) throw unauthorized();
+				throw err;
+			});
 			ctx.meta.access = access;
 			ctx.meta.projectKey = String(access.project.id);
 		},

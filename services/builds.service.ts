@@ -54,7 +54,12 @@ interface CounterDoc {
 
 const pageParams = { page: { type: "any", optional: true }, per_page: { type: "any", optional: true } } as const;
 const buildParams = { id: "string", build_id: { type: "any" } } as const;
-const rangeParams = { ...buildParams, version: "string", start: { type: "number", integer: true, min: 0 }, end: { type: "number", integer: true, min: 0 } } as const;
+const rangeParams = {
+	...buildParams,
+	version: "string",
+	start: { type: "number", integer: true, min: 0 },
+	end: { type: "number", integer: true, min: 0 },
+} as const;
 /** Newest first: `seq` follows the id within a project. */
 const NEWEST_FIRST = ["-seq"];
 /** Cached reads live this long at most. Every write cleans them (twice: see the cache-cleaner mixin). */
@@ -101,11 +106,7 @@ const BuildsService: ServiceSchema = {
 	mixins: [
 		DbMixin({
 			builds: {
-				indexes: [
-					{ fields: { project_seq: 1 }, unique: true },
-					{ fields: { project_status: 1, seq: -1 } },
-					{ fields: { project_sha: 1, seq: -1 } },
-				],
+				indexes: [{ fields: { project_seq: 1 }, unique: true }, { fields: { project_status: 1, seq: -1 } }, { fields: { project_sha: 1, seq: -1 } }],
 			},
 			build_counters: {},
 		}),
@@ -237,10 +238,14 @@ const BuildsService: ServiceSchema = {
 			async handler(ctx: Ctx<{ build_id: unknown }>) {
 				const access = this.requireLevel(ctx, AccessLevel.DEVELOPER);
 				const read = await this.projectBuild(access, ctx.params.build_id);
-				const build = await untilSet(read, () => this.projectBuild(access, read.id), async b => {
-					const patch = cancelPatch(b, now());
-					return patch ? ((await this.applyStatePatch(b, patch)) ?? "changed") : b;
-				});
+				const build = await untilSet(
+					read,
+					() => this.projectBuild(access, read.id),
+					async b => {
+						const patch = cancelPatch(b, now());
+						return patch ? ((await this.applyStatePatch(b, patch)) ?? "changed") : b;
+					},
+				);
 				this.created201(ctx, build);
 				return (await this.present(ctx, [build]))[0];
 			},
@@ -276,15 +281,19 @@ const BuildsService: ServiceSchema = {
 				const access = this.requireLevel(ctx, AccessLevel.DEVELOPER);
 				const read = await this.projectBuild(access, ctx.params.build_id);
 				// The build as it was when erased: its files are removed below.
-				const build = await untilSet(read, () => this.projectBuild(access, read.id), async b => {
-					const hasTrace = !b.erased_at && (await this.store.traceSize(b.project_id, b.id)) > 0;
-					assertErasable(b, { artifacts: !!b.artifacts, trace: hasTrace });
-					const matched = await this.db.builds.update(
-						{ id: b.id, status: b.status, erased_at: null, ...sameArtifacts(b) },
-						{ erased_at: now(), erased_by: ctx.meta.user!.id, artifacts: null },
-					);
-					return matched ? b : "changed";
-				});
+				const build = await untilSet(
+					read,
+					() => this.projectBuild(access, read.id),
+					async b => {
+						const hasTrace = !b.erased_at && (await this.store.traceSize(b.project_id, b.id)) > 0;
+						assertErasable(b, { artifacts: !!b.artifacts, trace: hasTrace });
+						const matched = await this.db.builds.update(
+							{ id: b.id, status: b.status, erased_at: null, ...sameArtifacts(b) },
+							{ erased_at: now(), erased_by: ctx.meta.user!.id, artifacts: null },
+						);
+						return matched ? b : "changed";
+					},
+				);
 				// The record says erased first, so a failure below leaves files nobody serves, never the reverse.
 				if (build.artifacts) await this.store.removeArtifact(build.project_id, build.id, build.artifacts.file);
 				await this.store.removeTrace(build.project_id, build.id);
@@ -389,10 +398,14 @@ const BuildsService: ServiceSchema = {
 			async handler(ctx: Ctx<{ build_id: unknown; status?: unknown; coverage?: unknown }>) {
 				const buildId = parseId(ctx.params.build_id, "build_id");
 				const { status, coverage } = parseRunnerUpdate(ctx.params);
-				const build = await untilSet(await this.anyBuild(buildId), () => this.anyBuild(buildId), async b => {
-					const patch = runnerTransition(b, status, now(), coverage);
-					return Object.keys(patch).length ? ((await this.applyStatePatch(b, patch)) ?? "changed") : b;
-				});
+				const build = await untilSet(
+					await this.anyBuild(buildId),
+					() => this.anyBuild(buildId),
+					async b => {
+						const patch = runnerTransition(b, status, now(), coverage);
+						return Object.keys(patch).length ? ((await this.applyStatePatch(b, patch)) ?? "changed") : b;
+					},
+				);
 				return (await this.present(ctx, [build]))[0];
 			},
 		},
@@ -406,9 +419,7 @@ const BuildsService: ServiceSchema = {
 				if (typeof text !== "string") throw paramError("trace is invalid");
 				const build = await this.anyBuild(buildId);
 				if (build.erased_at) throw forbidden("Build has been erased");
-				const size = text.length
-					? await this.store.appendTrace(build.project_id, build.id, text)
-					: await this.store.traceSize(build.project_id, build.id);
+				const size = text.length ? await this.store.appendTrace(build.project_id, build.id, text) : await this.store.traceSize(build.project_id, build.id);
 				return { id: build.id, trace_size: size };
 			},
 		},
@@ -421,7 +432,7 @@ const BuildsService: ServiceSchema = {
 		uploadArtifacts: {
 			async handler(ctx: Ctx<{ build_id: unknown; filename?: unknown }>) {
 				const source = ctx.stream as Readable | null;
-				if (!source) throw badRequest("400 (Bad request) \"file\" not given");
+				if (!source) throw badRequest('400 (Bad request) "file" not given');
 				let finished!: () => void;
 				const upload = { source, done: new Promise<void>(resolve => (finished = resolve)) };
 				this.uploadsInFlight.add(upload);
@@ -435,10 +446,14 @@ const BuildsService: ServiceSchema = {
 					const stored = await this.store.writeArtifact(build.project_id, build.id, source, { expectedBytes: ctx.meta.contentLength });
 					orphan = { projectId: build.project_id, buildId: build.id, file: stored.file };
 					const artifacts: ArtifactsDoc = { filename, size: stored.size, file: stored.file };
-					build = await untilSet(build, () => this.anyBuild(buildId), async b => {
-						if (b.erased_at) throw forbidden("Build has been erased");
-						return (await this.db.builds.update({ id: b.id, erased_at: null, ...sameArtifacts(b) }, { artifacts })) ? b : "changed";
-					});
+					build = await untilSet(
+						build,
+						() => this.anyBuild(buildId),
+						async b => {
+							if (b.erased_at) throw forbidden("Build has been erased");
+							return (await this.db.builds.update({ id: b.id, erased_at: null, ...sameArtifacts(b) }, { artifacts })) ? b : "changed";
+						},
+					);
 					orphan = null;
 					if (build.artifacts) await this.store.removeArtifact(build.project_id, build.id, build.artifacts.file);
 					await this.cleanProjectCache(build.project_id);

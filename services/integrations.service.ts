@@ -65,7 +65,10 @@ const IntegrationsService: ServiceSchema = {
 				const projectId = this.requireLevel(ctx, AccessLevel.MASTER).project.id;
 				const def = this.definition(ctx.params.slug);
 				// GitLab sets every field to nil and deactivates; the record stays.
-				await this.db.integrations.update({ project_slug: `${projectId}|${def.slug}` }, { properties: {}, active: false, updated_at: new Date().toISOString() });
+				await this.db.integrations.update(
+					{ project_slug: `${projectId}|${def.slug}` },
+					{ properties: {}, active: false, updated_at: new Date().toISOString() },
+				);
 				await this.cleanProjectCache(projectId);
 				return true;
 			},
@@ -104,7 +107,15 @@ const IntegrationsService: ServiceSchema = {
 					return;
 				}
 				try {
-					await this.db.integrations.insert({ project_id: projectId, slug: def.slug, project_slug: key, active: true, properties, created_at: now, updated_at: now });
+					await this.db.integrations.insert({
+						project_id: projectId,
+						slug: def.slug,
+						project_slug: key,
+						active: true,
+						properties,
+						created_at: now,
+						updated_at: now,
+					});
 					return;
 				} catch (err) {
 					if (!(err instanceof UniqueViolation) || attempt > 0) throw err;

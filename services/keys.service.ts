@@ -58,7 +58,10 @@ const KeysService: ServiceSchema = {
 				const query = { project_id: projectId };
 				if (!wantsPage(ctx.params)) return (await this.keysOf(await this.db.deploy_key_links.find(query, { sort: "id" }))).map(presentDeployKey);
 				const page = parsePage(ctx.params);
-				const [links, total] = await Promise.all([this.db.deploy_key_links.find(query, { sort: "id", ...pageWindow(page) }), this.db.deploy_key_links.count(query)]);
+				const [links, total] = await Promise.all([
+					this.db.deploy_key_links.find(query, { sort: "id", ...pageWindow(page) }),
+					this.db.deploy_key_links.count(query),
+				]);
 				return paginated((await this.keysOf(links)).map(presentDeployKey), total, page);
 			},
 		},
@@ -188,7 +191,12 @@ const KeysService: ServiceSchema = {
 		 */
 		async link(projectId: number, keyId: number): Promise<boolean> {
 			try {
-				await this.db.deploy_key_links.insert({ project_id: projectId, key_id: keyId, project_key: `${projectId}|${keyId}`, created_at: new Date().toISOString() });
+				await this.db.deploy_key_links.insert({
+					project_id: projectId,
+					key_id: keyId,
+					project_key: `${projectId}|${keyId}`,
+					created_at: new Date().toISOString(),
+				});
 			} catch (err) {
 				// A concurrent request linked it already: the project has the key.
 				if (!(err instanceof UniqueViolation)) throw err;

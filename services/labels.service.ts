@@ -43,7 +43,11 @@ const LabelsService: ServiceSchema = {
 					this.db.labels.find({ project_id: projectId }, { sort: "title", ...pageWindow(page) }),
 					this.db.labels.count({ project_id: projectId }),
 				]);
-				return paginated((rows as LabelDoc[]).map(l => presentLabelWithCounts(l)), total, page);
+				return paginated(
+					(rows as LabelDoc[]).map(l => presentLabelWithCounts(l)),
+					total,
+					page,
+				);
 			},
 		},
 
@@ -84,8 +88,7 @@ const LabelsService: ServiceSchema = {
 			async handler(ctx: Ctx<{ name: string; new_name?: string; color?: string; description?: string }>) {
 				const projectId = this.requireLevel(ctx, AccessLevel.REPORTER).project.id;
 				const { name, new_name, color, description } = ctx.params;
-				if (new_name === undefined && color === undefined)
-					throw paramError("new_name, color are missing, at least one parameter must be provided");
+				if (new_name === undefined && color === undefined) throw paramError("new_name, color are missing, at least one parameter must be provided");
 				const label: LabelDoc | null = await this.db.labels.findOne({ project_title: `${projectId}|${name}` });
 				if (!label) throw notFound("Label");
 				const invalid = labelErrors({ title: new_name, color });

@@ -46,11 +46,7 @@ const NEWEST_FIRST = ["-created_at", "-id"];
 
 const SnippetsService: ServiceSchema = {
 	name: "snippets",
-	mixins: [
-		DbMixin({ snippets: { indexes: [{ fields: { project_id: 1, created_at: -1 } }] } }),
-		CacheCleanerMixin(),
-		ProjectAccessMixin(),
-	],
+	mixins: [DbMixin({ snippets: { indexes: [{ fields: { project_id: 1, created_at: -1 } }] } }), CacheCleanerMixin(), ProjectAccessMixin()],
 
 	actions: {
 		/** The snippets the caller may see, newest first, always paginated. */

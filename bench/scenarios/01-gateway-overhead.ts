@@ -17,7 +17,8 @@ const CASES: [string, StackOptions][] = [
 ];
 
 function checked(what: string, result: LoadResult): LoadResult {
-	if (result.errors || result.non2xx) throw new Error(`${what}: ${result.errors} errors and ${result.non2xx} non-2xx responses (${JSON.stringify(result.statusCodes)})`);
+	if (result.errors || result.non2xx)
+		throw new Error(`${what}: ${result.errors} errors and ${result.non2xx} non-2xx responses (${JSON.stringify(result.statusCodes)})`);
 	return result;
 }
 
@@ -32,10 +33,13 @@ const scenario: Scenario = {
 			const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-labels", visibility_level: 0 } })).body;
 			await stack.waitForRoute(`/projects/${project.id}/labels`);
 			for (let i = 0; i < LABELS; i++)
-				await stack.expect(200, "POST", `/projects/${project.id}/labels`, { json: { name: `label-${String(i).padStart(2, "0")}`, color: "#428bca", description: `Label number ${i}` } });
+				await stack.expect(200, "POST", `/projects/${project.id}/labels`, {
+					json: { name: `label-${String(i).padStart(2, "0")}`, color: "#428bca", description: `Label number ${i}` },
+				});
 			const path = `/projects/${project.id}/labels`;
 			const sample = await stack.expect(200, "GET", path);
-			if (!Array.isArray(sample.body) || sample.body.length !== LABELS) throw new Error(`expected ${LABELS} labels, got ${sample.bytes.toString().slice(0, 200)}`);
+			if (!Array.isArray(sample.body) || sample.body.length !== LABELS)
+				throw new Error(`expected ${LABELS} labels, got ${sample.bytes.toString().slice(0, 200)}`);
 			const bare = await ctx.startBareServer(sample.bytes, { "Content-Type": sample.headers.get("content-type") ?? "application/json" });
 
 			const headers = { "PRIVATE-TOKEN": stack.rootToken };
@@ -46,9 +50,31 @@ const scenario: Scenario = {
 			const full = checked(name, await ctx.load({ url: stack.url + path, headers }));
 			await stack.stop();
 
-			const extra = { requests: full.requests, baselineRequests: base.requests, responseBytes: sample.bytes.length, connections: ctx.connections, seconds: ctx.duration };
-			rows.push({ case: name, metric: `latency ms @ c=${ctx.connections}`, value: full.latency, baseline: "bare node http, same bytes", baselineValue: base.latency, better: "lower", extra });
-			rows.push({ case: name, metric: `req/s @ c=${ctx.connections}`, value: single(round(full.rps, 0)), baseline: "bare node http, same bytes", baselineValue: single(round(base.rps, 0)), better: "higher", extra });
+			const extra = {
+				requests: full.requests,
+				baselineRequests: base.requests,
+				responseBytes: sample.bytes.length,
+				connections: ctx.connections,
+				seconds: ctx.duration,
+			};
+			rows.push({
+				case: name,
+				metric: `latency ms @ c=${ctx.connections}`,
+				value: full.latency,
+				baseline: "bare node http, same bytes",
+				baselineValue: base.latency,
+				better: "lower",
+				extra,
+			});
+			rows.push({
+				case: name,
+				metric: `req/s @ c=${ctx.connections}`,
+				value: single(round(full.rps, 0)),
+				baseline: "bare node http, same bytes",
+				baselineValue: single(round(base.rps, 0)),
+				better: "higher",
+				extra,
+			});
 		}
 		return rows;
 	},

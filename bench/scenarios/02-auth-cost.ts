@@ -16,7 +16,9 @@ const CASES: [string, StackOptions][] = [
 
 function checked(what: string, result: LoadResult, expected: number): LoadResult {
 	if (result.errors || result.non2xx || result.requests !== expected)
-		throw new Error(`${what}: ${result.requests}/${expected} answered, ${result.errors} errors, ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodes)})`);
+		throw new Error(
+			`${what}: ${result.requests}/${expected} answered, ${result.errors} errors, ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodes)})`,
+		);
 	return result;
 }
 
@@ -37,7 +39,9 @@ const scenario: Scenario = {
 			for (let i = 0; i < tokens; i++) {
 				const username = `bench${i}`;
 				await stack.expect(201, "POST", "/users", { json: { username, name: `Bench ${i}`, email: `${username}@example.com`, password: "bench-password" } });
-				fresh.push((await stack.expect(201, "POST", "/session", { token: undefined, json: { login: username, password: "bench-password" } })).body.private_token);
+				fresh.push(
+					(await stack.expect(201, "POST", "/session", { token: undefined, json: { login: username, password: "bench-password" } })).body.private_token,
+				);
 			}
 			// Creating users cleaned the access caches; warm the one token the cached case uses.
 			const url = stack.url + `/projects/${project.id}/labels`;
@@ -45,7 +49,11 @@ const scenario: Scenario = {
 			await stack.expect(200, "GET", `/projects/${project.id}/labels`, { token: cachedToken });
 
 			ctx.log(`${name}: ${tokens} requests with a cached token, then ${tokens} first requests of new tokens`);
-			const cached = checked("cached token", await ctx.load({ url, headers: { "PRIVATE-TOKEN": cachedToken }, connections: 1, amount: tokens, warmup: 0 }), tokens);
+			const cached = checked(
+				"cached token",
+				await ctx.load({ url, headers: { "PRIVATE-TOKEN": cachedToken }, connections: 1, amount: tokens, warmup: 0 }),
+				tokens,
+			);
 			let next = 0;
 			const firstUse = checked(
 				"new tokens",

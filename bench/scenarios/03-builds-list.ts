@@ -93,20 +93,38 @@ const scenario: Scenario = {
 		const cached = async (project: number) => checked("page 1 cached", await ctx.load({ url: listUrl(project), headers }));
 		const cachedSmall = await cached(projects.small);
 		const cachedLarge = await cached(projects.large);
-		compare("page 1 (cached)", `latency ms @ c=${ctx.connections}`, cachedLarge, cachedSmall, { rps: Math.round(cachedLarge.rps), baselineRps: Math.round(cachedSmall.rps) });
+		compare("page 1 (cached)", `latency ms @ c=${ctx.connections}`, cachedLarge, cachedSmall, {
+			rps: Math.round(cachedLarge.rps),
+			baselineRps: Math.round(cachedSmall.rps),
+		});
 
 		ctx.log("page 1 uncached (per_page 20…100)");
 		const perPage = PER_PAGE_VARIANTS.map(n => `per_page=${n}`);
-		compare("page 1 (uncached)", "latency ms @ c=1", await uncached("page 1 large", projects.large, perPage), await uncached("page 1 small", projects.small, perPage));
+		compare(
+			"page 1 (uncached)",
+			"latency ms @ c=1",
+			await uncached("page 1 large", projects.large, perPage),
+			await uncached("page 1 small", projects.small, perPage),
+		);
 
 		ctx.log("deep pages uncached");
 		const deepLarge = pagesOf(large, 60).map(p => `page=${p}`);
 		const deepSmall = pagesOf(small, 60).map(p => `page=${p}`);
-		compare(`deep pages (2…${large / 20}, uncached)`, "latency ms @ c=1", await uncached("deep large", projects.large, deepLarge), await uncached("deep small", projects.small, deepSmall));
+		compare(
+			`deep pages (2…${large / 20}, uncached)`,
+			"latency ms @ c=1",
+			await uncached("deep large", projects.large, deepLarge),
+			await uncached("deep small", projects.small, deepSmall),
+		);
 
 		ctx.log("scope=running uncached");
 		const running = PER_PAGE_VARIANTS.slice(0, 40).map(n => `scope=running&per_page=${n}`);
-		compare("scope=running page 1 (uncached, NeDB: O(builds in that status))", "latency ms @ c=1", await uncached("scope large", projects.large, running), await uncached("scope small", projects.small, running));
+		compare(
+			"scope=running page 1 (uncached, NeDB: O(builds in that status))",
+			"latency ms @ c=1",
+			await uncached("scope large", projects.large, running),
+			await uncached("scope small", projects.small, running),
+		);
 		return rows;
 	},
 };

@@ -36,7 +36,10 @@ function counter(): Writable & { bytes: number } {
 
 function upload(url: string, total: number): Promise<number> {
 	return new Promise((resolve, reject) => {
-		const req = http.request(url, { method: "PUT", headers: { "Gitlab-Shared-Secret": SECRET, "Content-Type": "application/octet-stream", "Content-Length": String(total) } });
+		const req = http.request(url, {
+			method: "PUT",
+			headers: { "Gitlab-Shared-Secret": SECRET, "Content-Type": "application/octet-stream", "Content-Length": String(total) },
+		});
 		req.on("response", res => (res.resume(), res.on("end", () => resolve(res.statusCode!))));
 		req.on("error", reject);
 		Readable.from(bytes(total)).pipe(req);
@@ -47,14 +50,16 @@ function upload(url: string, total: number): Promise<number> {
 function download(url: string, token: string, expected: number): Promise<number> {
 	const started = process.hrtime.bigint();
 	return new Promise((resolve, reject) => {
-		http.get(url, { headers: { "PRIVATE-TOKEN": token } }, res => {
-			if (res.statusCode !== 200) return reject(new Error(`download: HTTP ${res.statusCode}`));
-			const sink = counter();
-			pipeline(res, sink).then(() => {
-				if (sink.bytes !== expected) return reject(new Error(`download: ${sink.bytes} of ${expected} bytes`));
-				resolve(Number(process.hrtime.bigint() - started) / 1e9);
-			}, reject);
-		}).on("error", reject);
+		http
+			.get(url, { headers: { "PRIVATE-TOKEN": token } }, res => {
+				if (res.statusCode !== 200) return reject(new Error(`download: HTTP ${res.statusCode}`));
+				const sink = counter();
+				pipeline(res, sink).then(() => {
+					if (sink.bytes !== expected) return reject(new Error(`download: ${sink.bytes} of ${expected} bytes`));
+					resolve(Number(process.hrtime.bigint() - started) / 1e9);
+				}, reject);
+			})
+			.on("error", reject);
 	});
 }
 
@@ -86,7 +91,14 @@ const scenario: Scenario = {
 		const stack = await ctx.startStack({ nodes: { api: "api", accounts: "accounts", builds: "builds" }, nats: true, redis: true });
 		const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-artifacts" } })).body;
 		await stack.waitForRoute(`/projects/${project.id}/builds`);
-		const commit = { id: "0ff3ae198f8601a285adcf5c0fff204ee6fba5fd", title: "bench", message: "bench", author_name: "Bench", author_email: "bench@example.com", created_at: "2016-01-01T00:00:00Z" };
+		const commit = {
+			id: "0ff3ae198f8601a285adcf5c0fff204ee6fba5fd",
+			title: "bench",
+			message: "bench",
+			author_name: "Bench",
+			author_email: "bench@example.com",
+			created_at: "2016-01-01T00:00:00Z",
+		};
 		const created = await fetch(`${stack.url}/internal/builds`, {
 			method: "POST",
 			headers: { "Gitlab-Shared-Secret": SECRET, "Content-Type": "application/json" },

@@ -145,7 +145,8 @@ async function measure(ctx: BenchContext, stack: Stack, peers: Peers, events: nu
 	// Warm-up: connections to the peers opened, code paths compiled.
 	const warm = since();
 	const WARM = 5;
-	for (let i = 0; i < WARM; i++) if ((await post(stack, payload(project.id, project.path_with_namespace, run, i))) !== 202) throw new Error("warm-up push refused");
+	for (let i = 0; i < WARM; i++)
+		if ((await post(stack, payload(project.id, project.path_with_namespace, run, i))) !== 202) throw new Error("warm-up push refused");
 	if (!(await waitUntil("warm-up deliveries", () => complete(warm, 0, WARM), 60000))) throw new Error("warm-up events were not delivered within 60 s");
 
 	ctx.log(`  posting ${events} events at concurrency ${CONCURRENCY}`);
@@ -246,7 +247,10 @@ const scenario: Scenario = {
 		ctx.defer(() => deletePushChannel(NATS_URL, REDIS_URL, split.namespace));
 		const cluster = await measure(ctx, split, peers, events);
 
-		for (const [what, m] of [["all-in-one", allInOne], ["split", cluster]] as const)
+		for (const [what, m] of [
+			["all-in-one", allInOne],
+			["split", cluster],
+		] as const)
 			if (m.lost || m.duplicates) throw new Error(`${what}: ${m.lost} deliveries lost, ${m.duplicates} duplicated out of ${3 * events}`);
 
 		const extra = (m: Measured) => ({ events, deliveries: 3 * events, lost: m.lost, duplicates: m.duplicates, concurrency: CONCURRENCY, ...m.perWorker });
@@ -268,7 +272,10 @@ const scenario: Scenario = {
 				baseline,
 				baselineValue: summarize(allInOne.latencies),
 				better: "lower",
-				extra: { ...extra(cluster), ...Object.fromEntries(Object.entries(allInOne.perWorker).map(([k, v]) => [`baseline${k[0].toUpperCase()}${k.slice(1)}`, v])) },
+				extra: {
+					...extra(cluster),
+					...Object.fromEntries(Object.entries(allInOne.perWorker).map(([k, v]) => [`baseline${k[0].toUpperCase()}${k.slice(1)}`, v])),
+				},
 			},
 		];
 	},

@@ -66,9 +66,28 @@ const scenario: Scenario = {
 		const s = (xs: number[]): Summary => ({ ...summarize(xs), p99: null });
 		const max = (xs: number[]) => Math.round(Math.max(...xs) * 10) / 10;
 		const rows: Row[] = [];
-		for (const [name, t] of [[`all-in-one (${all.length} services)`, allInOne], ["labels alone, over NATS", alone]] as const) {
-			rows.push({ case: name, metric: "ms to /ready", value: s(t.readyMs), baseline: "bare node http: ms to first 200", baselineValue: s(bare.readyMs), better: "lower", extra: { runs, max: max(t.readyMs), baselineMax: max(bare.readyMs) } });
-			rows.push({ case: name, metric: "idle RSS MB", value: s(t.rssMb), baseline: "bare node http: idle RSS", baselineValue: s(bare.rssMb), better: "lower", extra: { runs, max: max(t.rssMb), baselineMax: max(bare.rssMb) } });
+		for (const [name, t] of [
+			[`all-in-one (${all.length} services)`, allInOne],
+			["labels alone, over NATS", alone],
+		] as const) {
+			rows.push({
+				case: name,
+				metric: "ms to /ready",
+				value: s(t.readyMs),
+				baseline: "bare node http: ms to first 200",
+				baselineValue: s(bare.readyMs),
+				better: "lower",
+				extra: { runs, max: max(t.readyMs), baselineMax: max(bare.readyMs) },
+			});
+			rows.push({
+				case: name,
+				metric: "idle RSS MB",
+				value: s(t.rssMb),
+				baseline: "bare node http: idle RSS",
+				baselineValue: s(bare.rssMb),
+				better: "lower",
+				extra: { runs, max: max(t.rssMb), baselineMax: max(bare.rssMb) },
+			});
 		}
 		return rows;
 	},

@@ -22,7 +22,13 @@ export async function apiRequest(baseUrl: string, method: string, path: string, 
 }
 
 /** Like apiRequest, but anything but the expected status is an error naming the call. */
-export async function expectStatus(status: number, baseUrl: string, method: string, path: string, opts: { token?: string; json?: unknown } = {}): Promise<ApiReply> {
+export async function expectStatus(
+	status: number,
+	baseUrl: string,
+	method: string,
+	path: string,
+	opts: { token?: string; json?: unknown } = {},
+): Promise<ApiReply> {
 	const reply = await apiRequest(baseUrl, method, path, opts);
 	if (reply.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${reply.status} ${reply.bytes.toString("utf8").slice(0, 300)}`);
 	return reply;

@@ -169,7 +169,11 @@ export async function startServiceProcess(opts: ServiceProcessOptions, onLaunch?
 		HEALTH_PORT: String(healthPort),
 		METRICS_PORT: opts.env.METRICS_PORT ?? String(await freePort()),
 	};
-	const proc: ServiceProcess = Object.assign(launch({ name: opts.name, args: runnerArgs(), env, maxOutputChunks: opts.maxOutputChunks }), { services: opts.services, env, healthPort });
+	const proc: ServiceProcess = Object.assign(launch({ name: opts.name, args: runnerArgs(), env, maxOutputChunks: opts.maxOutputChunks }), {
+		services: opts.services,
+		env,
+		healthPort,
+	});
 	onLaunch?.(proc);
 	await waitUntilReady(proc, healthReady(healthPort), { timeoutMs: opts.readyTimeoutMs, pollMs: opts.pollMs });
 	return proc;
@@ -190,7 +194,10 @@ export function rssBytes(pid: number | undefined): number | null {
 /** SERVICES names of the compiled services that would run: "labels", "workers/irc-sender". */
 export function serviceNames(): string[] {
 	const found: string[] = [];
-	for (const [dir, prefix] of [[SERVICE_DIR, ""], [path.join(SERVICE_DIR, "workers"), "workers/"]] as const) {
+	for (const [dir, prefix] of [
+		[SERVICE_DIR, ""],
+		[path.join(SERVICE_DIR, "workers"), "workers/"],
+	] as const) {
 		if (!fs.existsSync(dir)) continue;
 		for (const f of fs.readdirSync(dir)) if (f.endsWith(".service.js")) found.push(prefix + f.slice(0, -".service.js".length));
 	}

@@ -55,8 +55,28 @@ const password = (name: string, resetWhenChanged: string[]): FieldDef => ({ name
 const ISSUE_TRACKER_FIELDS = [url("new_issue_url", true), url("project_url", true), url("issues_url", true), str("description")];
 
 const PUSHOVER_SOUNDS = [
-	"pushover", "bike", "bugle", "cashregister", "classical", "cosmic", "falling", "gamelan", "incoming", "intermission", "magic",
-	"mechanical", "pianobar", "siren", "spacealarm", "tugboat", "alien", "climb", "persistent", "echo", "updown", "none",
+	"pushover",
+	"bike",
+	"bugle",
+	"cashregister",
+	"classical",
+	"cosmic",
+	"falling",
+	"gamelan",
+	"incoming",
+	"intermission",
+	"magic",
+	"mechanical",
+	"pianobar",
+	"siren",
+	"spacealarm",
+	"tugboat",
+	"alien",
+	"climb",
+	"persistent",
+	"echo",
+	"updown",
+	"none",
 ] as const;
 
 export const CATALOGUE: readonly IntegrationDef[] = [
@@ -142,11 +162,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		slug: "ci-server-a",
 		title: "CI server A",
 		description: "Continuous-integration server of the same product family",
-		fields: [
-			{ ...secret("token"), pattern: /^[A-Za-z0-9]+$/, patternMessage: "is invalid" },
-			url("project_url", true),
-			bool("enable_ssl_verification"),
-		],
+		fields: [{ ...secret("token"), pattern: /^[A-Za-z0-9]+$/, patternMessage: "is invalid" }, url("project_url", true), bool("enable_ssl_verification")],
 		events: ["push", "tag_push"],
 	},
 	{

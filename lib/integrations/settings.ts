@@ -164,7 +164,7 @@ const FLAG_OF_KIND: Record<string, EventFlag | undefined> = {
 };
 
 /** GitLab's `push_hooks` scope plus `supported_events`: active, the event's flag on, and the kind supported. */
-export function handlesEvent(def: IntegrationDef, record: { active?: boolean } & Partial<Record<EventFlag, boolean>> | null, kind: string): boolean {
+export function handlesEvent(def: IntegrationDef, record: ({ active?: boolean } & Partial<Record<EventFlag, boolean>>) | null, kind: string): boolean {
 	if (!record?.active) return false;
 	if (!def.events.includes(kind as never)) return false;
 	const flag = FLAG_OF_KIND[kind];

@@ -22,7 +22,9 @@ const colour = {
 
 /** Drops CR, LF, NUL and the other C0 controls but the mIRC formatting codes we add ourselves. */
 export function clean(value: unknown): string {
-	return String(value ?? "").replace(/[\x00-\x1f\x7f]+/g, " ").trim();
+	return String(value ?? "")
+		.replace(/[\x00-\x1f\x7f]+/g, " ")
+		.trim();
 }
 
 export interface IrcMessageOptions {

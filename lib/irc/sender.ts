@@ -62,7 +62,15 @@ function withTimeout<T>(what: string, ms: number, run: (resolve: (v: T) => void,
 	});
 }
 
-const JOIN_ERRORS = new Set(["bad_channel_key", "channel_is_full", "invite_only_channel", "banned_from_channel", "no_such_channel", "too_many_channels", "need_registered_nick"]);
+const JOIN_ERRORS = new Set([
+	"bad_channel_key",
+	"channel_is_full",
+	"invite_only_channel",
+	"banned_from_channel",
+	"no_such_channel",
+	"too_many_channels",
+	"need_registered_nick",
+]);
 
 class IrcConnection {
 	readonly client = new Client();
@@ -92,7 +100,11 @@ class IrcConnection {
 			const onRegistered = () => resolve();
 			const onClose = (err?: Error) => {
 				const cause = (err as { message?: string } | undefined)?.message ?? "connection closed";
-				reject(err instanceof SsrfError || (err as { code?: string })?.code === "SSRF_BLOCKED" ? new PermanentError(cause) : new TransientError(`IRC ${t.host}:${t.port}: ${cause}`));
+				reject(
+					err instanceof SsrfError || (err as { code?: string })?.code === "SSRF_BLOCKED"
+						? new PermanentError(cause)
+						: new TransientError(`IRC ${t.host}:${t.port}: ${cause}`),
+				);
 			};
 			const onNickInUse = () => {
 				// irkerd: another nick with a numeric suffix.

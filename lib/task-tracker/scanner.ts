@@ -74,8 +74,7 @@ export function planComments(push: PushPayload, restrictToBranch?: string | null
 	if (!branchAllowed(restrictToBranch, refName(push.ref))) return [];
 	const plan: TaskComment[] = [];
 	for (const commit of push.commits) {
-		for (const mention of scanMessage(commit.message, taskHost))
-			plan.push({ ...mention, commitId: commit.id, text: commentText(push, commit) });
+		for (const mention of scanMessage(commit.message, taskHost)) plan.push({ ...mention, commitId: commit.id, text: commentText(push, commit) });
 	}
 	return plan;
 }

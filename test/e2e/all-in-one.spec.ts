@@ -17,16 +17,20 @@ let rootToken = "";
 
 async function startAllInOne(extra: Record<string, string> = {}): Promise<ServiceProcess> {
 	ports = { port: await freePort(), health: await freePort(), metrics: await freePort() };
-	return startServiceProcess({ name: "all-in-one", services: "", env: {
-		PATH: process.env.PATH ?? "",
-		DATA_DIR: dataDir,
-		PORT: String(ports.port),
-		HEALTH_PORT: String(ports.health),
-		METRICS_PORT: String(ports.metrics),
-		LOG_LEVEL: "info",
-		LOG_FORMAT: "text",
-		...extra,
-	} });
+	return startServiceProcess({
+		name: "all-in-one",
+		services: "",
+		env: {
+			PATH: process.env.PATH ?? "",
+			DATA_DIR: dataDir,
+			PORT: String(ports.port),
+			HEALTH_PORT: String(ports.health),
+			METRICS_PORT: String(ports.metrics),
+			LOG_LEVEL: "info",
+			LOG_FORMAT: "text",
+			...extra,
+		},
+	});
 }
 
 const stop = (proc: ServiceProcess) => stopProcess(proc, "SIGTERM");
@@ -78,7 +82,9 @@ it("finishes in-flight requests on SIGTERM and exits 0", async () => {
 	const sent: Promise<void>[] = [];
 	for (let i = 0; i < 20; i++) {
 		const req = http.request({ host: "127.0.0.1", port: ports.port, path: "/api/v3/user", agent, headers: { "PRIVATE-TOKEN": token } });
-		replies.push(new Promise((resolve, reject) => req.on("response", res => (res.resume(), res.on("end", () => resolve(res.statusCode ?? 0)))).on("error", reject)));
+		replies.push(
+			new Promise((resolve, reject) => req.on("response", res => (res.resume(), res.on("end", () => resolve(res.statusCode ?? 0)))).on("error", reject)),
+		);
 		sent.push(new Promise(resolve => req.on("finish", () => resolve())));
 		req.end();
 	}
@@ -92,6 +98,11 @@ it("finishes in-flight requests on SIGTERM and exits 0", async () => {
 }, 60000);
 
 it("refuses to start with a bad setting and names it", async () => {
-	const start = startServiceProcess({ name: "bad-config", services: "", env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, TRANSPORTER: "foo", PORT: "0" }, readyTimeoutMs: 20000 });
+	const start = startServiceProcess({
+		name: "bad-config",
+		services: "",
+		env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, TRANSPORTER: "foo", PORT: "0" },
+		readyTimeoutMs: 20000,
+	});
 	await expect(start).rejects.toThrow(/exited with [1-9]\d* before it was ready[\s\S]*Invalid configuration: TRANSPORTER="foo"/);
 }, 30000);

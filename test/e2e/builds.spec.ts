@@ -11,18 +11,7 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { NATS_URL } from "../support/servers";
 import { client, waitFor, type Reply } from "../support/http";
 import { addMember, createProject, createUser, roleMatrix, type TestUser } from "../support/fixtures";
-import {
-	filesUnder,
-	internalApi,
-	peakRss,
-	resetPeakRss,
-	SHA_A,
-	SHA_B,
-	sha256Of,
-	streamDownload,
-	streamUpload,
-	type InternalApi,
-} from "../support/builds";
+import { filesUnder, internalApi, peakRss, resetPeakRss, SHA_A, SHA_B, sha256Of, streamDownload, streamUpload, type InternalApi } from "../support/builds";
 
 const MiB = 1024 * 1024;
 /** The large artifact: far more than any process may grow by while it streams through. */
@@ -47,7 +36,10 @@ beforeAll(async () => {
 	cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", builds: "builds" }, env: { MAX_ARTIFACT_BYTES: String(MAX_ARTIFACT) } });
 	ci = internalApi(cluster.url, cluster.internalSecret);
 	await cluster.waitForRoute("GET", "/projects/1/builds");
-	await waitFor("the internal builds API", async () => (await ci.raw.put("/internal/builds/999999", { headers: ci.headers, body: { status: "running" } })).status === 404);
+	await waitFor(
+		"the internal builds API",
+		async () => (await ci.raw.put("/internal/builds/999999", { headers: ci.headers, body: { status: "running" } })).status === 404,
+	);
 }, 120000);
 
 afterAll(async () => {
@@ -198,10 +190,35 @@ describe("the internal API creates builds and moves them through their states", 
 	it.each([
 		["a missing field", { name: "x" }, 400, { error: "project_id is missing" }],
 		["an operator object", { project_id: { $gt: 0 }, name: "x" }, 400, { error: "project_id is invalid" }],
-		["a bad commit id", { project_id: 1, name: "x", ref: "m", commit: { id: "nothex", message: "m", author_name: "a", author_email: "a@b.c", created_at: "2016-01-01T00:00:00Z" } }, 400, { error: "commit[id] is invalid" }],
+		[
+			"a bad commit id",
+			{
+				project_id: 1,
+				name: "x",
+				ref: "m",
+				commit: { id: "nothex", message: "m", author_name: "a", author_email: "a@b.c", created_at: "2016-01-01T00:00:00Z" },
+			},
+			400,
+			{ error: "commit[id] is invalid" },
+		],
 		["no commit", { project_id: 1, name: "x", ref: "m" }, 400, { error: "commit is missing" }],
-		["a bad date", { project_id: 1, name: "x", ref: "m", commit: { id: SHA_A, message: "m", author_name: "a", author_email: "a@b.c", created_at: "yesterday" } }, 400, { error: "commit[created_at] is invalid" }],
-		["an unknown project", { project_id: 987654, name: "x", ref: "m", commit: { id: SHA_A, message: "m", author_name: "a", author_email: "a@b.c", created_at: "2016-01-01T00:00:00Z" } }, 404, { message: "404 Project Not Found" }],
+		[
+			"a bad date",
+			{ project_id: 1, name: "x", ref: "m", commit: { id: SHA_A, message: "m", author_name: "a", author_email: "a@b.c", created_at: "yesterday" } },
+			400,
+			{ error: "commit[created_at] is invalid" },
+		],
+		[
+			"an unknown project",
+			{
+				project_id: 987654,
+				name: "x",
+				ref: "m",
+				commit: { id: SHA_A, message: "m", author_name: "a", author_email: "a@b.c", created_at: "2016-01-01T00:00:00Z" },
+			},
+			404,
+			{ message: "404 Project Not Found" },
+		],
 	])("refuses a new build with %s", async (_what, body, status, error) => {
 		const res = track("bad create", await ci.raw.post("/internal/builds", { headers: ci.headers, body }));
 		expect(res.status).toBe(status);
@@ -230,7 +247,10 @@ describe("the internal API creates builds and moves them through their states", 
 	});
 
 	it("answers malformed and oversized bodies with 400 and 413", async () => {
-		const broken = track("broken json", await ci.raw.post("/internal/builds", { headers: { ...ci.headers, "Content-Type": "application/json" }, body: "{not json" }));
+		const broken = track(
+			"broken json",
+			await ci.raw.post("/internal/builds", { headers: { ...ci.headers, "Content-Type": "application/json" }, body: "{not json" }),
+		);
 		expect(broken.status).toBe(400);
 		const huge = track("huge", await ci.raw.post("/internal/builds", { headers: ci.headers, body: { project_id: projectId, name: "x".repeat(2 * MiB) } }));
 		expect(huge.status).toBe(413);
@@ -280,7 +300,17 @@ describe("cancel, retry and erase", () => {
 		await ci.drive(id, "failed");
 		const first = track("retry", await dev.post(`/projects/${projectId}/builds/${id}/retry`));
 		expect(first.status).toBe(201);
-		expect(first.body).toMatchObject({ name: "spinach", stage: "deploy", ref: "v1.0", tag: true, status: "pending", started_at: null, finished_at: null, coverage: null, artifacts_file: null });
+		expect(first.body).toMatchObject({
+			name: "spinach",
+			stage: "deploy",
+			ref: "v1.0",
+			tag: true,
+			status: "pending",
+			started_at: null,
+			finished_at: null,
+			coverage: null,
+			artifacts_file: null,
+		});
 		expect(first.body.id).toBeGreaterThan(id);
 		expect(first.body.user).toMatchObject({ id: developer.id, username: developer.username });
 		expect(first.body.commit.id).toBe(SHA_A);
@@ -362,7 +392,12 @@ describe("cancel, retry and erase", () => {
 });
 
 describe("permissions", () => {
-	const reads = (pid: number, id: number) => [`/projects/${pid}/builds/${id}`, `/projects/${pid}/builds/${id}/trace`, `/projects/${pid}/builds/${id}/artifacts`, `/projects/${pid}/repository/commits/${SHA_A}/builds`];
+	const reads = (pid: number, id: number) => [
+		`/projects/${pid}/builds/${id}`,
+		`/projects/${pid}/builds/${id}/trace`,
+		`/projects/${pid}/builds/${id}/artifacts`,
+		`/projects/${pid}/repository/commits/${SHA_A}/builds`,
+	];
 
 	async function projectWithBuild(visibility: number, publicBuilds: boolean) {
 		const owner = await createUser(cluster.api());
@@ -425,7 +460,8 @@ describe("permissions", () => {
 		const stranger = as((await createUser(cluster.api())).token);
 		expect(track("stranger list", await stranger.get(`/projects/${projectId}/builds`)).status).toBe(200);
 		for (const url of reads(projectId, id)) expect([url, track(url, await stranger.get(url)).status]).toEqual([url, read]);
-		for (const action of ["cancel", "retry", "erase"]) expect(track(action, await stranger.post(`/projects/${projectId}/builds/${id}/${action}`)).status).toBe(403);
+		for (const action of ["cancel", "retry", "erase"])
+			expect(track(action, await stranger.post(`/projects/${projectId}/builds/${id}/${action}`)).status).toBe(403);
 	});
 
 	it("public_builds on a private project lets no non-member in (404)", async () => {
@@ -460,7 +496,9 @@ describe("lists: scope, order, pagination and commit builds", () => {
 			else await ci.drive(id, status);
 			ids[status].push(id);
 		}
-		all = Object.values(ids).flat().sort((a, b) => b - a);
+		all = Object.values(ids)
+			.flat()
+			.sort((a, b) => b - a);
 	});
 
 	const idsOf = (res: Reply) => res.body.map((b: { id: number }) => b.id);
@@ -692,63 +730,55 @@ describe("artifacts", () => {
 		expect((await api.get(`/projects/${projectId}/builds/${id}/artifacts`)).text).toBe("previous");
 	});
 
-	it(
-		`streams a ${LARGE / MiB} MiB artifact up and down byte for byte while every process stays flat`,
-		async () => {
-			const id = await ci.build({ project_id: projectId });
-			const nodes = ["api", "builds"];
-			for (const n of nodes) resetPeakRss(pid(n));
-			const base = Object.fromEntries(nodes.map(n => [n, peakRss(pid(n))]));
-			const up = await streamUpload(`${cluster.url}/internal/builds/${id}/artifacts?filename=large.bin`, ci.headers, LARGE);
-			track("large upload", up);
-			expect(up.status).toBe(200);
-			expect(JSON.parse(up.body).artifacts_file).toEqual({ filename: "large.bin", size: LARGE });
-			for (const n of nodes) expect([n, "upload", peakRss(pid(n)) - base[n] < FLAT]).toEqual([n, "upload", true]);
+	it(`streams a ${LARGE / MiB} MiB artifact up and down byte for byte while every process stays flat`, async () => {
+		const id = await ci.build({ project_id: projectId });
+		const nodes = ["api", "builds"];
+		for (const n of nodes) resetPeakRss(pid(n));
+		const base = Object.fromEntries(nodes.map(n => [n, peakRss(pid(n))]));
+		const up = await streamUpload(`${cluster.url}/internal/builds/${id}/artifacts?filename=large.bin`, ci.headers, LARGE);
+		track("large upload", up);
+		expect(up.status).toBe(200);
+		expect(JSON.parse(up.body).artifacts_file).toEqual({ filename: "large.bin", size: LARGE });
+		for (const n of nodes) expect([n, "upload", peakRss(pid(n)) - base[n] < FLAT]).toEqual([n, "upload", true]);
 
-			for (const n of nodes) resetPeakRss(pid(n));
-			const down = await streamDownload(`${cluster.url}/projects/${projectId}/builds/${id}/artifacts`, { "PRIVATE-TOKEN": token });
-			expect(down.status).toBe(200);
-			expect(down.headers["content-length"]).toBe(String(LARGE));
-			expect(down.bytes).toBe(LARGE);
-			expect(down.sha256).toBe(up.sha256);
-			expect(up.sha256).toBe(sha256Of(LARGE));
-			for (const n of nodes) expect([n, "download", peakRss(pid(n)) - base[n] < FLAT]).toEqual([n, "download", true]);
+		for (const n of nodes) resetPeakRss(pid(n));
+		const down = await streamDownload(`${cluster.url}/projects/${projectId}/builds/${id}/artifacts`, { "PRIVATE-TOKEN": token });
+		expect(down.status).toBe(200);
+		expect(down.headers["content-length"]).toBe(String(LARGE));
+		expect(down.bytes).toBe(LARGE);
+		expect(down.sha256).toBe(up.sha256);
+		expect(up.sha256).toBe(sha256Of(LARGE));
+		for (const n of nodes) expect([n, "download", peakRss(pid(n)) - base[n] < FLAT]).toEqual([n, "download", true]);
 
-			// A client that stops reading for a while, then reads slowly: the gateway holds at
-			// most a couple of windows, not the file.
-			resetPeakRss(pid("api"));
-			const apiBase = peakRss(pid("api"));
-			let chunks = 0;
-			const slow = await streamDownload(
-				`${cluster.url}/projects/${projectId}/builds/${id}/artifacts`,
-				{ "PRIVATE-TOKEN": token },
-				{
-					beforeReading: () => new Promise(r => setTimeout(r, 3000)),
-					perChunk: async () => {
-						if (++chunks % 64 === 0 && chunks < 64 * 40) await new Promise(r => setTimeout(r, 20));
-					},
+		// A client that stops reading for a while, then reads slowly: the gateway holds at
+		// most a couple of windows, not the file.
+		resetPeakRss(pid("api"));
+		const apiBase = peakRss(pid("api"));
+		let chunks = 0;
+		const slow = await streamDownload(
+			`${cluster.url}/projects/${projectId}/builds/${id}/artifacts`,
+			{ "PRIVATE-TOKEN": token },
+			{
+				beforeReading: () => new Promise(r => setTimeout(r, 3000)),
+				perChunk: async () => {
+					if (++chunks % 64 === 0 && chunks < 64 * 40) await new Promise(r => setTimeout(r, 20));
 				},
-			);
-			expect(slow.sha256).toBe(up.sha256);
-			expect(peakRss(pid("api")) - apiBase).toBeLessThan(FLAT);
-		},
-		240000,
-	);
+			},
+		);
+		expect(slow.sha256).toBe(up.sha256);
+		expect(peakRss(pid("api")) - apiBase).toBeLessThan(FLAT);
+	}, 240000);
 
-	it(
-		"refuses a chunked upload that grows past the limit with 413 and keeps nothing",
-		async () => {
-			const id = await ci.build({ project_id: projectId });
-			const res = await streamUpload(`${cluster.url}/internal/builds/${id}/artifacts?filename=huge.bin`, ci.headers, MAX_ARTIFACT + 1, { chunked: true });
-			track("chunked oversized", res);
-			expect(res.status).toBe(413);
-			expect(JSON.parse(res.body)).toEqual({ message: "413 Request Entity Too Large" });
-			await waitFor("no upload left in progress", async () => filesUnder(path.join(cluster.dataDir, "artifacts", ".tmp")).length === 0);
-			expect(filesUnder(buildDir(projectId, id))).toEqual([]);
-			expect((await api.get(`/projects/${projectId}/builds/${id}`)).body.artifacts_file).toBeNull();
-		},
-		120000,
-	);
+	it("refuses a chunked upload that grows past the limit with 413 and keeps nothing", async () => {
+		const id = await ci.build({ project_id: projectId });
+		const res = await streamUpload(`${cluster.url}/internal/builds/${id}/artifacts?filename=huge.bin`, ci.headers, MAX_ARTIFACT + 1, { chunked: true });
+		track("chunked oversized", res);
+		expect(res.status).toBe(413);
+		expect(JSON.parse(res.body)).toEqual({ message: "413 Request Entity Too Large" });
+		await waitFor("no upload left in progress", async () => filesUnder(path.join(cluster.dataDir, "artifacts", ".tmp")).length === 0);
+		expect(filesUnder(buildDir(projectId, id))).toEqual([]);
+		expect((await api.get(`/projects/${projectId}/builds/${id}`)).body.artifacts_file).toBeNull();
+	}, 120000);
 });
 
 describe("npm run seed", () => {
@@ -764,7 +794,23 @@ describe("npm run seed", () => {
 	it("seeds a demo project over HTTP from the command line, in every state, with traces and artifacts", async () => {
 		const run = spawnSync(
 			process.execPath,
-			[path.join(__dirname, "../../dist/scripts/seed.js"), "--builds", "40", "--via", "http", "--url", cluster.url, "--token", cluster.rootToken, "--secret", cluster.internalSecret, "--concurrency", "4", "--artifacts", "1"],
+			[
+				path.join(__dirname, "../../dist/scripts/seed.js"),
+				"--builds",
+				"40",
+				"--via",
+				"http",
+				"--url",
+				cluster.url,
+				"--token",
+				cluster.rootToken,
+				"--secret",
+				cluster.internalSecret,
+				"--concurrency",
+				"4",
+				"--artifacts",
+				"1",
+			],
 			{ encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, timeout: 120000 },
 		);
 		expect([run.status, run.stderr.includes("100%  40/40 builds")]).toEqual([0, true]);
@@ -820,10 +866,14 @@ describe("a real v3 client: the ruby-gitlab gem", () => {
 		await ci.drive(done, "running");
 		await ci.upload(done, Buffer.from([0x50, 0x4b, 3, 4, 0xff, 0xfe, 1, 2]), "rubocop-artifacts.zip");
 		await ci.state(done, "failed");
-		const gem = spawnSync("ruby", [path.join(__dirname, "../support/ruby-gitlab-builds.rb"), cluster.url, owner.token, String(projectId), String(running), String(done), SHA_A], {
-			encoding: "utf8",
-			timeout: 60000,
-		});
+		const gem = spawnSync(
+			"ruby",
+			[path.join(__dirname, "../support/ruby-gitlab-builds.rb"), cluster.url, owner.token, String(projectId), String(running), String(done), SHA_A],
+			{
+				encoding: "utf8",
+				timeout: 60000,
+			},
+		);
 		expect([gem.status, gem.stderr]).toEqual([0, ""]);
 		const out = JSON.parse(gem.stdout);
 		expect(out.scoped).toEqual([
@@ -831,7 +881,13 @@ describe("a real v3 client: the ruby-gitlab gem", () => {
 			[running, "running"],
 		]);
 		expect(out.commit).toEqual([done, pending]);
-		expect(out.build).toEqual({ id: done, name: "rubocop", artifacts: { filename: "rubocop-artifacts.zip", size: 8 }, short_id: SHA_A.slice(0, 8), user: owner.username });
+		expect(out.build).toEqual({
+			id: done,
+			name: "rubocop",
+			artifacts: { filename: "rubocop-artifacts.zip", size: 8 },
+			short_id: SHA_A.slice(0, 8),
+			user: owner.username,
+		});
 		expect(out.file).toEqual({ filename: "rubocop-artifacts.zip", size: 8 });
 		expect(out.cancel).toBe("canceled");
 		expect(out.retry[1]).toBe("pending");

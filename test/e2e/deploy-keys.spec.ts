@@ -93,7 +93,9 @@ describe("real keys of every type", () => {
 	it("racing adds of one new key give one key", async () => {
 		const key = await factory.generate("ed25519");
 		const api = as(owner.token);
-		const results = await Promise.all(Array.from({ length: 6 }, (_, i) => api.post(`/projects/${projectId}/keys`, { body: { title: `race ${i}`, key: key.line } })));
+		const results = await Promise.all(
+			Array.from({ length: 6 }, (_, i) => api.post(`/projects/${projectId}/keys`, { body: { title: `race ${i}`, key: key.line } })),
+		);
 		expect(results.map(r => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
 		expect(new Set(results.map(r => r.body.id)).size).toBe(1);
 		const list = await api.get(`/projects/${projectId}/keys`);
@@ -149,7 +151,11 @@ describe("bad input: GitLab 8 validation errors, nothing stored, never a 500", (
 			{ key: ["is too long (maximum is 5000 characters)"], fingerprint: ["cannot be generated"] },
 		],
 		["a title over 255 characters", () => ({ title: "x".repeat(256), key: keys.ed.line }), { title: ["is too long (maximum is 255 characters)"] }],
-		["objects for both fields", () => ({ title: { $gt: "" }, key: ["ssh-rsa"] }), { title: ["is invalid"], key: ["is invalid"], fingerprint: ["cannot be generated"] }],
+		[
+			"objects for both fields",
+			() => ({ title: { $gt: "" }, key: ["ssh-rsa"] }),
+			{ title: ["is invalid"], key: ["is invalid"], fingerprint: ["cannot be generated"] },
+		],
 	];
 
 	it.each(cases)("%s → 400", async (_label, make, errors) => {

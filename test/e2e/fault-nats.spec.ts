@@ -81,10 +81,15 @@ it("fails fast with 503 while NATS is down and recovers by itself when it is bac
 		await new Promise(r => setTimeout(r, 1000));
 
 		await nats.start();
-		await waitFor("every client served again", async () => {
-			const recent = load.since(Date.now() - 1500);
-			return recent.length >= 8 && recent.every(o => o.status === 200);
-		}, 30000, 250);
+		await waitFor(
+			"every client served again",
+			async () => {
+				const recent = load.since(Date.now() - 1500);
+				return recent.length >= 8 && recent.every(o => o.status === 200);
+			},
+			30000,
+			250,
+		);
 		const recovered = Date.now();
 
 		const outage = load.outcomes.filter(o => o.at >= down && o.at < recovered);

@@ -69,10 +69,15 @@ describe("a replica killed while a client retries", () => {
 		await cluster.kill("labels-a", "SIGKILL");
 		const killedAt = results.length;
 		// Until the gateway forgets labels-a (heartbeat timeout), some calls go to it and are retried.
-		await waitFor("30 consecutive first-try answers after the kill", async () => {
-			const tail = results.slice(killedAt).slice(-30);
-			return tail.length === 30 && tail.every(r => r.tries === 1);
-		}, 60000, 250);
+		await waitFor(
+			"30 consecutive first-try answers after the kill",
+			async () => {
+				const tail = results.slice(killedAt).slice(-30);
+				return tail.length === 30 && tail.every(r => r.tries === 1);
+			},
+			60000,
+			250,
+		);
 		running = false;
 		await Promise.all(workers);
 		expect(results.filter(r => !r.ok)).toEqual([]);
@@ -108,7 +113,9 @@ describe("SIGTERM while requests are in flight", () => {
 		const all = Promise.all(
 			Array.from({ length: count }, async (_, i) => {
 				const u = users[i % users.length];
-				const reply = await api.post("/session", { token: null, body: { login: u.username, password: u.password } }).catch(err => ({ status: 0, text: String(err) }) as Reply);
+				const reply = await api
+					.post("/session", { token: null, body: { login: u.username, password: u.password } })
+					.catch(err => ({ status: 0, text: String(err) }) as Reply);
 				answered++;
 				firstAnswered();
 				return reply;

@@ -21,7 +21,9 @@ const CLIENT_TIMEOUT_MS = 8000;
 
 function bounded<T>(work: Promise<T>, what: string): Promise<T> {
 	let timer: NodeJS.Timeout;
-	const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${CLIENT_TIMEOUT_MS} ms`)), CLIENT_TIMEOUT_MS)));
+	const limit = new Promise<never>(
+		(_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${CLIENT_TIMEOUT_MS} ms`)), CLIENT_TIMEOUT_MS)),
+	);
 	return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
 
@@ -88,12 +90,21 @@ describe("Redis killed", () => {
 
 	it("returns to Redis once it is back", async () => {
 		await redis.start();
-		await waitFor("cache entries and rate-limit counters in Redis again", async () => {
-			await labelNames();
-			const keys = await redisKeys();
-			return keys.cache.some(k => k.includes("labels.list")) && keys.rateLimit.length > 0;
-		}, 20000, 250);
-		await waitFor("the recovery to be logged", async () => /Cache is back on Redis/.test(logsOf("labels")) && /Rate limiting is back on Redis/.test(logsOf("api")), 10000);
+		await waitFor(
+			"cache entries and rate-limit counters in Redis again",
+			async () => {
+				await labelNames();
+				const keys = await redisKeys();
+				return keys.cache.some(k => k.includes("labels.list")) && keys.rateLimit.length > 0;
+			},
+			20000,
+			250,
+		);
+		await waitFor(
+			"the recovery to be logged",
+			async () => /Cache is back on Redis/.test(logsOf("labels")) && /Rate limiting is back on Redis/.test(logsOf("api")),
+			10000,
+		);
 		expect(await labelNames()).toEqual(["before", "during-kill"]);
 	});
 });

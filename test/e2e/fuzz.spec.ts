@@ -14,7 +14,18 @@
 import { serviceNames } from "../../bench/support/service-process";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createUser, type TestUser } from "../support/fixtures";
-import { closeRawAgent, EXTRA_FIELDS, HOSTILE_SEGMENTS, HOSTILE_VALUES, plausible, prng, sendRaw, type Random, type RawReply, type RawRequest } from "../support/fuzz";
+import {
+	closeRawAgent,
+	EXTRA_FIELDS,
+	HOSTILE_SEGMENTS,
+	HOSTILE_VALUES,
+	plausible,
+	prng,
+	sendRaw,
+	type Random,
+	type RawReply,
+	type RawRequest,
+} from "../support/fuzz";
 import { gatewayRoutes, pathParams, type GatewayRoute } from "../support/routes";
 import { storeDigest } from "../support/store";
 import { client } from "../support/http";
@@ -50,7 +61,8 @@ function segmentFor(param: string, rnd: Random): string {
 /** Percent-encodes the UTF-8 bytes of any string (encodeURIComponent throws on a lone surrogate). */
 function pct(text: string): string {
 	let out = "";
-	for (const byte of Buffer.from(text, "utf8")) out += /[A-Za-z0-9\-_.~]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+	for (const byte of Buffer.from(text, "utf8"))
+		out += /[A-Za-z0-9\-_.~]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
 	return out;
 }
 
@@ -88,7 +100,7 @@ const BROKEN_BODIES: [string, Buffer][] = [
 	["application/x-www-form-urlencoded", Buffer.from("&&&===&")],
 	["application/x-www-form-urlencoded", Buffer.from(Array.from({ length: 2000 }, (_, i) => `f${i}=1`).join("&"))],
 	["application/x-www-form-urlencoded; charset=latin1", Buffer.from([0x6e, 0x61, 0x6d, 0x65, 0x3d, 0xe9])],
-	["multipart/form-data", Buffer.from("--x\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nv\r\n--x--")],
+	["multipart/form-data", Buffer.from('--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nv\r\n--x--')],
 	["multipart/form-data; boundary=x", Buffer.from("garbage without boundaries")],
 	["text/plain", Buffer.from("name=x")],
 	["application/xml", Buffer.from("<name>x</name>")],
@@ -103,9 +115,10 @@ interface Planned {
 
 function plan(route: GatewayRoute, rnd: Random, token: string): Planned {
 	const mode = rnd.pick(["valid", "field", "field", "field", "missing", "extra", "path", "path", "query", "encoding", "encoding", "token"] as const);
-	let urlPath = "/api/v3" + route.fullPath.replace(/:([A-Za-z_]+)/g, (_, p: string) => (mode === "path" || rnd.chance(0.1) ? segmentFor(p, rnd) : encodeURIComponent(ids[p] ?? "1")));
-	const headers: Record<string, string> =
-		route.kind === "api" ? { "PRIVATE-TOKEN": token } : { "Gitlab-Shared-Secret": cluster.internalSecret };
+	let urlPath =
+		"/api/v3" +
+		route.fullPath.replace(/:([A-Za-z_]+)/g, (_, p: string) => (mode === "path" || rnd.chance(0.1) ? segmentFor(p, rnd) : encodeURIComponent(ids[p] ?? "1")));
+	const headers: Record<string, string> = route.kind === "api" ? { "PRIVATE-TOKEN": token } : { "Gitlab-Shared-Secret": cluster.internalSecret };
 	let body: Record<string, unknown> = goodBody(route, rnd);
 	const fields = Object.keys(body).length ? Object.keys(body) : Object.keys(route.params).filter(p => !pathParams(route.path).includes(p));
 	if (mode === "field" && fields.length) body[rnd.pick(fields)] = rnd.pick(HOSTILE_VALUES);
@@ -162,7 +175,8 @@ function problems(p: Planned, reply: RawReply, storeChanged: boolean): string[] 
 		} catch {
 			// reported below
 		}
-		if (!parsed || typeof parsed !== "object" || !("message" in parsed || "error" in parsed)) out.push(`error body is not GitLab-style JSON: ${text.slice(0, 120)}`);
+		if (!parsed || typeof parsed !== "object" || !("message" in parsed || "error" in parsed))
+			out.push(`error body is not GitLab-style JSON: ${text.slice(0, 120)}`);
 	}
 	if (storeChanged) out.push(`the store changed on a ${reply.status >= 400 ? "rejected request" : "GET"}`);
 	if (SECRET_FIELDS.test(text)) out.push("a stored secret field in the response");
@@ -173,7 +187,9 @@ function problems(p: Planned, reply: RawReply, storeChanged: boolean): string[] 
 }
 
 beforeAll(async () => {
-	const backend = serviceNames().filter(s => s !== "api").join(",");
+	const backend = serviceNames()
+		.filter(s => s !== "api")
+		.join(",");
 	cluster = await startCluster({ nodes: { api: "api", backend }, env: { RATE_LIMIT_PER_MINUTE: "0" } });
 	owner = await createUser(cluster.api());
 	const seeded = await seedProject(cluster, owner, keys);
@@ -242,7 +258,9 @@ it(`answers ${PER_ROUTE} malformed requests per routed endpoint without a 5xx, a
 	// Printed so that a run shows what it covered (and, with the seed, can be replayed).
 	console.log(
 		`fuzz seed ${SEED}: ${sent} requests over ${routes.length} routes; statuses ${JSON.stringify(statuses)}\n` +
-			Object.entries(perRoute).map(([r, s]) => `  ${r}: ${JSON.stringify(s)}`).join("\n"),
+			Object.entries(perRoute)
+				.map(([r, s]) => `  ${r}: ${JSON.stringify(s)}`)
+				.join("\n"),
 	);
 	expect(failures.slice(0, 40)).toEqual([]);
 	expect(sent).toBeGreaterThanOrEqual(routes.length * PER_ROUTE);

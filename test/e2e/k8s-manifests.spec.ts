@@ -57,7 +57,8 @@ const pods = new Map<string, RunningContainer>();
 const podNames = new Map<string, string>();
 let expectedService: Record<string, string>;
 
-const appDeployments = () => ofKind(objects, "Deployment").filter(d => d.spec.template.spec.containers.some((c: any) => c.name === "app" && literalEnv(c, "SERVICES")));
+const appDeployments = () =>
+	ofKind(objects, "Deployment").filter(d => d.spec.template.spec.containers.some((c: any) => c.name === "app" && literalEnv(c, "SERVICES")));
 const servicesOf = (d: K8sObject) => literalEnv(appContainer(d), "SERVICES")!;
 const started = () => appDeployments().filter(d => landed.has(servicesOf(d)));
 const podSuffix = () => `${crypto.randomBytes(5).toString("hex").slice(0, 9)}-${crypto.randomBytes(3).toString("hex").slice(0, 5)}`;
@@ -67,7 +68,9 @@ function fillSecretTemplate(rendered: K8sObject[], values: Record<string, string
 	const template = find(rendered, "Secret", "gitlab-secrets");
 	const keys = Object.keys({ ...template.stringData, ...template.data }).sort();
 	if (JSON.stringify(keys) !== JSON.stringify(Object.keys(values).sort()))
-		throw new Error(`the Secret template's keys ${keys.join(",")} differ from the values this test fills in (${Object.keys(values).sort().join(",")}): decide a value for each`);
+		throw new Error(
+			`the Secret template's keys ${keys.join(",")} differ from the values this test fills in (${Object.keys(values).sort().join(",")}): decide a value for each`,
+		);
 	return rendered.map(o => (o === template ? { ...o, data: undefined, stringData: values } : o));
 }
 
@@ -113,10 +116,15 @@ const expectedServicesByNode = () => Object.fromEntries(started().map(d => [podN
 async function untilReady(pod: RunningContainer, timeoutMs: number): Promise<void> {
 	for (const kind of ["startup", "readiness"]) {
 		const probe = pod.spec.probes.find(p => p.kind === kind)!;
-		await cluster.until(pod, `its ${kind} probe ${probe.path}`, async () => {
-			const status = await cluster.probe(pod, probe);
-			return status !== null && status >= 200 && status < 400;
-		}, timeoutMs);
+		await cluster.until(
+			pod,
+			`its ${kind} probe ${probe.path}`,
+			async () => {
+				const status = await cluster.probe(pod, probe);
+				return status !== null && status >= 200 && status < 400;
+			},
+			timeoutMs,
+		);
 	}
 }
 
@@ -156,7 +164,9 @@ afterAll(async () => {
 describe("the Deployments of k8s/base as processes", () => {
 	it("cover every landed service; the rest are services of the design still to land", () => {
 		expect(started().map(servicesOf).sort()).toEqual([...landed].sort());
-		const pending = appDeployments().map(servicesOf).filter(s => !landed.has(s));
+		const pending = appDeployments()
+			.map(servicesOf)
+			.filter(s => !landed.has(s));
 		for (const s of pending) expect(PLANNED_SERVICES).toContain(s);
 		if (pending.length) console.info(`Deployments not started (service not landed yet): ${pending.join(", ")}`);
 		expect(landed.has("api")).toBe(true);
@@ -257,7 +267,9 @@ describe("the API through the gateway (Ingress path → Service → api pod)", (
 			["snippets"],
 			async () => {
 				const project = await createProject(root);
-				const created = await root.post(`/projects/${project.id}/snippets`, { body: { title: "hello", file_name: "hello.sh", code: "echo hello\n", visibility_level: 0 } });
+				const created = await root.post(`/projects/${project.id}/snippets`, {
+					body: { title: "hello", file_name: "hello.sh", code: "echo hello\n", visibility_level: 0 },
+				});
 				expect(created.status).toBe(201);
 				const raw = await root.get(`/projects/${project.id}/snippets/${created.body.id}/raw`);
 				expect(raw.status).toBe(200);
@@ -271,8 +283,19 @@ describe("the API through the gateway (Ingress path → Service → api pod)", (
 				const project = await createProject(root);
 				const internal = (method: string, p: string, body?: RequestInit["body"], type = "application/json") =>
 					fetch(`${gatewayUrl()}/internal${p}`, { method, body, headers: { "Gitlab-Shared-Secret": internalSecret, "Content-Type": type } });
-				const commit = { id: "a".repeat(40), title: "Deploy", message: "Deploy\n", author_name: "Ada", author_email: "ada@example.com", created_at: "2017-01-01T10:00:00Z" };
-				const created = await internal("POST", "/builds", JSON.stringify({ project_id: project.id, name: "test", stage: "test", ref: "master", tag: false, commit }));
+				const commit = {
+					id: "a".repeat(40),
+					title: "Deploy",
+					message: "Deploy\n",
+					author_name: "Ada",
+					author_email: "ada@example.com",
+					created_at: "2017-01-01T10:00:00Z",
+				};
+				const created = await internal(
+					"POST",
+					"/builds",
+					JSON.stringify({ project_id: project.id, name: "test", stage: "test", ref: "master", tag: false, commit }),
+				);
 				expect(created.status).toBe(201);
 				const build = (await created.json()) as { id: number; name: string; status: string };
 				expect(build).toMatchObject({ name: "test", status: "pending" });
@@ -289,7 +312,8 @@ describe("the API through the gateway (Ingress path → Service → api pod)", (
 				expect(apiArtifacts).toBe(artifactsDir);
 				const sizes: number[] = [];
 				const walk = (dir: string): void => {
-					for (const e of fs.readdirSync(dir, { withFileTypes: true })) e.isDirectory() ? walk(path.join(dir, e.name)) : sizes.push(fs.statSync(path.join(dir, e.name)).size);
+					for (const e of fs.readdirSync(dir, { withFileTypes: true }))
+						e.isDirectory() ? walk(path.join(dir, e.name)) : sizes.push(fs.statSync(path.join(dir, e.name)).size);
 				};
 				walk(artifactsDir);
 				expect(sizes).toContain(bytes.length);
@@ -317,7 +341,10 @@ describe("the API through the gateway (Ingress path → Service → api pod)", (
 	];
 	const runnable = scenarios.filter(([, needs]) => has(...needs));
 	const waiting = scenarios.filter(([, needs]) => !has(...needs));
-	if (waiting.length) console.info(`Scenarios waiting for services to land: ${waiting.map(([name, needs]) => `${name} (${needs.filter(s => !landed.has(s)).join(", ")})`).join("; ")}`);
+	if (waiting.length)
+		console.info(
+			`Scenarios waiting for services to land: ${waiting.map(([name, needs]) => `${name} (${needs.filter(s => !landed.has(s)).join(", ")})`).join("; ")}`,
+		);
 	it.each(runnable.map(([name, , run]) => [name, run] as const))("%s", async (_name, run) => {
 		await run();
 	});

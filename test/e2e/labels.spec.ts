@@ -123,9 +123,7 @@ describe("labels", () => {
 	});
 
 	it("gives exactly one label when two creates race", async () => {
-		const results = await Promise.all(
-			Array.from({ length: 8 }, () => api.post(`/projects/${projectId}/labels`, { form: { name: "race", color: "#123456" } })),
-		);
+		const results = await Promise.all(Array.from({ length: 8 }, () => api.post(`/projects/${projectId}/labels`, { form: { name: "race", color: "#123456" } })));
 		expect(results.map(r => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
 		const list = await api.get(`/projects/${projectId}/labels`);
 		expect(list.body.filter((l: { name: string }) => l.name === "race")).toHaveLength(1);
@@ -233,9 +231,21 @@ describe("the Redis label cache", () => {
 
 describe("the role matrix and the 404/403 rule", () => {
 	it.each([
-		[0, { owner: 200, master: 200, developer: 200, reporter: 200, guest: 200, stranger: 404 }, { owner: 200, master: 200, developer: 200, reporter: 200, guest: 403, stranger: 404 }],
-		[10, { owner: 200, master: 200, developer: 200, reporter: 200, guest: 200, stranger: 200 }, { owner: 200, master: 200, developer: 200, reporter: 200, guest: 403, stranger: 403 }],
-		[20, { owner: 200, master: 200, developer: 200, reporter: 200, guest: 200, stranger: 200 }, { owner: 200, master: 200, developer: 200, reporter: 200, guest: 403, stranger: 403 }],
+		[
+			0,
+			{ owner: 200, master: 200, developer: 200, reporter: 200, guest: 200, stranger: 404 },
+			{ owner: 200, master: 200, developer: 200, reporter: 200, guest: 403, stranger: 404 },
+		],
+		[
+			10,
+			{ owner: 200, master: 200, developer: 200, reporter: 200, guest: 200, stranger: 200 },
+			{ owner: 200, master: 200, developer: 200, reporter: 200, guest: 403, stranger: 403 },
+		],
+		[
+			20,
+			{ owner: 200, master: 200, developer: 200, reporter: 200, guest: 200, stranger: 200 },
+			{ owner: 200, master: 200, developer: 200, reporter: 200, guest: 403, stranger: 403 },
+		],
 	])("visibility %i: reads %j, writes %j", async (visibility, reads, writes) => {
 		const { project, roles } = await roleMatrix(cluster.api(), token => as(token), visibility);
 		for (const [role, status] of Object.entries(reads)) {

@@ -64,7 +64,8 @@ function operations(): Op[] {
 		{
 			name: "member update",
 			weight: 1,
-			run: async (api, n) => void expectStatus("member update", await api.put(`${p}/members/${ids.user_id}`, { body: { access_level: 20 + (n % 2) * 10 } }), 200),
+			run: async (api, n) =>
+				void expectStatus("member update", await api.put(`${p}/members/${ids.user_id}`, { body: { access_level: 20 + (n % 2) * 10 } }), 200),
 		},
 		{ name: "GET deploy keys", weight: 3, run: async api => void expectStatus("keys", await api.get(`${p}/deploy_keys`), 200) },
 		{
@@ -81,7 +82,11 @@ function operations(): Op[] {
 			name: "snippet lifecycle",
 			weight: 2,
 			run: async (api, n) => {
-				const s = expectStatus("create snippet", await api.post(`${p}/snippets`, { body: { title: `s${n}`, file_name: "a.rb", code: `puts ${n}`, visibility_level: 0 } }), 201);
+				const s = expectStatus(
+					"create snippet",
+					await api.post(`${p}/snippets`, { body: { title: `s${n}`, file_name: "a.rb", code: `puts ${n}`, visibility_level: 0 } }),
+					201,
+				);
 				expectStatus("get snippet", await api.get(`${p}/snippets/${s.body.id}`), 200);
 				const raw = expectStatus("raw snippet", await api.get(`${p}/snippets/${s.body.id}/raw`), 200);
 				if (raw.text !== `puts ${n}`) throw new Error(`raw snippet: ${raw.text}`);
@@ -98,7 +103,11 @@ function operations(): Op[] {
 				const c = ci();
 				const id = await c.build({ project_id: Number(ids.id), name: `job-${n}` });
 				expectStatus("running", await c.state(id, "running"), 200);
-				expectStatus("trace", await c.raw.patch(`/internal/builds/${id}/trace`, { headers: { ...c.headers, "Content-Type": "text/plain" }, body: `line ${n}\n` }), 200);
+				expectStatus(
+					"trace",
+					await c.raw.patch(`/internal/builds/${id}/trace`, { headers: { ...c.headers, "Content-Type": "text/plain" }, body: `line ${n}\n` }),
+					200,
+				);
 				expectStatus("success", await c.state(id, "success"), 200);
 				expectStatus("trace read", await api.get(`${p}/builds/${id}/trace`), 200);
 				if (n % 3 === 0) expectStatus("retry", await api.post(`${p}/builds/${id}/retry`), 201);
@@ -111,7 +120,11 @@ function operations(): Op[] {
 				const c = ci();
 				const id = await c.build({ project_id: Number(ids.id), name: `art-${n}` });
 				const body = Buffer.alloc(64 * 1024, n % 251);
-				const up = await fetch(`${cluster.url}/internal/builds/${id}/artifacts?filename=a${n}.zip`, { method: "PUT", headers: { ...c.headers, "Content-Type": "application/octet-stream" }, body });
+				const up = await fetch(`${cluster.url}/internal/builds/${id}/artifacts?filename=a${n}.zip`, {
+					method: "PUT",
+					headers: { ...c.headers, "Content-Type": "application/octet-stream" },
+					body,
+				});
 				if (up.status !== 200) throw new Error(`upload: ${up.status} ${await up.text()}`);
 				const down = await fetch(`${cluster.url}${p}/builds/${id}/artifacts`, { headers: { "PRIVATE-TOKEN": owner.token } });
 				const got = Buffer.from(await down.arrayBuffer());
@@ -136,14 +149,23 @@ function operations(): Op[] {
 			weight: 1,
 			run: async (_api, n) => {
 				const c = ci();
-				expectStatus("push", await c.raw.post("/internal/push", { headers: c.headers, body: pushBody({ projectId: Number(ids.id), path: ids.path, commits: [{ message: `change ${n}` }] }) }), 202);
+				expectStatus(
+					"push",
+					await c.raw.post("/internal/push", {
+						headers: c.headers,
+						body: pushBody({ projectId: Number(ids.id), path: ids.path, commits: [{ message: `change ${n}` }] }),
+					}),
+					202,
+				);
 			},
 		},
 	];
 }
 
 beforeAll(async () => {
-	const backend = serviceNames().filter(s => s !== "api").join(",");
+	const backend = serviceNames()
+		.filter(s => s !== "api")
+		.join(",");
 	cluster = await startCluster({ nodes: { api: "api", backend }, env: { RATE_LIMIT_PER_MINUTE: String(1e9) } });
 	owner = await createUser(cluster.api());
 	({ ids } = await seedProject(cluster, owner, keys));

@@ -85,7 +85,9 @@ it("delivers an event posted before any worker had ever started, once the worker
 	await Promise.all(Object.entries(WORKERS).map(([name, services]) => cluster.spawnNode(name, services)));
 
 	await waitFor("task 12 commented and completed", async () => tracker.tasks.get("12") === true, 30000);
-	expect(tracker.comments.get("12")).toEqual([`Jane pushed to branch master of ${projectPath.split("/")[0]} / ${projectName} ( ${body.commits[0].url} ): fix #12 first push`]);
+	expect(tracker.comments.get("12")).toEqual([
+		`Jane pushed to branch master of ${projectPath.split("/")[0]} / ${projectName} ( ${body.commits[0].url} ): fix #12 first push`,
+	]);
 	expect(tracker.requests.map(r => `${r.method} ${r.path} ${r.authorization}`)).toEqual([
 		"GET /api/1.0/tasks/12 Bearer tracker-token",
 		"POST /api/1.0/tasks/12/stories Bearer tracker-token",
@@ -103,7 +105,10 @@ it("delivers an event posted before any worker had ever started, once the worker
 	const commitLine = `${projectName}/master ${body.after.slice(0, 8)} Ada (1 file): fix #12 first push`;
 	await waitFor("the IRC lines in both channels", async () => dev.messages.length >= 2 && ops.messages.length >= 2, 30000);
 	expect(dev.messages.map(m => m.text)).toEqual([summary, commitLine]);
-	expect(ops.messages.map(m => [m.target, m.text])).toEqual([["#ops", summary], ["#ops", commitLine]]);
+	expect(ops.messages.map(m => [m.target, m.text])).toEqual([
+		["#ops", summary],
+		["#ops", commitLine],
+	]);
 }, 90000);
 
 it("comments only on the branches listed in restrict_to_branch", async () => {

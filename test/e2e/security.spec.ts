@@ -46,7 +46,17 @@ function fill(r: GatewayRoute): string {
 async function call(r: GatewayRoute, who: string, token: string | null, headers: Record<string, string> = {}): Promise<Reply> {
 	const body = validBody(r, ids, owner, `${who}${replies.length}`) ?? {};
 	const api = client(cluster.url, token ?? undefined);
-	const opts = r.method === "GET" || r.method === "DELETE" ? { query: Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v !== "object").map(([k, v]) => [k, String(v)])), headers } : { body, headers };
+	const opts =
+		r.method === "GET" || r.method === "DELETE"
+			? {
+					query: Object.fromEntries(
+						Object.entries(body)
+							.filter(([, v]) => typeof v !== "object")
+							.map(([k, v]) => [k, String(v)]),
+					),
+					headers,
+				}
+			: { body, headers };
 	const reply = await api.request(r.method, fill(r), { ...opts, token });
 	replies.push({ who, route: routeName(r), reply });
 	return reply;
@@ -65,7 +75,9 @@ const secrets = () => ({
 });
 
 beforeAll(async () => {
-	const backend = serviceNames().filter(s => s !== "api").join(",");
+	const backend = serviceNames()
+		.filter(s => s !== "api")
+		.join(",");
 	cluster = await startCluster({ nodes: { api: "api", backend }, env: { LOG_LEVEL: "debug", RATE_LIMIT_PER_MINUTE: "0" }, keepAllOutput: true });
 	owner = await createUser(cluster.api());
 	guest = await createUser(cluster.api());
@@ -90,8 +102,12 @@ describe("without a token, or without the shared secret", () => {
 		const wrong: string[] = [];
 		for (const r of routes) {
 			// Signing in is how one gets a token: without credentials it is refused as well.
-			const reply = r.action === "accounts.login" ? await client(cluster.url).post("/session", { token: null, body: { login: owner.username, password: "not-the-password" } }) : await call(r, "anonymous", null);
-			if (reply.status !== 401 || JSON.stringify(reply.body) !== JSON.stringify({ message: "401 Unauthorized" })) wrong.push(`${routeName(r)} → ${reply.status} ${reply.text.slice(0, 100)}`);
+			const reply =
+				r.action === "accounts.login"
+					? await client(cluster.url).post("/session", { token: null, body: { login: owner.username, password: "not-the-password" } })
+					: await call(r, "anonymous", null);
+			if (reply.status !== 401 || JSON.stringify(reply.body) !== JSON.stringify({ message: "401 Unauthorized" }))
+				wrong.push(`${routeName(r)} → ${reply.status} ${reply.text.slice(0, 100)}`);
 		}
 		expect(wrong).toEqual([]);
 		expect(storeDigest(cluster.dataDir)).toBe(before);
@@ -100,7 +116,10 @@ describe("without a token, or without the shared secret", () => {
 	it("answers 401 on the internal API to a user's token and to a wrong secret", async () => {
 		const wrong: string[] = [];
 		for (const r of routes.filter(x => x.kind !== "api")) {
-			for (const [who, headers] of [["owner", {}], ["wrong secret", { "Gitlab-Shared-Secret": cluster.internalSecret + "x" }]] as const) {
+			for (const [who, headers] of [
+				["owner", {}],
+				["wrong secret", { "Gitlab-Shared-Secret": cluster.internalSecret + "x" }],
+			] as const) {
 				const reply = await call(r, who, who === "owner" ? owner.token : null, headers);
 				if (reply.status !== 401) wrong.push(`${who}: ${routeName(r)} → ${reply.status}`);
 			}
@@ -115,20 +134,33 @@ describe("with another user's token", () => {
 		const wrong: string[] = [];
 		for (const r of routes.filter(isProjectRoute)) {
 			const reply = await call(r, "stranger", stranger.token);
-			if (reply.status !== 404 || JSON.stringify(reply.body) !== JSON.stringify({ message: "404 Project Not Found" })) wrong.push(`${routeName(r)} → ${reply.status} ${reply.text.slice(0, 100)}`);
+			if (reply.status !== 404 || JSON.stringify(reply.body) !== JSON.stringify({ message: "404 Project Not Found" }))
+				wrong.push(`${routeName(r)} → ${reply.status} ${reply.text.slice(0, 100)}`);
 		}
 		expect(wrong).toEqual([]);
 		expect(storeDigest(cluster.dataDir)).toBe(before);
 	});
 
 	it("shows a user only themselves, and lets only admins create users", async () => {
-		const me = await call(routes.find(r => r.action === "accounts.me")!, "stranger", stranger.token);
+		const me = await call(
+			routes.find(r => r.action === "accounts.me")!,
+			"stranger",
+			stranger.token,
+		);
 		expect([me.status, me.body.id, me.body.username]).toEqual([200, stranger.id, stranger.username]);
-		const other = await call(routes.find(r => r.action === "accounts.getUser")!, "stranger", stranger.token);
+		const other = await call(
+			routes.find(r => r.action === "accounts.getUser")!,
+			"stranger",
+			stranger.token,
+		);
 		expect(other.status).toBe(200);
 		expect(other.body.private_token).toBeUndefined();
 		const before = storeDigest(cluster.dataDir);
-		const create = await call(routes.find(r => r.action === "accounts.createUser")!, "stranger", stranger.token);
+		const create = await call(
+			routes.find(r => r.action === "accounts.createUser")!,
+			"stranger",
+			stranger.token,
+		);
 		expect([create.status, create.body]).toEqual([403, { message: "403 Forbidden" }]);
 		expect(storeDigest(cluster.dataDir)).toBe(before);
 	});
@@ -188,7 +220,9 @@ describe("secrets", () => {
 	it("never appear in any process's output, even at debug level", () => {
 		const output = [...cluster.nodes.keys()].map(name => cluster.logs(name)).join("\n");
 		expect(output.length).toBeGreaterThan(10000); // debug logging did happen
-		const found = Object.entries(secrets()).filter(([, value]) => output.includes(value)).map(([what]) => what);
+		const found = Object.entries(secrets())
+			.filter(([, value]) => output.includes(value))
+			.map(([what]) => what);
 		expect(found).toEqual([]);
 	});
 
@@ -200,7 +234,8 @@ describe("secrets", () => {
 				if (entry.isDirectory()) walk(abs);
 				else {
 					const text = fs.readFileSync(abs).toString("latin1");
-					for (const [what, value] of Object.entries(secrets())) if (what !== "the internal API secret" && text.includes(value)) found.push(`${what} in ${path.relative(cluster.dataDir, abs)}`);
+					for (const [what, value] of Object.entries(secrets()))
+						if (what !== "the internal API secret" && text.includes(value)) found.push(`${what} in ${path.relative(cluster.dataDir, abs)}`);
 				}
 			}
 		};

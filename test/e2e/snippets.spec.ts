@@ -50,7 +50,14 @@ describe("create, read, raw, edit, delete", () => {
 			id: expect.any(Number),
 			title: "Hello",
 			file_name: "hello.rb",
-			author: { id: owner.id, username: owner.username, email: `${owner.username}@example.com`, name: `User ${owner.username}`, state: "active", created_at: expect.stringMatching(ISO) },
+			author: {
+				id: owner.id,
+				username: owner.username,
+				email: `${owner.username}@example.com`,
+				name: `User ${owner.username}`,
+				state: "active",
+				created_at: expect.stringMatching(ISO),
+			},
 			expires_at: null,
 			updated_at: expect.stringMatching(ISO),
 			created_at: expect.stringMatching(ISO),
@@ -146,14 +153,18 @@ describe("byte-exact content", () => {
 		const line = "0123456789abcdef€\n"; // 20 bytes
 		const atLimit = line.repeat(MAX_SNIPPET_CONTENT_BYTES / 20) + "x".repeat(MAX_SNIPPET_CONTENT_BYTES % 20);
 		expect(Buffer.byteLength(atLimit)).toBe(MAX_SNIPPET_CONTENT_BYTES);
-		const created = await as(owner.token).post(`/projects/${projectId}/snippets`, { body: { title: "big", file_name: "big.txt", code: atLimit, visibility_level: 0 } });
+		const created = await as(owner.token).post(`/projects/${projectId}/snippets`, {
+			body: { title: "big", file_name: "big.txt", code: atLimit, visibility_level: 0 },
+		});
 		expect(created.status).toBe(201);
 		const raw = await rawBytes(projectId, created.body.id, owner.token);
 		expect(raw.bytes.length).toBe(MAX_SNIPPET_CONTENT_BYTES);
 		expect(raw.bytes.equals(Buffer.from(atLimit, "utf8"))).toBe(true);
 
 		const before = (await as(owner.token).get(`/projects/${projectId}/snippets`, { query: { per_page: 100 } })).body;
-		const over = await as(owner.token).post(`/projects/${projectId}/snippets`, { body: { title: "big", file_name: "big.txt", code: atLimit + "y", visibility_level: 0 } });
+		const over = await as(owner.token).post(`/projects/${projectId}/snippets`, {
+			body: { title: "big", file_name: "big.txt", code: atLimit + "y", visibility_level: 0 },
+		});
 		expect(over.status).toBe(400);
 		expect(over.body).toEqual({ message: { content: [`is too long (maximum is ${MAX_SNIPPET_CONTENT_BYTES} bytes)`] } });
 		const edit = await as(owner.token).put(`/projects/${projectId}/snippets/${created.body.id}`, { body: { code: atLimit + "y" } });
@@ -180,7 +191,11 @@ describe("the visibility matrix", () => {
 
 	it.each([0, 10, 20])("project of visibility %i: list, get and raw for every kind of caller", async projectVisibility => {
 		const { project, roles } = await roleMatrix(cluster.api(), token => as(token), projectVisibility);
-		const tokens: Record<string, string | null> = { ...Object.fromEntries(Object.entries(roles).map(([r, u]) => [r, u.token])), admin: cluster.rootToken, anonymous: null };
+		const tokens: Record<string, string | null> = {
+			...Object.fromEntries(Object.entries(roles).map(([r, u]) => [r, u.token])),
+			admin: cluster.rootToken,
+			anonymous: null,
+		};
 		// The reporter writes one snippet of every level the project allows.
 		const snippets: { id: number; level: number }[] = [];
 		for (const level of [0, 10, 20].filter(l => l <= projectVisibility)) {
@@ -226,14 +241,18 @@ describe("the visibility matrix", () => {
 	it("anonymous reads need no token for public snippets of public projects, but a wrong token is still a 401", async () => {
 		const owner = await createUser(cluster.api());
 		const project = await createProject(as(owner.token), { visibility_level: 20 });
-		const created = await as(owner.token).post(`/projects/${project.id}/snippets`, { body: { title: "pub", file_name: "p.md", code: "# public\n", visibility_level: 20 } });
+		const created = await as(owner.token).post(`/projects/${project.id}/snippets`, {
+			body: { title: "pub", file_name: "p.md", code: "# public\n", visibility_level: 20 },
+		});
 		const anonymous = as(null);
 		expect((await anonymous.get(`/projects/${project.id}/snippets`)).body.map((s: { id: number }) => s.id)).toEqual([created.body.id]);
 		expect((await anonymous.get(`/projects/${project.id}/snippets/${created.body.id}`)).body).toEqual(created.body);
 		expect((await anonymous.get(`/projects/${project.id}/snippets/${created.body.id}/raw`)).text).toBe("# public\n");
 		expect((await anonymous.get(`/projects/${encodeURIComponent(project.path_with_namespace)}/snippets/${created.body.id}/raw`)).text).toBe("# public\n");
 		// Writes always need a token.
-		expect((await anonymous.post(`/projects/${project.id}/snippets`, { body: { title: "a", file_name: "a", code: "a", visibility_level: 20 } })).status).toBe(401);
+		expect((await anonymous.post(`/projects/${project.id}/snippets`, { body: { title: "a", file_name: "a", code: "a", visibility_level: 20 } })).status).toBe(
+			401,
+		);
 		expect((await anonymous.put(`/projects/${project.id}/snippets/${created.body.id}`, { body: { title: "x" } })).status).toBe(401);
 		expect((await anonymous.del(`/projects/${project.id}/snippets/${created.body.id}`)).status).toBe(401);
 		const wrong = await as("x".repeat(20)).get(`/projects/${project.id}/snippets`);
@@ -315,7 +334,9 @@ describe("pagination: newest first, always paginated", () => {
 		const project = await createProject(as(owner.token), { visibility_level: 20 });
 		const ids: number[] = [];
 		for (let i = 0; i < 5; i++) {
-			const res = await as(owner.token).post(`/projects/${project.id}/snippets`, { body: { title: `s${i}`, file_name: "s", code: "s", visibility_level: i === 2 ? 0 : 20 } });
+			const res = await as(owner.token).post(`/projects/${project.id}/snippets`, {
+				body: { title: `s${i}`, file_name: "s", code: "s", visibility_level: i === 2 ? 0 : 20 },
+			});
 			ids.push(res.body.id);
 		}
 		const newestFirst = [...ids].reverse();
@@ -347,7 +368,9 @@ describe("bad input: GitLab errors, nothing changed, never a 500", () => {
 	beforeAll(async () => {
 		owner = await createUser(cluster.api());
 		projectId = (await createProject(as(owner.token), { visibility_level: 20 })).id;
-		snippetId = (await as(owner.token).post(`/projects/${projectId}/snippets`, { body: { title: "keep", file_name: "k.txt", code: "keep\n", visibility_level: 20 } })).body.id;
+		snippetId = (
+			await as(owner.token).post(`/projects/${projectId}/snippets`, { body: { title: "keep", file_name: "k.txt", code: "keep\n", visibility_level: 20 } })
+		).body.id;
 	});
 
 	it.each([
@@ -358,7 +381,10 @@ describe("bad input: GitLab errors, nothing changed, never a 500", () => {
 		[{ title: "t", file_name: "f", code: "c", visibility_level: { $gt: 0 } }, { error: "visibility_level is invalid" }],
 		[{ title: ["t"], file_name: "f", code: "c", visibility_level: 0 }, { error: "title is invalid" }],
 		[{ title: " ", file_name: "f", code: "c", visibility_level: 0 }, { message: { title: ["can't be blank"] } }],
-		[{ title: "t", file_name: "../../etc/passwd", code: "c", visibility_level: 0 }, { message: { file_name: ["can contain only letters, digits, '_', '-', '@' and '.'."] } }],
+		[
+			{ title: "t", file_name: "../../etc/passwd", code: "c", visibility_level: 0 },
+			{ message: { file_name: ["can contain only letters, digits, '_', '-', '@' and '.'."] } },
+		],
 		[{ title: "t", file_name: "f", code: "", visibility_level: 0 }, { message: { content: ["can't be blank"] } }],
 		[{ title: "t".repeat(256), file_name: "f", code: "c", visibility_level: 0 }, { message: { title: ["is too long (maximum is 255 characters)"] } }],
 	])("create %j → 400", async (body, error) => {
@@ -410,7 +436,9 @@ describe("bad input: GitLab errors, nothing changed, never a 500", () => {
 	it("broken JSON 400, oversized body 413, page parameters of any kind 200", async () => {
 		const broken = await as(owner.token).post(`/projects/${projectId}/snippets`, { body: '{"title": "x",' });
 		expect(broken.status).toBe(400);
-		const huge = await as(owner.token).post(`/projects/${projectId}/snippets`, { body: { title: "t", file_name: "f", code: "x".repeat(3 * 1024 * 1024), visibility_level: 0 } });
+		const huge = await as(owner.token).post(`/projects/${projectId}/snippets`, {
+			body: { title: "t", file_name: "f", code: "x".repeat(3 * 1024 * 1024), visibility_level: 0 },
+		});
 		expect(huge.status).toBe(413);
 		for (const query of [{ page: "abc" }, { per_page: -5 }, { per_page: 100000 }, { page: "999999" }] as Record<string, string | number>[]) {
 			const res = await as(owner.token).get(`/projects/${projectId}/snippets`, { query });
@@ -427,7 +455,9 @@ describe("the gitlab npm client (14.2.2, version 3)", () => {
 
 		expect(await api.ProjectSnippets.all(project.id)).toEqual([]);
 		// The client always adds v4's `visibility`; v3's `visibility_level` is passed alongside.
-		const created = (await api.ProjectSnippets.create(project.id, "From the client", "client.js", "console.log('é');\n", "internal", { visibilityLevel: 10 })) as Record<string, any>;
+		const created = (await api.ProjectSnippets.create(project.id, "From the client", "client.js", "console.log('é');\n", "internal", {
+			visibilityLevel: 10,
+		})) as Record<string, any>;
 		expect(created).toMatchObject({ id: expect.any(Number), title: "From the client", file_name: "client.js", author: { id: owner.id }, expires_at: null });
 		expect(await api.ProjectSnippets.all(project.id)).toEqual([created]);
 		expect(await api.ProjectSnippets.show(project.id, created.id)).toEqual(created);

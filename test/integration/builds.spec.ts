@@ -93,7 +93,11 @@ describe("files in one process", () => {
 	it("downloads an artifact spanning several windows byte for byte", async () => {
 		const size = 9 * MiB + 12345;
 		const id = await ci.build({ project_id: projectId });
-		const up = await streamUpload(`${stack.url}/internal/builds/${id}/artifacts?filename=multi.bin`, { "Gitlab-Shared-Secret": config.internalApiSecret }, size);
+		const up = await streamUpload(
+			`${stack.url}/internal/builds/${id}/artifacts?filename=multi.bin`,
+			{ "Gitlab-Shared-Secret": config.internalApiSecret },
+			size,
+		);
 		expect(up.status).toBe(200);
 		const down = await streamDownload(`${stack.url}/projects/${projectId}/builds/${id}/artifacts`, { "PRIVATE-TOKEN": token });
 		expect([down.status, down.bytes, down.sha256, down.headers["content-length"]]).toEqual([200, size, sha256Of(size), String(size)]);
@@ -102,19 +106,30 @@ describe("files in one process", () => {
 	it("never mixes two files: a window of a replaced artifacts file is a 404", async () => {
 		const id = await ci.build({ project_id: projectId });
 		await ci.upload(id, Buffer.alloc(5000, 1), "a.bin");
-		const meta = { user: { id: 1, username: "root", is_admin: true }, access: { project: { id: projectId, path_with_namespace: "x/y", visibility_level: 0, public_builds: false, creator_id: 1 }, level: 50, admin: true } };
+		const meta = {
+			user: { id: 1, username: "root", is_admin: true },
+			access: { project: { id: projectId, path_with_namespace: "x/y", visibility_level: 0, public_builds: false, creator_id: 1 }, level: 50, admin: true },
+		};
 		const params = { id: String(projectId), build_id: String(id) };
 		const info = await stack.broker.call<DownloadInfo, object>("builds.artifactsInfo", params, { meta });
 		expect(info).toMatchObject({ size: 5000, contentType: "application/octet-stream" });
 		await ci.upload(id, Buffer.alloc(6000, 2), "b.bin");
-		await expect(stack.broker.call("builds.artifactsRange", { ...params, version: info.version, start: 0, end: 4999 }, { meta })).rejects.toMatchObject({ code: 404 });
+		await expect(stack.broker.call("builds.artifactsRange", { ...params, version: info.version, start: 0, end: 4999 }, { meta })).rejects.toMatchObject({
+			code: 404,
+		});
 		const fresh = await stack.broker.call<DownloadInfo, object>("builds.artifactsInfo", params, { meta });
-		const stream = await stack.broker.call<NodeJS.ReadableStream, object>("builds.artifactsRange", { ...params, version: fresh.version, start: 10, end: 19 }, { meta });
+		const stream = await stack.broker.call<NodeJS.ReadableStream, object>(
+			"builds.artifactsRange",
+			{ ...params, version: fresh.version, start: 10, end: 19 },
+			{ meta },
+		);
 		const parts: Buffer[] = [];
 		for await (const chunk of stream) parts.push(chunk as Buffer);
 		expect(Buffer.concat(parts)).toEqual(Buffer.alloc(10, 2));
 		// A window outside the file, or too large, is refused.
-		await expect(stack.broker.call("builds.artifactsRange", { ...params, version: fresh.version, start: 0, end: 6000 }, { meta })).rejects.toMatchObject({ code: 400 });
+		await expect(stack.broker.call("builds.artifactsRange", { ...params, version: fresh.version, start: 0, end: 6000 }, { meta })).rejects.toMatchObject({
+			code: 400,
+		});
 	});
 
 	it("an upload cut off by its client in the same process leaves nothing behind", async () => {
@@ -174,10 +189,16 @@ describe("builds.createBatch (the seed's bulk path)", () => {
 	it("refuses the whole batch when one build is wrong, and over BATCH_MAX", async () => {
 		const total = (await stack.api(token).get(`/projects/${projectId}/builds`)).headers.get("x-total");
 		const good = { name: "ok", ref: "m", commit: { id: SHA_A, message: "m", author_name: "a", author_email: "a@b.c", created_at: "2016-01-01T00:00:00Z" } };
-		await expect(stack.broker.call("builds.createBatch", { project_id: projectId, builds: [good, { ...good, status: "done" }] })).rejects.toMatchObject({ code: 400 });
-		await expect(stack.broker.call("builds.createBatch", { project_id: projectId, builds: [good, { ...good, name: "" }] })).rejects.toMatchObject({ code: 400 });
+		await expect(stack.broker.call("builds.createBatch", { project_id: projectId, builds: [good, { ...good, status: "done" }] })).rejects.toMatchObject({
+			code: 400,
+		});
+		await expect(stack.broker.call("builds.createBatch", { project_id: projectId, builds: [good, { ...good, name: "" }] })).rejects.toMatchObject({
+			code: 400,
+		});
 		await expect(stack.broker.call("builds.createBatch", { project_id: 987654, builds: [good] })).rejects.toMatchObject({ code: 404 });
-		await expect(stack.broker.call("builds.createBatch", { project_id: projectId, builds: Array(BATCH_MAX + 1).fill(good) })).rejects.toMatchObject({ code: 422 });
+		await expect(stack.broker.call("builds.createBatch", { project_id: projectId, builds: Array(BATCH_MAX + 1).fill(good) })).rejects.toMatchObject({
+			code: 422,
+		});
 		expect((await stack.api(token).get(`/projects/${projectId}/builds`)).headers.get("x-total")).toBe(total);
 	});
 });

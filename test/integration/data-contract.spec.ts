@@ -21,7 +21,9 @@ afterAll(() => broker.stop());
 describe.each(backends)("data contract on %s", (_name, location) => {
 	let where: StoreLocation;
 	let seq = 0;
-	const open = async (indexes = [{ fields: { project_title: 1 }, unique: true }, { fields: { project_id: 1, id: -1 } }, { fields: { key: 1 }, unique: true, sparse: true }]) => {
+	const open = async (
+		indexes = [{ fields: { project_title: 1 }, unique: true }, { fields: { project_id: 1, id: -1 } }, { fields: { key: 1 }, unique: true, sparse: true }],
+	) => {
 		const c = new Collection(`contract_${process.pid}_${++seq}`, { indexes: indexes as any }, where);
 		await c.connect(broker);
 		return c;

@@ -136,7 +136,10 @@ describe("secrets at rest", () => {
 		doc = await stack.broker.call("integrations.settingsFor", { projectKey: String(projectId), slug });
 		expect(doc.properties.build_server_url).toBe("https://teamcity.example.com");
 
-		expect((await stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { ...base, build_server_url: "https://new.example.com", password: "n3w" } })).status).toBe(200);
+		expect(
+			(await stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { ...base, build_server_url: "https://new.example.com", password: "n3w" } }))
+				.status,
+		).toBe(200);
 		doc = await stack.broker.call("integrations.settingsFor", { projectKey: String(projectId), slug });
 		expect(doc.properties.build_server_url).toBe("https://new.example.com");
 		expect(decryptSecret(doc.properties.password, key)).toBe("n3w");
@@ -145,7 +148,9 @@ describe("secrets at rest", () => {
 
 describe("requests", () => {
 	it("accepts slugs with underscores and answers 404 Service Not Found for unknown ones", async () => {
-		expect((await stack.api().put(`/projects/${projectId}/services/external_wiki`, { form: { external_wiki_url: "https://wiki.example.com" } })).status).toBe(200);
+		expect((await stack.api().put(`/projects/${projectId}/services/external_wiki`, { form: { external_wiki_url: "https://wiki.example.com" } })).status).toBe(
+			200,
+		);
 		expect((await stack.api().get(`/projects/${projectId}/services/external-wiki`)).body.properties).toEqual({ external_wiki_url: "https://wiki.example.com" });
 		for (const method of ["get", "put", "del"] as const) {
 			const res = await stack.api()[method](`/projects/${projectId}/services/asana`, method === "put" ? { body: { api_key: "x" } } : {});
@@ -174,7 +179,12 @@ describe("requests", () => {
 		const owner = await createUser(stack.api());
 		const project = await createProject(as(owner.token), { visibility_level: 0 });
 		const roles: Record<string, string> = {};
-		for (const [role, level] of [["guest", 10], ["reporter", 20], ["developer", 30], ["master", 40]] as const) {
+		for (const [role, level] of [
+			["guest", 10],
+			["reporter", 20],
+			["developer", 30],
+			["master", 40],
+		] as const) {
 			const u = await createUser(stack.api());
 			await addMember(as(owner.token), project.id, u.id, level);
 			roles[role] = u.token;
@@ -182,7 +192,11 @@ describe("requests", () => {
 		const stranger = await createUser(stack.api());
 		const path = `/projects/${project.id}/services/emails-on-push`;
 		for (const role of ["guest", "reporter", "developer"]) {
-			for (const res of [await as(roles[role]).get(path), await as(roles[role]).put(path, { body: { recipients: "a@example.com" } }), await as(roles[role]).del(path)]) {
+			for (const res of [
+				await as(roles[role]).get(path),
+				await as(roles[role]).put(path, { body: { recipients: "a@example.com" } }),
+				await as(roles[role]).del(path),
+			]) {
 				expect(res.status).toBe(403);
 				expect(res.body).toEqual({ message: "403 Forbidden" });
 			}

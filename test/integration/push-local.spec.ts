@@ -34,16 +34,19 @@ const post = (body: unknown, secret: string | null = SECRET) =>
 beforeAll(async () => {
 	[tracker, smtp, irc] = await Promise.all([startTaskTracker(["12", "13"]), startSmtpSink(), startIrcServer()]);
 	listener = await listenOnIrc(irc, "#dev");
-	Object.assign(process.env, (savedEnv = {
-		TASK_TRACKER_API_URL: tracker.apiUrl,
-		SMTP_URL: smtp.url,
-		ALLOW_LOCAL_REQUESTS: "true",
-		IRC_MESSAGE_INTERVAL_MS: "10",
-		PUSH_RETRY_DELAY_MS: "50",
-		PUSH_MAX_DELIVERIES: "3",
-		OUTBOUND_TIMEOUT_MS: "2000",
-		GITLAB_URL: "http://gitlab.example.com",
-	}));
+	Object.assign(
+		process.env,
+		(savedEnv = {
+			TASK_TRACKER_API_URL: tracker.apiUrl,
+			SMTP_URL: smtp.url,
+			ALLOW_LOCAL_REQUESTS: "true",
+			IRC_MESSAGE_INTERVAL_MS: "10",
+			PUSH_RETRY_DELAY_MS: "50",
+			PUSH_MAX_DELIVERIES: "3",
+			OUTBOUND_TIMEOUT_MS: "2000",
+			GITLAB_URL: "http://gitlab.example.com",
+		}),
+	);
 	savedEnv = Object.fromEntries(Object.keys(savedEnv).map(k => [k, originalEnv[k]]));
 	// config/ reads the environment once: load everything after the peers' ports are known.
 	config = (await import("../../config")).config;
@@ -59,14 +62,17 @@ beforeAll(async () => {
 	projectId = project.id;
 	projectPath = project.path_with_namespace;
 	const api = stack.api();
-	expect((await api.put(`/projects/${projectId}/services/task-tracker-comments`, { form: { api_key: "tracker-token", restrict_to_branch: "master" } })).status).toBe(200);
+	expect(
+		(await api.put(`/projects/${projectId}/services/task-tracker-comments`, { form: { api_key: "tracker-token", restrict_to_branch: "master" } })).status,
+	).toBe(200);
 	expect((await api.put(`/projects/${projectId}/services/emails-on-push`, { form: { recipients: "dev@example.com ops@example.com" } })).status).toBe(200);
 	expect((await api.put(`/projects/${projectId}/services/irc-gateway`, { form: { recipients: `irc://127.0.0.1:${irc.port}/#dev` } })).status).toBe(200);
 }, 60000);
 
 afterAll(async () => {
-	for (const [k, v] of Object.entries(savedEnv)) if (v === undefined) delete process.env[k];
-	else process.env[k] = v;
+	for (const [k, v] of Object.entries(savedEnv))
+		if (v === undefined) delete process.env[k];
+		else process.env[k] = v;
 	await stack?.stop();
 	await listener?.close();
 	await Promise.all([tracker?.stop(), smtp?.stop(), irc?.stop()]);
@@ -109,7 +115,9 @@ describe("POST /internal/push", () => {
 		expect(res.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
 
 		await waitFor("the comment and completion", async () => tracker.tasks.get("12") === true);
-		expect(tracker.comments.get("12")).toEqual([`Jane pushed to branch master of ${projectPath.split("/")[0]} / push-demo ( ${body.commits[0].url} ): fix #12 crash on start`]);
+		expect(tracker.comments.get("12")).toEqual([
+			`Jane pushed to branch master of ${projectPath.split("/")[0]} / push-demo ( ${body.commits[0].url} ): fix #12 crash on start`,
+		]);
 		expect(tracker.requests.slice(before.comments).every(r => r.authorization === "Bearer tracker-token")).toBe(true);
 
 		await waitFor("two mails", async () => smtp.messages.length === before.mails + 2);

@@ -50,7 +50,9 @@ describe("test peers", () => {
 			expect(sink.messages[0].text).toBe("body\n");
 			expect(sink.envelopes).toEqual([{ from: "gitlab@example.com", to: ["dev@example.com"] }]);
 			sink.refuse(451);
-			await expect(transport.sendMail({ from: "gitlab@example.com", to: "dev@example.com", subject: "No", text: "x" })).rejects.toMatchObject({ responseCode: 451 });
+			await expect(transport.sendMail({ from: "gitlab@example.com", to: "dev@example.com", subject: "No", text: "x" })).rejects.toMatchObject({
+				responseCode: 451,
+			});
 			expect(sink.refused).toBe(1);
 			transport.close();
 		} finally {

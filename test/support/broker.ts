@@ -16,7 +16,13 @@ export interface LocalStack {
 }
 
 export async function startLocal(services: ServiceSchema[], options: Partial<BrokerOptions> = {}): Promise<LocalStack> {
-	const broker = new ServiceBroker({ logger: { type: "Console", options: { level: config.logLevel } }, cacher: "Memory", serializer: "JSONExt", validator: true, ...options });
+	const broker = new ServiceBroker({
+		logger: { type: "Console", options: { level: config.logLevel } },
+		cacher: "Memory",
+		serializer: "JSONExt",
+		validator: true,
+		...options,
+	});
 	const created = services.map(schema => broker.createService(schema));
 	await broker.start();
 	const api = created.find(s => s.name === "api") as unknown as { server?: { address(): AddressInfo } } | undefined;

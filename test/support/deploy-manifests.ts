@@ -53,7 +53,10 @@ export interface K8sObject {
 /** SERVICES names of the service files present: "labels", "workers/irc-sender". */
 export function serviceFiles(): string[] {
 	const found: string[] = [];
-	for (const [dir, prefix] of [["services", ""], ["services/workers", "workers/"]] as const) {
+	for (const [dir, prefix] of [
+		["services", ""],
+		["services/workers", "workers/"],
+	] as const) {
 		const abs = path.join(ROOT, dir);
 		if (!fs.existsSync(abs)) continue;
 		for (const f of fs.readdirSync(abs)) if (f.endsWith(".service.ts")) found.push(prefix + f.slice(0, -".service.ts".length));
@@ -64,10 +67,12 @@ export function serviceFiles(): string[] {
 // ---------- YAML ----------
 
 export function parseYamlDocuments(text: string, source: string): any[] {
-	return YAML.parseAllDocuments(text, { merge: true }).map((doc, i) => {
-		if (doc.errors.length) throw new Error(`${source} (document ${i + 1}): ${doc.errors.map(e => e.message).join("; ")}`);
-		return doc.toJSON();
-	}).filter(d => d !== null && d !== undefined);
+	return YAML.parseAllDocuments(text, { merge: true })
+		.map((doc, i) => {
+			if (doc.errors.length) throw new Error(`${source} (document ${i + 1}): ${doc.errors.map(e => e.message).join("; ")}`);
+			return doc.toJSON();
+		})
+		.filter(d => d !== null && d !== undefined);
 }
 
 /** Every .yaml/.yml file under k8s/ (manifests, patches, kustomizations), relative to the root. */
@@ -234,8 +239,7 @@ export function stageEnv(stage: DockerStage): Record<string, string> {
 			env[k] = rest.join(" ");
 			continue;
 		}
-		for (const m of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)/g))
-			env[m[1]] = m[2].replace(/^(["'])(.*)\1$/, "$2");
+		for (const m of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)/g)) env[m[1]] = m[2].replace(/^(["'])(.*)\1$/, "$2");
 	}
 	return env;
 }
@@ -259,8 +263,19 @@ export function runtimeImage(stages = readDockerfile()) {
 		if (!Array.isArray(parsed)) throw new Error(`Dockerfile runtime stage: ${op} must be the exec form (a JSON array), not "${args}"`);
 		return parsed as string[];
 	};
-	const exposed = stage.instructions.filter(i => i.op === "EXPOSE").flatMap(i => i.args.split(" ")).map(p => Number(p.split("/")[0]));
-	return { stage, workdir: last("WORKDIR") ?? "/", env: stageEnv(stage), user: last("USER"), entrypoint: execForm("ENTRYPOINT"), cmd: execForm("CMD"), exposed };
+	const exposed = stage.instructions
+		.filter(i => i.op === "EXPOSE")
+		.flatMap(i => i.args.split(" "))
+		.map(p => Number(p.split("/")[0]));
+	return {
+		stage,
+		workdir: last("WORKDIR") ?? "/",
+		env: stageEnv(stage),
+		user: last("USER"),
+		entrypoint: execForm("ENTRYPOINT"),
+		cmd: execForm("CMD"),
+		exposed,
+	};
 }
 
 export type RuntimeImage = ReturnType<typeof runtimeImage>;
@@ -271,7 +286,11 @@ export type RuntimeImage = ReturnType<typeof runtimeImage>;
  * exceptions (`!`) are refused, since this file uses none.
  */
 export function dockerContextFiles(root = ROOT): string[] {
-	const patterns = fs.readFileSync(path.join(root, ".dockerignore"), "utf8").split(/\r?\n/).map(l => l.trim()).filter(l => l && !l.startsWith("#"));
+	const patterns = fs
+		.readFileSync(path.join(root, ".dockerignore"), "utf8")
+		.split(/\r?\n/)
+		.map(l => l.trim())
+		.filter(l => l && !l.startsWith("#"));
 	if (patterns.some(p => p.startsWith("!"))) throw new Error(".dockerignore exceptions (!) are not supported by this reader");
 	const toRegex = (pattern: string) =>
 		new RegExp(
@@ -329,8 +348,7 @@ export function loadCompose(env: Record<string, string | undefined> = {}, file =
 /** A compose service's environment as a map (compose accepts a map or a KEY=VALUE list). */
 export function composeEnv(service: any): Record<string, string> {
 	const env = service.environment ?? {};
-	if (Array.isArray(env))
-		return Object.fromEntries(env.map((kv: string) => [kv.split("=")[0], kv.includes("=") ? kv.slice(kv.indexOf("=") + 1) : ""]));
+	if (Array.isArray(env)) return Object.fromEntries(env.map((kv: string) => [kv.split("=")[0], kv.includes("=") ? kv.slice(kv.indexOf("=") + 1) : ""]));
 	return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === null ? "" : String(v)]));
 }
 

@@ -22,7 +22,9 @@ export async function createUser(admin: Client, opts: { admin?: boolean; usernam
 }
 
 export async function createProject(owner: Client, opts: { name?: string; visibility_level?: number; public_builds?: boolean } = {}) {
-	const res = await owner.post("/projects", { body: { name: opts.name ?? unique("project"), visibility_level: opts.visibility_level ?? 0, public_builds: opts.public_builds } });
+	const res = await owner.post("/projects", {
+		body: { name: opts.name ?? unique("project"), visibility_level: opts.visibility_level ?? 0, public_builds: opts.public_builds },
+	});
 	if (res.status !== 201) throw new Error(`create project: ${res.status} ${res.text}`);
 	return res.body as { id: number; path_with_namespace: string };
 }
@@ -37,7 +39,12 @@ export async function roleMatrix(root: Client, client: (token: string) => Client
 	const owner = await createUser(root);
 	const project = await createProject(client(owner.token), { visibility_level: visibility });
 	const roles: Record<string, TestUser> = { owner };
-	for (const [role, level] of [["guest", 10], ["reporter", 20], ["developer", 30], ["master", 40]] as const) {
+	for (const [role, level] of [
+		["guest", 10],
+		["reporter", 20],
+		["developer", 30],
+		["master", 40],
+	] as const) {
 		roles[role] = await createUser(root);
 		await addMember(client(owner.token), project.id, roles[role].id, level);
 	}

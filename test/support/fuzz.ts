@@ -117,7 +117,7 @@ export const HOSTILE_SEGMENTS: readonly string[] = [
 	"....%2F%2F",
 	"%2Fetc%2Fpasswd",
 	encodeURIComponent("../../x"),
-	encodeURIComponent("{\"$gt\":\"\"}"),
+	encodeURIComponent('{"$gt":""}'),
 	"%5B%24gt%5D",
 	encodeURIComponent("x".repeat(3000)),
 	encodeURIComponent("😀"),

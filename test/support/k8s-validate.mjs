@@ -1,12 +1,14 @@
 // Validates Kubernetes objects with kubernetes-models (schemas generated from the Kubernetes
 // OpenAPI spec). kubernetes-models is ESM-only, so jest (CommonJS) runs this as a child process:
 // stdin: a JSON array of objects; stdout: a JSON array of { kind, name, errors } (one per object).
-const input = JSON.parse(await new Promise(resolve => {
-	let text = "";
-	process.stdin.setEncoding("utf8");
-	process.stdin.on("data", chunk => (text += chunk));
-	process.stdin.on("end", () => resolve(text));
-}));
+const input = JSON.parse(
+	await new Promise(resolve => {
+		let text = "";
+		process.stdin.setEncoding("utf8");
+		process.stdin.on("data", chunk => (text += chunk));
+		process.stdin.on("end", () => resolve(text));
+	}),
+);
 
 const results = [];
 for (const obj of input) {

@@ -104,7 +104,11 @@ for (const s of JSON.parse(process.argv[1])) {
 	out[s] = (mod.default || mod).name;
 }
 process.stdout.write(JSON.stringify(out));`;
-	const res = spawnSync(process.execPath, ["-e", script, JSON.stringify(services)], { cwd: appRoot, encoding: "utf8", env: { NODE_ENV: "production", LOG_LEVEL: "fatal" } });
+	const res = spawnSync(process.execPath, ["-e", script, JSON.stringify(services)], {
+		cwd: appRoot,
+		encoding: "utf8",
+		env: { NODE_ENV: "production", LOG_LEVEL: "fatal" },
+	});
 	if (res.status !== 0) throw new Error(`reading service names failed:\n${res.stderr}`);
 	return JSON.parse(res.stdout);
 }
@@ -139,7 +143,9 @@ export class ManifestCluster {
 	}
 
 	private localPath(dirs: { containerPath: string; local: string }[], containerPath: string): string | undefined {
-		const owner = dirs.filter(d => containerPath === d.containerPath || containerPath.startsWith(d.containerPath + "/")).sort((a, b) => b.containerPath.length - a.containerPath.length)[0];
+		const owner = dirs
+			.filter(d => containerPath === d.containerPath || containerPath.startsWith(d.containerPath + "/"))
+			.sort((a, b) => b.containerPath.length - a.containerPath.length)[0];
 		return owner ? path.join(owner.local, path.relative(owner.containerPath, containerPath)) : undefined;
 	}
 
@@ -210,8 +216,11 @@ export class ManifestCluster {
 	/** Runs a compose health check (CMD form) with container ports mapped to local ones; true when it exits 0. */
 	healthcheck(c: RunningContainer): boolean {
 		const [cmd, exe, ...args] = c.spec.healthcheck ?? [];
-		if (cmd !== "CMD" || exe !== "node") throw new Error(`${c.spec.name}: health check must be ["CMD", "node", ...], got ${JSON.stringify(c.spec.healthcheck)}`);
-		const mapped = args.map(a => a.replace(/(127\.0\.0\.1|localhost):(\d+)/g, (all, host, port) => (c.portMap.has(Number(port)) ? `${host}:${c.portMap.get(Number(port))}` : all)));
+		if (cmd !== "CMD" || exe !== "node")
+			throw new Error(`${c.spec.name}: health check must be ["CMD", "node", ...], got ${JSON.stringify(c.spec.healthcheck)}`);
+		const mapped = args.map(a =>
+			a.replace(/(127\.0\.0\.1|localhost):(\d+)/g, (all, host, port) => (c.portMap.has(Number(port)) ? `${host}:${c.portMap.get(Number(port))}` : all)),
+		);
 		return spawnSync(process.execPath, mapped, { env: c.env, timeout: 10000 }).status === 0;
 	}
 
@@ -281,7 +290,12 @@ export class ClusterObserver {
 
 	/** Waits (up to the timeout) until exactly `expected` is seen; the caller then asserts what was seen. */
 	async settle(expected: Record<string, string[]>, timeoutMs = 30000): Promise<Record<string, string[]>> {
-		const canonical = (m: Record<string, string[]>) => JSON.stringify(Object.entries(m).map(([k, v]) => [k, [...v].sort()]).sort());
+		const canonical = (m: Record<string, string[]>) =>
+			JSON.stringify(
+				Object.entries(m)
+					.map(([k, v]) => [k, [...v].sort()])
+					.sort(),
+			);
 		const deadline = Date.now() + timeoutMs;
 		while (Date.now() < deadline && canonical(this.servicesByNode()) !== canonical(expected)) await new Promise(r => setTimeout(r, 200));
 		return this.servicesByNode();

@@ -20,7 +20,12 @@ export interface SeededProject {
 	integrationSecret: string;
 }
 
-export async function seedProject(cluster: Cluster, owner: TestUser, keys: KeyFactory, opts: { memberLevel?: number; member?: TestUser } = {}): Promise<SeededProject> {
+export async function seedProject(
+	cluster: Cluster,
+	owner: TestUser,
+	keys: KeyFactory,
+	opts: { memberLevel?: number; member?: TestUser } = {},
+): Promise<SeededProject> {
 	const as = client(cluster.url, owner.token);
 	const project = await createProject(as, { name: `seeded-${Math.random().toString(36).slice(2, 8)}` });
 	const ids: Record<string, string> = { id: String(project.id), path: project.path_with_namespace, sha: FIXTURE_SHA, slug: "emails-on-push", name: "bug" };
@@ -59,7 +64,9 @@ export async function seedProject(cluster: Cluster, owner: TestUser, keys: KeyFa
 
 	const integrationSecret = `seeded-secret-${Math.random().toString(36).slice(2, 10)}`;
 	await cluster.waitForRoute("GET", `/projects/${project.id}/services/emails-on-push`, owner.token);
-	const integration = await as.put(`/projects/${project.id}/services/pipeline-service-a`, { body: { token: integrationSecret, project_url: "http://ci.example.com/p" } });
+	const integration = await as.put(`/projects/${project.id}/services/pipeline-service-a`, {
+		body: { token: integrationSecret, project_url: "http://ci.example.com/p" },
+	});
 	if (integration.status !== 200) throw new Error(`integration: ${integration.status} ${integration.text}`);
 	return { ids, integrationSecret };
 }

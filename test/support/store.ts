@@ -36,7 +36,12 @@ export function storeDigest(dataDir: string): string {
 					if (doc.$$deleted) docs.delete(doc._id);
 					else docs.set(doc._id, line);
 				}
-				hash.update(`${rel}\n${[...docs.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, l]) => l).join("\n")}\n`);
+				hash.update(
+					`${rel}\n${[...docs.entries()]
+						.sort(([a], [b]) => a.localeCompare(b))
+						.map(([, l]) => l)
+						.join("\n")}\n`,
+				);
 			} else {
 				hash.update(`${rel}\n`).update(fs.readFileSync(abs)).update("\n");
 			}

@@ -19,7 +19,15 @@ describe("new projects", () => {
 		expect(pathFromName("My Cool Project!")).toBe("my-cool-project");
 		const { errors, project } = validateNewProject({ name: "My Project" }, "jane");
 		expect(errors).toBeNull();
-		expect(project).toEqual({ name: "My Project", path: "my-project", namespace: "jane", path_with_namespace: "jane/my-project", description: null, visibility_level: 0, public_builds: true });
+		expect(project).toEqual({
+			name: "My Project",
+			path: "my-project",
+			namespace: "jane",
+			path_with_namespace: "jane/my-project",
+			description: null,
+			visibility_level: 0,
+			public_builds: true,
+		});
 	});
 	it("refuses bad visibility and paths", () => {
 		expect(validateNewProject({ name: "x", visibility_level: 5 }, "jane").errors).toEqual({ visibility_level: ["is not included in the list"] });

@@ -52,7 +52,12 @@ describe("index keys and page ranges", () => {
 		expect(seqKey(12, 10) > seqKey(12, 9)).toBe(true);
 		// One project's range never takes in another's keys ("1|…" vs "12|…": "|" sorts after digits).
 		const inRange = (key: string, p: number) => key >= seqKey(p, 1) && key <= seqKey(p, 9999999999);
-		expect([inRange(seqKey(12, 5), 1), inRange(seqKey(1, 5), 12), inRange(seqKey(123, 5), 12), inRange(seqKey(12, 5), 12)]).toEqual([false, false, false, true]);
+		expect([inRange(seqKey(12, 5), 1), inRange(seqKey(1, 5), 12), inRange(seqKey(123, 5), 12), inRange(seqKey(12, 5), 12)]).toEqual([
+			false,
+			false,
+			false,
+			true,
+		]);
 		expect(statusKey(12, "pending")).toBe("12|pending");
 		expect(shaKey(12, SHA)).toBe(`12|${SHA}`);
 	});

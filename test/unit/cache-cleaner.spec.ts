@@ -13,7 +13,13 @@ describe("project cache patterns", () => {
 		const cacher = broker.cacher!;
 		for (const key of ['labels.list:"4"', 'labels.list:"4"|1|20', 'labels.list:"40"', 'labels.get:"5"|"x"', 'builds.list:"4"']) await cacher.set(key, [1]);
 		await cacher.clean(projectCachePatterns("labels", 4));
-		expect([await has('labels.list:"4"'), await has('labels.list:"4"|1|20'), await has('labels.list:"40"'), await has('labels.get:"5"|"x"'), await has('builds.list:"4"')]).toEqual([false, false, true, true, true]);
+		expect([
+			await has('labels.list:"4"'),
+			await has('labels.list:"4"|1|20'),
+			await has('labels.list:"40"'),
+			await has('labels.get:"5"|"x"'),
+			await has('builds.list:"4"'),
+		]).toEqual([false, false, true, true, true]);
 	});
 });
 

@@ -3,17 +3,46 @@ import { ConfigError, loadConfig } from "../../config";
 describe("loadConfig", () => {
 	it("has working defaults with an empty environment", () => {
 		const c = loadConfig({});
-		expect(c).toMatchObject({ port: 3000, healthPort: 3001, metricsPort: 3030, transporter: "", cacher: "", mongoUri: "", rateLimitPerMinute: 2000, allowLocalRequests: false, maxBodyBytes: 1024 * 1024, logLevel: "info" });
+		expect(c).toMatchObject({
+			port: 3000,
+			healthPort: 3001,
+			metricsPort: 3030,
+			transporter: "",
+			cacher: "",
+			mongoUri: "",
+			rateLimitPerMinute: 2000,
+			allowLocalRequests: false,
+			maxBodyBytes: 1024 * 1024,
+			logLevel: "info",
+		});
 		expect(c.dataDir).toMatch(/data$/);
 	});
 
 	it("parses the cluster settings", () => {
-		const c = loadConfig({ TRANSPORTER: "nats://nats:4222", SECRETS_KEY: "a-shared-cluster-key", CACHER: "redis://redis:6379", MONGO_URI: "mongodb://mongo/gitlab", RATE_LIMIT_PER_MINUTE: "0", MAX_BODY_BYTES: "2mb", ALLOW_LOCAL_REQUESTS: "true" });
-		expect(c).toMatchObject({ transporter: "nats://nats:4222", cacher: "redis://redis:6379", redisUrl: "redis://redis:6379", mongoUri: "mongodb://mongo/gitlab", rateLimitPerMinute: 0, maxBodyBytes: 2 * 1024 * 1024, allowLocalRequests: true });
+		const c = loadConfig({
+			TRANSPORTER: "nats://nats:4222",
+			SECRETS_KEY: "a-shared-cluster-key",
+			CACHER: "redis://redis:6379",
+			MONGO_URI: "mongodb://mongo/gitlab",
+			RATE_LIMIT_PER_MINUTE: "0",
+			MAX_BODY_BYTES: "2mb",
+			ALLOW_LOCAL_REQUESTS: "true",
+		});
+		expect(c).toMatchObject({
+			transporter: "nats://nats:4222",
+			cacher: "redis://redis:6379",
+			redisUrl: "redis://redis:6379",
+			mongoUri: "mongodb://mongo/gitlab",
+			rateLimitPerMinute: 0,
+			maxBodyBytes: 2 * 1024 * 1024,
+			allowLocalRequests: true,
+		});
 	});
 
 	it("requires a shared SECRETS_KEY in a cluster", () => {
-		expect(() => loadConfig({ TRANSPORTER: "nats://nats:4222" })).toThrow('Invalid configuration: SECRETS_KEY="" (expected a key shared by every node whenever TRANSPORTER is set)');
+		expect(() => loadConfig({ TRANSPORTER: "nats://nats:4222" })).toThrow(
+			'Invalid configuration: SECRETS_KEY="" (expected a key shared by every node whenever TRANSPORTER is set)',
+		);
 	});
 
 	it.each([

@@ -1,7 +1,19 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { decryptSecret, deriveKey, encryptSecret, generateToken, hashPassword, hashToken, isEncrypted, resolveSecretsKey, safeEqual, TOKEN_PATTERN, verifyPassword } from "../../lib/crypto";
+import {
+	decryptSecret,
+	deriveKey,
+	encryptSecret,
+	generateToken,
+	hashPassword,
+	hashToken,
+	isEncrypted,
+	resolveSecretsKey,
+	safeEqual,
+	TOKEN_PATTERN,
+	verifyPassword,
+} from "../../lib/crypto";
 
 describe("tokens", () => {
 	it("are 20 characters of [A-Za-z0-9_-] and differ every time", () => {

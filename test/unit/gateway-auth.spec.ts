@@ -3,7 +3,14 @@ import { extractToken, rateLimitKey } from "../../gateway/auth";
 import { hashToken } from "../../lib/crypto";
 
 const req = (over: Partial<{ headers: Record<string, string>; query: Record<string, unknown>; body: unknown; originalUrl: string; remote: string }>) =>
-	({ headers: over.headers ?? {}, query: over.query ?? {}, body: over.body, originalUrl: over.originalUrl ?? "/api/v3/user", url: "/user", socket: { remoteAddress: over.remote ?? "10.0.0.9" } }) as unknown as IncomingMessage & { query: Record<string, unknown> };
+	({
+		headers: over.headers ?? {},
+		query: over.query ?? {},
+		body: over.body,
+		originalUrl: over.originalUrl ?? "/api/v3/user",
+		url: "/user",
+		socket: { remoteAddress: over.remote ?? "10.0.0.9" },
+	}) as unknown as IncomingMessage & { query: Record<string, unknown> };
 
 describe("extractToken", () => {
 	it("reads the header, Bearer, the query and a form body, in that order", () => {

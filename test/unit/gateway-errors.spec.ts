@@ -27,12 +27,24 @@ describe("toHttpError", () => {
 	});
 
 	it("maps body-parser errors to 400 and 413", () => {
-		expect(toHttpError({ type: "entity.parse.failed", status: 400 } as any)).toEqual({ status: 400, body: { message: '400 (Bad request) "body" is invalid' }, unexpected: false });
-		expect(toHttpError({ type: "entity.too.large", status: 413 } as any)).toEqual({ status: 413, body: { message: "413 Request Entity Too Large" }, unexpected: false });
+		expect(toHttpError({ type: "entity.parse.failed", status: 400 } as any)).toEqual({
+			status: 400,
+			body: { message: '400 (Bad request) "body" is invalid' },
+			unexpected: false,
+		});
+		expect(toHttpError({ type: "entity.too.large", status: 413 } as any)).toEqual({
+			status: 413,
+			body: { message: "413 Request Entity Too Large" },
+			unexpected: false,
+		});
 	});
 
 	it("maps an unreachable backend to 503", () => {
-		for (const err of [new Errors.ServiceNotAvailableError({ action: "labels.list" }), new Errors.RequestTimeoutError({ action: "labels.list" }), new Errors.ServiceNotFoundError({ action: "x" })]) {
+		for (const err of [
+			new Errors.ServiceNotAvailableError({ action: "labels.list" }),
+			new Errors.RequestTimeoutError({ action: "labels.list" }),
+			new Errors.ServiceNotFoundError({ action: "x" }),
+		]) {
 			expect(toHttpError(err)).toEqual({ status: 503, body: { message: "503 Service Unavailable" }, unexpected: false });
 		}
 	});

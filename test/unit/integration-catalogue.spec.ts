@@ -63,15 +63,26 @@ describe("integration catalogue", () => {
 
 	it.each(Object.entries(SPEC))("%s declares the spec's required, optional and secret fields", (slug, spec) => {
 		const def = findIntegration(slug)!;
-		expect(def.fields.filter(f => f.required).map(f => f.name).sort()).toEqual([...spec.required].sort());
-		expect(def.fields.filter(f => !f.required).map(f => f.name).sort()).toEqual([...spec.optional].sort());
+		expect(
+			def.fields
+				.filter(f => f.required)
+				.map(f => f.name)
+				.sort(),
+		).toEqual([...spec.required].sort());
+		expect(
+			def.fields
+				.filter(f => !f.required)
+				.map(f => f.name)
+				.sort(),
+		).toEqual([...spec.optional].sort());
 		expect(secretFieldNames(def).sort()).toEqual([...spec.secret].sort());
 	});
 
 	it("treats every field named like a password, token or API/user key as secret (a build plan key is not)", () => {
 		for (const def of CATALOGUE)
 			for (const f of def.fields)
-				if (/password|token|api_key|user_key/.test(f.name)) expect({ slug: def.slug, field: f.name, secret: isSecret(f) }).toEqual({ slug: def.slug, field: f.name, secret: true });
+				if (/password|token|api_key|user_key/.test(f.name))
+					expect({ slug: def.slug, field: f.name, secret: isSecret(f) }).toEqual({ slug: def.slug, field: f.name, secret: true });
 		expect(isSecret(findIntegration("build-server-a")!.fields.find(f => f.name === "build_key")!)).toBe(false);
 	});
 
@@ -122,7 +133,15 @@ describe("integration catalogue", () => {
 
 	it("accepts true/false/1/0 for booleans and stores real booleans", () => {
 		const def = findIntegration("emails-on-push")!;
-		for (const [raw, value] of [["true", true], ["false", false], ["1", true], ["0", false], [true, true], [0, false], ["TRUE", true]] as const)
+		for (const [raw, value] of [
+			["true", true],
+			["false", false],
+			["1", true],
+			["0", false],
+			[true, true],
+			[0, false],
+			["TRUE", true],
+		] as const)
 			expect(mergeSettings(def, null, { recipients: "a@example.com", disable_diffs: raw }).properties.disable_diffs).toBe(value);
 		for (const bad of ["yes", "2", "on", [], {}])
 			expect(errorOf(() => mergeSettings(def, null, { recipients: "a@example.com", disable_diffs: bad }))).toEqual({
@@ -136,18 +155,33 @@ describe("integration catalogue", () => {
 		expect(errorOf(() => mergeSettings(hip, null, { token: "t", color: "pink" }))).toEqual({ code: 400, body: { error: "color does not have a valid value" } });
 		const push = findIntegration("push-notifications")!;
 		expect(mergeSettings(push, null, { api_key: "a", user_key: "u", priority: -1 }).properties.priority).toBe("-1");
-		expect(errorOf(() => mergeSettings(push, null, { api_key: "a", user_key: "u", priority: "5" }))).toEqual({ code: 400, body: { error: "priority does not have a valid value" } });
+		expect(errorOf(() => mergeSettings(push, null, { api_key: "a", user_key: "u", priority: "5" }))).toEqual({
+			code: 400,
+			body: { error: "priority does not have a valid value" },
+		});
 		const irc = findIntegration("irc-gateway")!;
 		expect(mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "6659" }).properties.server_port).toBe(6659);
-		expect(errorOf(() => mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "66x" }))).toEqual({ code: 400, body: { error: "server_port is invalid" } });
-		expect(errorOf(() => mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "70000" }))).toEqual({ code: 400, body: { error: "server_port does not have a valid value" } });
+		expect(errorOf(() => mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "66x" }))).toEqual({
+			code: 400,
+			body: { error: "server_port is invalid" },
+		});
+		expect(errorOf(() => mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "70000" }))).toEqual({
+			code: 400,
+			body: { error: "server_port does not have a valid value" },
+		});
 		const ci = findIntegration("ci-server-a")!;
-		expect(errorOf(() => mergeSettings(ci, null, { token: "not ok!", project_url: "https://ci.example.com/p/1" }))).toEqual({ code: 400, body: { message: { token: ["is invalid"] } } });
+		expect(errorOf(() => mergeSettings(ci, null, { token: "not ok!", project_url: "https://ci.example.com/p/1" }))).toEqual({
+			code: 400,
+			body: { message: { token: ["is invalid"] } },
+		});
 	});
 
 	it("refuses IRC recipients that are all invalid", () => {
 		const irc = findIntegration("irc-gateway")!;
-		expect(errorOf(() => mergeSettings(irc, null, { recipients: "#chan http://x/#y" }))).toEqual({ code: 400, body: { message: { recipients: ["are all invalid"] } } });
+		expect(errorOf(() => mergeSettings(irc, null, { recipients: "#chan http://x/#y" }))).toEqual({
+			code: 400,
+			body: { message: { recipients: ["are all invalid"] } },
+		});
 		expect(mergeSettings(irc, null, { recipients: "#chan", default_irc_uri: "irc://irc.example.com:6697/" }).properties.recipients).toBe("#chan");
 	});
 
@@ -160,7 +194,7 @@ describe("integration catalogue", () => {
 	it("keeps stored fields a PUT does not send, clears optional ones sent blank", () => {
 		const def = findIntegration("group-chat-a")!;
 		const stored = { token: "v1:sealed", subdomain: "acme", room: "dev" };
-		const r = mergeSettings(def, stored, { room: "" , subdomain: "other" });
+		const r = mergeSettings(def, stored, { room: "", subdomain: "other" });
 		expect(r.properties).toEqual({ token: "v1:sealed", subdomain: "other" });
 		expect(r.secretsChanged).toEqual([]);
 	});

@@ -25,9 +25,24 @@ describe("IRC recipients (GitLab's IrkerService rules)", () => {
 
 	it("turns URIs into targets the way irkerd reads them", () => {
 		expect(parseTarget("irc://irc.example.com/#dev")).toEqual({
-			uri: "irc://irc.example.com/#dev", tls: false, host: "irc.example.com", port: 6667, password: undefined, nick: undefined, target: "#dev", isNick: false, key: undefined,
+			uri: "irc://irc.example.com/#dev",
+			tls: false,
+			host: "irc.example.com",
+			port: 6667,
+			password: undefined,
+			nick: undefined,
+			target: "#dev",
+			isNick: false,
+			key: undefined,
 		});
-		expect(parseTarget("ircs://bot:pw@irc.example.com/ops?key=k1")).toMatchObject({ tls: true, port: 6697, password: "pw", nick: "bot", target: "#ops", key: "k1" });
+		expect(parseTarget("ircs://bot:pw@irc.example.com/ops?key=k1")).toMatchObject({
+			tls: true,
+			port: 6697,
+			password: "pw",
+			nick: "bot",
+			target: "#ops",
+			key: "k1",
+		});
 		expect(parseTarget("irc://h:7000/alice,isnick")).toMatchObject({ port: 7000, target: "alice", isNick: true });
 		expect(parseTarget("irc://h/&local")).toMatchObject({ target: "&local" });
 		expect(parseTarget("irc://h/#chan?key=k2")).toMatchObject({ target: "#chan", key: "k2" });
@@ -76,7 +91,9 @@ describe("IRC messages (GitLab's IrkerWorker texts)", () => {
 		expect(lines[0]).toBe("[web] Jane has created a new branch feat: http://gitlab.example.com/acme/web/branches");
 		expect(lines[1]).toBe(`[web] Jane pushed 1 new commit to feat: http://gitlab.example.com/acme/web/compare/00000000...${created.after.slice(0, 8)}`);
 		expect(lines).toHaveLength(3);
-		const deleted = validatePushPayload(pushBody({ path: "acme/web", ref: "refs/heads/old", before: sha("x"), after: ZERO, userName: "Jane", commits: [], total: 0 }));
+		const deleted = validatePushPayload(
+			pushBody({ path: "acme/web", ref: "refs/heads/old", before: sha("x"), after: ZERO, userName: "Jane", commits: [], total: 0 }),
+		);
 		expect(buildIrcMessages(deleted, opts)).toEqual(["[web] Jane has deleted the branch old"]);
 	});
 
@@ -92,7 +109,11 @@ describe("IRC messages (GitLab's IrkerWorker texts)", () => {
 	it("strips CR/LF and control codes from every value, and uses GitLab's commit title", () => {
 		const long = "x".repeat(120);
 		const push = validatePushPayload(
-			pushBody({ path: "acme/web", userName: "Eve\r\nQUIT :bye", commits: [{ message: `Title\rPRIVMSG #x :spam\nmore`, author: "Mal\nlory" }, { message: long }] }),
+			pushBody({
+				path: "acme/web",
+				userName: "Eve\r\nQUIT :bye",
+				commits: [{ message: `Title\rPRIVMSG #x :spam\nmore`, author: "Mal\nlory" }, { message: long }],
+			}),
 		);
 		const lines = buildIrcMessages(push, opts);
 		for (const l of lines) expect(l).not.toMatch(/[\r\n\0]/);

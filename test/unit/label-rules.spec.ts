@@ -28,17 +28,43 @@ describe("label titles", () => {
 		expect(labelErrors({})).toBeNull();
 	});
 
-	it("treats an explicit null (JSON `\"color\": null`) as an invalid value, not a crash", () => {
+	it('treats an explicit null (JSON `"color": null`) as an invalid value, not a crash', () => {
 		expect(labelErrors({ title: null, color: null })).toEqual({ title: ["can't be blank", "is invalid"], color: ["must be a valid color code"] });
 		expect(labelErrors({ color: 123 })).toEqual({ color: ["must be a valid color code"] });
 	});
 });
 
 describe("label presenters", () => {
-	const doc = { id: 4, project_id: 2, title: "bug", color: "#FF0000", description: null, template: false, created_at: "c", updated_at: "u", project_title: "2|bug" };
+	const doc = {
+		id: 4,
+		project_id: 2,
+		title: "bug",
+		color: "#FF0000",
+		description: null,
+		template: false,
+		created_at: "c",
+		updated_at: "u",
+		project_title: "2|bug",
+	};
 	it("shapes create/edit, list and delete responses as the spec says", () => {
 		expect(presentLabel(doc)).toEqual({ name: "bug", color: "#FF0000", description: null });
-		expect(presentLabelWithCounts(doc)).toEqual({ name: "bug", color: "#FF0000", description: null, open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 });
-		expect(presentDeletedLabel(doc)).toEqual({ id: 4, title: "bug", color: "#FF0000", description: null, template: false, project_id: 2, created_at: "c", updated_at: "u" });
+		expect(presentLabelWithCounts(doc)).toEqual({
+			name: "bug",
+			color: "#FF0000",
+			description: null,
+			open_issues_count: 0,
+			closed_issues_count: 0,
+			open_merge_requests_count: 0,
+		});
+		expect(presentDeletedLabel(doc)).toEqual({
+			id: 4,
+			title: "bug",
+			color: "#FF0000",
+			description: null,
+			template: false,
+			project_id: 2,
+			created_at: "c",
+			updated_at: "u",
+		});
 	});
 });

@@ -3,11 +3,26 @@ import { paginated, paginationHeaders, pageWindow, parsePage, wantsPage } from "
 describe("parsePage", () => {
 	it.each([
 		[{}, { page: 1, perPage: 20 }],
-		[{ page: "3", per_page: "5" }, { page: 3, perPage: 5 }],
-		[{ page: 2, per_page: 500 }, { page: 2, perPage: 100 }],
-		[{ page: "0", per_page: "0" }, { page: 1, perPage: 20 }],
-		[{ page: "-4", per_page: "-1" }, { page: 1, perPage: 20 }],
-		[{ page: "abc", per_page: { $gt: 1 } }, { page: 1, perPage: 20 }],
+		[
+			{ page: "3", per_page: "5" },
+			{ page: 3, perPage: 5 },
+		],
+		[
+			{ page: 2, per_page: 500 },
+			{ page: 2, perPage: 100 },
+		],
+		[
+			{ page: "0", per_page: "0" },
+			{ page: 1, perPage: 20 },
+		],
+		[
+			{ page: "-4", per_page: "-1" },
+			{ page: 1, perPage: 20 },
+		],
+		[
+			{ page: "abc", per_page: { $gt: 1 } },
+			{ page: 1, perPage: 20 },
+		],
 		[{ page: "99999999999999999999" }, { page: 1, perPage: 20 }],
 	])("%j → %j", (input, expected) => {
 		expect(parsePage(input)).toEqual(expected);

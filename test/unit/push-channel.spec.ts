@@ -2,7 +2,16 @@ import { adapterFor } from "../../middlewares/channels.middleware";
 import { InProcessChannelAdapter } from "../../lib/in-process-channel-adapter";
 import { channelBackend, natsConnectionOptions, pushNames, retryDelay } from "../../lib/push-channel";
 
-const cfg = { channels: "", transporter: "", namespace: "", pushMaxInFlight: 7, pushMaxDeliveries: 5, pushRetryDelayMs: 1000, pushAckWaitMs: 15000, pushStreamReplicas: 1 };
+const cfg = {
+	channels: "",
+	transporter: "",
+	namespace: "",
+	pushMaxInFlight: 7,
+	pushMaxDeliveries: 5,
+	pushRetryDelayMs: 1000,
+	pushAckWaitMs: 15000,
+	pushStreamReplicas: 1,
+};
 
 describe("push channel configuration", () => {
 	it("picks JetStream on a NATS transporter, Redis with CHANNELS=redis://, in-process without a transporter", () => {
@@ -26,7 +35,10 @@ describe("push channel configuration", () => {
 		});
 		expect(JSON.stringify(adapter)).not.toContain("nats://");
 		expect(adapterFor({ kind: "memory" }, cfg)).toBeInstanceOf(InProcessChannelAdapter);
-		expect(adapterFor({ kind: "redis", url: "redis://r:6379" }, cfg)).toMatchObject({ type: "Redis", options: { redis: { url: "redis://r:6379" }, maxRetries: 5 } });
+		expect(adapterFor({ kind: "redis", url: "redis://r:6379" }, cfg)).toMatchObject({
+			type: "Redis",
+			options: { redis: { url: "redis://r:6379" }, maxRetries: 5 },
+		});
 	});
 
 	it("reads a token from a NATS URL", () => {
@@ -35,7 +47,12 @@ describe("push channel configuration", () => {
 
 	it("names streams like @moleculer/channels 0.1.8 does, with the namespace prefix", () => {
 		expect(pushNames("")).toEqual({ channel: "push", stream: "push", deadLetterSubject: "DEAD_PUSH", deadLetterStream: "DEAD_PUSH" });
-		expect(pushNames("e2e-1.x")).toEqual({ channel: "e2e-1.x.push", stream: "e2e-1_x_push", deadLetterSubject: "e2e-1.x.DEAD_PUSH", deadLetterStream: "e2e-1_x_DEAD_PUSH" });
+		expect(pushNames("e2e-1.x")).toEqual({
+			channel: "e2e-1.x.push",
+			stream: "e2e-1_x_push",
+			deadLetterSubject: "e2e-1.x.DEAD_PUSH",
+			deadLetterStream: "e2e-1_x_DEAD_PUSH",
+		});
 	});
 
 	it("backs off 4x per failed delivery, at most a minute", () => {

@@ -13,7 +13,15 @@ const diffs = [
 describe("push email (GitLab's RepositoryPush mail)", () => {
 	it("renders a push of several commits: subject, commits, changed files, diffs, link", () => {
 		const push = validatePushPayload(
-			pushBody({ path: "acme/web", userName: "Jane Doe", commits: [{ message: "Add feature\n\nLong text", author: "A" }, { message: "Fix typo", author: "B" }], diffs }),
+			pushBody({
+				path: "acme/web",
+				userName: "Jane Doe",
+				commits: [
+					{ message: "Add feature\n\nLong text", author: "A" },
+					{ message: "Fix typo", author: "B" },
+				],
+				diffs,
+			}),
 		);
 		const mail = buildPushEmail(push, opts)!;
 		expect(mail.subject).toBe("[Git][acme/web][master] 2 commits: Add feature");
@@ -114,7 +122,10 @@ describe("push email (GitLab's RepositoryPush mail)", () => {
 		expect(created.text).toBe("Jane pushed new branch feature at root / demo\n\n\nView it on GitLab: http://gitlab.example.com/root/demo/tree/feature\n");
 		const tag = buildPushEmail(validatePushPayload(pushBody({ ref: "refs/tags/v1.0", before: ZERO })), opts)!;
 		expect(tag.subject).toBe("[Git][root/demo] Pushed new tag v1.0");
-		const deleted = buildPushEmail(validatePushPayload(pushBody({ ref: "refs/heads/old", before: sha("b"), after: ZERO, commits: [], total: 0, userName: "Jane" })), opts)!;
+		const deleted = buildPushEmail(
+			validatePushPayload(pushBody({ ref: "refs/heads/old", before: sha("b"), after: ZERO, commits: [], total: 0, userName: "Jane" })),
+			opts,
+		)!;
 		expect(deleted.subject).toBe("[Git][root/demo] Deleted branch old");
 		expect(deleted.text).toBe("Jane deleted branch old at root / demo\n");
 	});

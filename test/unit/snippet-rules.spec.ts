@@ -86,7 +86,8 @@ describe("visibleSnippetsQuery selects in a real NeDB store exactly what canRead
 	beforeAll(async () => {
 		let id = 0;
 		for (const level of [PRIVATE, INTERNAL, PUBLIC])
-			for (const author of [users.author.id, users.developer.id, users.master.id]) docs.push({ id: ++id, project_id: 7, author_id: author, visibility_level: level });
+			for (const author of [users.author.id, users.developer.id, users.master.id])
+				docs.push({ id: ++id, project_id: 7, author_id: author, visibility_level: level });
 		// Another project's snippets must never leak into this one's list.
 		docs.push({ id: ++id, project_id: 8, author_id: users.author.id, visibility_level: PUBLIC });
 		await db.insertAsync(docs);
@@ -175,7 +176,10 @@ describe("parseSnippetCreate", () => {
 				body: { error: "visibility_level does not have a valid value" },
 			});
 		for (const v of ["public", "10.5", true, [10], {}, 10.5])
-			expect(errorOf(() => parseSnippetCreate({ ...valid, visibility_level: v }, PUBLIC))).toEqual({ status: 400, body: { error: "visibility_level is invalid" } });
+			expect(errorOf(() => parseSnippetCreate({ ...valid, visibility_level: v }, PUBLIC))).toEqual({
+				status: 400,
+				body: { error: "visibility_level is invalid" },
+			});
 	});
 
 	it("a snippet may not be more visible than its project", () => {

@@ -146,8 +146,8 @@ describe("parsePublicKey agrees with ssh-keygen on crafted keys it accepts", () 
 		const lines: Record<string, string> = {
 			unpadded: `ssh-rsa ${b64(rsaBlob(2048)).replace(/=+$/, "")}`,
 			"rsa-1024": `ssh-rsa ${b64(rsaBlob(1024))}`,
-			"p256": `ecdsa-sha2-nistp256 ${b64(ecdsaBlob("nistp256", "prime256v1"))}`,
-			"p521": `ecdsa-sha2-nistp521 ${b64(ecdsaBlob("nistp521", "secp521r1"))}`,
+			p256: `ecdsa-sha2-nistp256 ${b64(ecdsaBlob("nistp256", "prime256v1"))}`,
+			p521: `ecdsa-sha2-nistp521 ${b64(ecdsaBlob("nistp521", "secp521r1"))}`,
 		};
 		const expected = keygenFingerprints(Object.entries(lines).map(([label, line]) => `${line} ${label}`));
 		expect(expected.size).toBe(Object.keys(lines).length);

@@ -11,8 +11,24 @@ const lookupOf = (table: Record<string, string[]>) => async (host: string) => {
 describe("SSRF guard", () => {
 	it("blocks loopback, private, link-local, CGNAT, ULA, multicast and unspecified addresses", () => {
 		for (const ip of [
-			"127.0.0.1", "127.9.9.9", "0.0.0.0", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-			"224.0.0.1", "255.255.255.255", "::1", "::", "fc00::1", "fd12:3456::1", "fe80::1", "fe80::1%eth0", "ff02::1",
+			"127.0.0.1",
+			"127.9.9.9",
+			"0.0.0.0",
+			"10.1.2.3",
+			"172.16.0.1",
+			"172.31.255.255",
+			"192.168.1.1",
+			"169.254.169.254",
+			"100.64.0.1",
+			"224.0.0.1",
+			"255.255.255.255",
+			"::1",
+			"::",
+			"fc00::1",
+			"fd12:3456::1",
+			"fe80::1",
+			"fe80::1%eth0",
+			"ff02::1",
 		])
 			expect({ ip, blocked: isBlockedAddress(ip) }).toEqual({ ip, blocked: true });
 	});

@@ -79,7 +79,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 		server.once("error", reject);
 		server.listen(0, "127.0.0.1", () => resolve());
 	});
-	const port = ((server as unknown as { server: { address(): AddressInfo } }).server.address()).port;
+	const port = (server as unknown as { server: { address(): AddressInfo } }).server.address().port;
 	sink.port = port;
 	sink.url = `smtp://127.0.0.1:${port}`;
 	sink.refuse = (code = 451) => void (refuseCode = code);

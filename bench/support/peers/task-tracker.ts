@@ -52,7 +52,14 @@ export async function startTaskTracker(taskIds: string[] = []): Promise<TaskTrac
 				/* keep the text */
 			}
 			const path = (req.url ?? "").split("?")[0];
-			tracker.requests.push({ method: req.method ?? "", path, authorization: req.headers.authorization, contentType: req.headers["content-type"], body, at: performance.now() });
+			tracker.requests.push({
+				method: req.method ?? "",
+				path,
+				authorization: req.headers.authorization,
+				contentType: req.headers["content-type"],
+				body,
+				at: performance.now(),
+			});
 			const send = (status: number, payload: unknown) => {
 				res.writeHead(status, { "Content-Type": "application/json" });
 				res.end(JSON.stringify(payload));

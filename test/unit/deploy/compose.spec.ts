@@ -122,7 +122,11 @@ describe("docker-compose.yml services", () => {
 			const s = compose.services[name];
 			const url = /https?:\/\/[^'"\s)]+/.exec(s.healthcheck.test.join(" "))![0];
 			expect(url).toBe(`http://127.0.0.1:${composeEnv(s).HEALTH_PORT}/ready`);
-			expect(s.depends_on).toEqual({ nats: { condition: "service_healthy" }, redis: { condition: "service_healthy" }, mongo: { condition: "service_healthy" } });
+			expect(s.depends_on).toEqual({
+				nats: { condition: "service_healthy" },
+				redis: { condition: "service_healthy" },
+				mongo: { condition: "service_healthy" },
+			});
 		}
 	});
 
@@ -139,7 +143,8 @@ describe("docker-compose.yml services", () => {
 	it("named volumes for the data stores and the artifacts (shared by api and builds), all declared", () => {
 		const declared = Object.keys(compose.volumes);
 		const named = (s: any) => (s.volumes ?? []).map((v: string) => v.split(":")).filter(([src]: string[]) => !src.startsWith(".") && !src.startsWith("/"));
-		for (const [name, s] of Object.entries<any>(compose.services)) for (const [src] of named(s)) expect([name, declared]).toEqual([name, expect.arrayContaining([src])]);
+		for (const [name, s] of Object.entries<any>(compose.services))
+			for (const [src] of named(s)) expect([name, declared]).toEqual([name, expect.arrayContaining([src])]);
 		for (const store of ["nats", "redis", "mongo"]) expect(named(compose.services[store]).length).toBe(1);
 		const artifactUsers = Object.entries<any>(compose.services).filter(([, s]) => named(s).some(([src]: string[]) => src === "artifacts"));
 		expect(artifactUsers.map(([n]) => n).sort()).toEqual(["api", "builds"]);
@@ -147,6 +152,7 @@ describe("docker-compose.yml services", () => {
 	});
 
 	it("every depends_on names a service of the file", () => {
-		for (const s of Object.values<any>(compose.services)) for (const dep of Object.keys(s.depends_on ?? {})) expect(Object.keys(compose.services)).toContain(dep);
+		for (const s of Object.values<any>(compose.services))
+			for (const dep of Object.keys(s.depends_on ?? {})) expect(Object.keys(compose.services)).toContain(dep);
 	});
 });

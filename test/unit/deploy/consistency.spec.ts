@@ -36,8 +36,12 @@ const image = runtimeImage();
 const compose = loadCompose({});
 const appDeployments = (objects: K8sObject[]) => ofKind(objects, "Deployment").filter(d => literalEnv(appContainer(d), "SERVICES") !== undefined);
 const deploymentServices = () => appDeployments(rendered.base).map(d => literalEnv(appContainer(d), "SERVICES")!);
-const composeServices = () => Object.values<any>(compose.services).map(s => composeEnv(s).SERVICES).filter(Boolean);
-const deploymentEnv = (objects: K8sObject[], d: K8sObject) => containerEnv(objects, appContainer(d), { podName: `${d.metadata.name}-7c9d5b8f4-x2x9q`, imageEnv: image.env });
+const composeServices = () =>
+	Object.values<any>(compose.services)
+		.map(s => composeEnv(s).SERVICES)
+		.filter(Boolean);
+const deploymentEnv = (objects: K8sObject[], d: K8sObject) =>
+	containerEnv(objects, appContainer(d), { podName: `${d.metadata.name}-7c9d5b8f4-x2x9q`, imageEnv: image.env });
 
 describe("services ↔ manifests", () => {
 	it("the service tree has files to check", () => {
@@ -71,7 +75,8 @@ describe("configuration ↔ manifests", () => {
 
 	it("config/ reads the variables of ARCHITECTURE §3.6 (the scan finds them)", () => {
 		const vars = configVariables();
-		for (const v of ["PORT", "HEALTH_PORT", "METRICS_PORT", "TRANSPORTER", "NAMESPACE", "CACHER", "MONGO_URI", "DATA_DIR", "SECRETS_KEY", "LOG_LEVEL"]) expect(vars).toContain(v);
+		for (const v of ["PORT", "HEALTH_PORT", "METRICS_PORT", "TRANSPORTER", "NAMESPACE", "CACHER", "MONGO_URI", "DATA_DIR", "SECRETS_KEY", "LOG_LEVEL"])
+			expect(vars).toContain(v);
 	});
 
 	it("every variable config/ reads is in the ConfigMap or the Secret template (NODE_ID: each pod's name)", () => {
@@ -88,7 +93,14 @@ describe("configuration ↔ manifests", () => {
 	});
 
 	it("the Secret template holds the secrets the issue names", () => {
-		expect(keysOf(rendered.base).secret.sort()).toEqual(["GITLAB_ROOT_PASSWORD", "GITLAB_ROOT_TOKEN", "INTERNAL_API_SECRET", "MONGO_URI", "SECRETS_KEY", "SMTP_URL"]);
+		expect(keysOf(rendered.base).secret.sort()).toEqual([
+			"GITLAB_ROOT_PASSWORD",
+			"GITLAB_ROOT_TOKEN",
+			"INTERNAL_API_SECRET",
+			"MONGO_URI",
+			"SECRETS_KEY",
+			"SMTP_URL",
+		]);
 	});
 
 	it("every overlay keeps every key of the base ConfigMap and Secret", () => {

@@ -21,7 +21,9 @@ describe("Dockerfile", () => {
 
 	it("final image: only compiled dist/, production node_modules and package.json; no sources", () => {
 		const copies = ops(runtime.stage, "COPY");
-		expect(copies).toEqual(expect.arrayContaining([expect.stringMatching(/^--from=deps \S*node_modules \.\/node_modules$/), expect.stringMatching(/^--from=build \S+\/dist \.\/$/)]));
+		expect(copies).toEqual(
+			expect.arrayContaining([expect.stringMatching(/^--from=deps \S*node_modules \.\/node_modules$/), expect.stringMatching(/^--from=build \S+\/dist \.\/$/)]),
+		);
 		for (const c of copies) expect(c).toMatch(/^(--from=(deps|build) |package\.json )/);
 		const deps = stages.find(s => s.name === "deps")!;
 		expect(ops(deps, "RUN").join(" ")).toMatch(/npm ci --omit=dev/);
@@ -92,14 +94,28 @@ describe("the build stage, from the build context .dockerignore leaves", () => {
 });
 
 describe(".dockerignore", () => {
-	const ignored = fs.readFileSync(path.join(ROOT, ".dockerignore"), "utf8").split("\n").map(l => l.trim()).filter(l => l && !l.startsWith("#"));
+	const ignored = fs
+		.readFileSync(path.join(ROOT, ".dockerignore"), "utf8")
+		.split("\n")
+		.map(l => l.trim())
+		.filter(l => l && !l.startsWith("#"));
 
 	it("keeps local builds, dependencies, tests, VCS data and secrets out of the build context", () => {
 		expect(ignored).toEqual(expect.arrayContaining(["node_modules", "dist", ".git", "test", "data", "**/secrets.env", ".env"]));
 	});
 
 	it("keeps what the build needs", () => {
-		for (const needed of ["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json", "config", "services", "lib", "mixins", "moleculer.config.ts"])
+		for (const needed of [
+			"package.json",
+			"package-lock.json",
+			"tsconfig.json",
+			"tsconfig.build.json",
+			"config",
+			"services",
+			"lib",
+			"mixins",
+			"moleculer.config.ts",
+		])
 			expect(ignored).not.toContain(needed);
 	});
 });

@@ -143,7 +143,9 @@ describe.each(OVERLAYS)("app Deployments (%s)", overlay => {
 		// Dev is a single-node cluster, where ReadWriteOnce is shared by every pod on the node.
 		expect(pvc.spec.accessModes).toEqual(overlay === "dev" ? ["ReadWriteOnce"] : ["ReadWriteMany"]);
 		const artifactsPath = `${configMap(objects()).DATA_DIR}/artifacts`;
-		const mounting = appDeployments(objects()).filter(d => (d.spec.template.spec.volumes as any[]).some(v => v.persistentVolumeClaim?.claimName === "artifacts"));
+		const mounting = appDeployments(objects()).filter(d =>
+			(d.spec.template.spec.volumes as any[]).some(v => v.persistentVolumeClaim?.claimName === "artifacts"),
+		);
 		expect(mounting.map(d => d.metadata.name).sort()).toEqual(["api", "builds"]);
 		for (const d of mounting) {
 			const volume = (d.spec.template.spec.volumes as any[]).find(v => v.persistentVolumeClaim?.claimName === "artifacts");
@@ -171,7 +173,9 @@ describe.each(OVERLAYS)("Service, Ingress, autoscalers and disruption budgets (%
 
 	it("HorizontalPodAutoscalers for the gateway and each worker, scaling their Deployments", () => {
 		const hpas = ofKind(objects(), "HorizontalPodAutoscaler");
-		const expected = appDeployments(objects()).filter(d => ["gateway", "worker"].includes(component(d))).map(d => d.metadata.name);
+		const expected = appDeployments(objects())
+			.filter(d => ["gateway", "worker"].includes(component(d)))
+			.map(d => d.metadata.name);
 		expect(hpas.map(h => h.spec.scaleTargetRef.name).sort()).toEqual(expected.sort());
 		for (const h of hpas) {
 			expect(h.spec.scaleTargetRef).toEqual({ apiVersion: "apps/v1", kind: "Deployment", name: h.metadata.name });
@@ -212,12 +216,14 @@ function admits(policies: K8sObject[], workload: K8sObject, port: number, source
 		typeof p.port === "number" ? p.port === port : containers.some(c => (c.ports ?? []).some((cp: any) => cp.name === p.port && cp.containerPort === port));
 	return selecting.some(policy =>
 		(policy.spec.ingress ?? []).some((rule: any) => {
-			const fromOk = !rule.from?.length || rule.from.some((peer: any) => {
-				if (peer.ipBlock) return true;
-				const nsOk = peer.namespaceSelector ? matches(peer.namespaceSelector, source.namespaceLabels) : source.sameNamespace;
-				const podOk = peer.podSelector ? matches(peer.podSelector, source.podLabels) : true;
-				return nsOk && podOk;
-			});
+			const fromOk =
+				!rule.from?.length ||
+				rule.from.some((peer: any) => {
+					if (peer.ipBlock) return true;
+					const nsOk = peer.namespaceSelector ? matches(peer.namespaceSelector, source.namespaceLabels) : source.sameNamespace;
+					const podOk = peer.podSelector ? matches(peer.podSelector, source.podLabels) : true;
+					return nsOk && podOk;
+				});
 			const portOk = !rule.ports?.length || rule.ports.some(portMatches);
 			return fromOk && portOk;
 		}),
@@ -228,12 +234,20 @@ const containerPorts = (w: K8sObject) => (w.spec.template.spec.containers as any
 describe.each(OVERLAYS)("NetworkPolicy (%s)", overlay => {
 	const objects = () => rendered[overlay];
 	const workloads = () => [...ofKind(objects(), "Deployment"), ...ofKind(objects(), "StatefulSet")];
-	const outsider: Source = { namespaceLabels: { "kubernetes.io/metadata.name": "ingress-nginx" }, sameNamespace: false, podLabels: { "app.kubernetes.io/name": "ingress-nginx" } };
+	const outsider: Source = {
+		namespaceLabels: { "kubernetes.io/metadata.name": "ingress-nginx" },
+		sameNamespace: false,
+		podLabels: { "app.kubernetes.io/name": "ingress-nginx" },
+	};
 
 	it("admits outside traffic to the gateway's HTTP port and to nothing else", () => {
 		const policies = ofKind(objects(), "NetworkPolicy");
 		const port = Number(configMap(objects()).PORT);
-		const open = workloads().flatMap(w => containerPorts(w).filter(p => admits(policies, w, p, outsider)).map(p => `${w.metadata.name}:${p}`));
+		const open = workloads().flatMap(w =>
+			containerPorts(w)
+				.filter(p => admits(policies, w, p, outsider))
+				.map(p => `${w.metadata.name}:${p}`),
+		);
 		expect(open).toEqual([`api:${port}`]);
 	});
 
@@ -290,7 +304,10 @@ describe.each(OVERLAYS)("NATS JetStream cluster (%s)", overlay => {
 describe("overlays", () => {
 	const secret = (objects: K8sObject[]) => {
 		const s = find(objects, "Secret", "gitlab-secrets");
-		return { ...Object.fromEntries(Object.entries<string>(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()])), ...s.stringData } as Record<string, string>;
+		return { ...Object.fromEntries(Object.entries<string>(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()])), ...s.stringData } as Record<
+			string,
+			string
+		>;
 	};
 	const serviceFor = (objects: K8sObject[], url: string) => {
 		const u = new URL(url);
@@ -301,7 +318,10 @@ describe("overlays", () => {
 
 	it("dev runs MongoDB and Redis as small in-cluster StatefulSets that MONGO_URI and CACHER reach", () => {
 		const objects = rendered.dev;
-		for (const [url, containerPort] of [[secret(objects).MONGO_URI, 27017], [configMap(objects).CACHER, 6379]] as const) {
+		for (const [url, containerPort] of [
+			[secret(objects).MONGO_URI, 27017],
+			[configMap(objects).CACHER, 6379],
+		] as const) {
 			const { svc, sts, port } = serviceFor(objects, url);
 			expect(sts).toBeDefined();
 			expect(sts!.spec.replicas).toBe(1);
@@ -321,10 +341,14 @@ describe("overlays", () => {
 	});
 
 	it("put everything in their namespace, with a pinned image in production", () => {
-		for (const [overlay, ns] of [["dev", "gitlab-dev"], ["production", "gitlab"]] as const) {
+		for (const [overlay, ns] of [
+			["dev", "gitlab-dev"],
+			["production", "gitlab"],
+		] as const) {
 			const objects = rendered[overlay];
 			expect(find(objects, "Namespace", ns)).toBeDefined();
-			for (const o of objects.filter(o => o.kind !== "Namespace")) expect([o.kind, o.metadata.name, o.metadata.namespace]).toEqual([o.kind, o.metadata.name, ns]);
+			for (const o of objects.filter(o => o.kind !== "Namespace"))
+				expect([o.kind, o.metadata.name, o.metadata.namespace]).toEqual([o.kind, o.metadata.name, ns]);
 		}
 		const image = appContainer(find(rendered.production, "Deployment", "api")).image as string;
 		expect(image).toMatch(/^[a-z0-9.-]+\.[a-z]+\/gitlab-v3-service:\d+\.\d+\.\d+$/);

@@ -55,7 +55,18 @@ describe("k8s/ files", () => {
 describe.each(OVERLAYS)("kustomize rendering of %s", overlay => {
 	it("renders objects of the expected kinds", () => {
 		const kinds = new Set(rendered[overlay].map(o => o.kind));
-		for (const kind of ["ConfigMap", "Secret", "Deployment", "Service", "Ingress", "HorizontalPodAutoscaler", "PodDisruptionBudget", "NetworkPolicy", "PersistentVolumeClaim", "StatefulSet"])
+		for (const kind of [
+			"ConfigMap",
+			"Secret",
+			"Deployment",
+			"Service",
+			"Ingress",
+			"HorizontalPodAutoscaler",
+			"PodDisruptionBudget",
+			"NetworkPolicy",
+			"PersistentVolumeClaim",
+			"StatefulSet",
+		])
 			expect(kinds).toContain(kind);
 	});
 
@@ -83,7 +94,12 @@ describe("the validators themselves", () => {
 		bad.spec.replicas = "two";
 		bad.spec.template.spec.containers[0].imagePullPolicy = "Sometimes";
 		const [result] = validateWithModels([bad]);
-		expect(result.errors).toEqual(expect.arrayContaining([expect.stringContaining("/spec/replicas must be integer"), expect.stringContaining("imagePullPolicy must be equal to one of the allowed values")]));
+		expect(result.errors).toEqual(
+			expect.arrayContaining([
+				expect.stringContaining("/spec/replicas must be integer"),
+				expect.stringContaining("imagePullPolicy must be equal to one of the allowed values"),
+			]),
+		);
 	});
 
 	it("reject a misspelt field", () => {
