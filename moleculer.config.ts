@@ -7,6 +7,7 @@
  */
 import type { BrokerOptions } from "moleculer";
 import { config } from "./config";
+import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
 import { HealthMiddleware } from "./middlewares/health.middleware";
 import { ResilientCacheMiddleware } from "./middlewares/resilient-cache.middleware";
@@ -20,7 +21,8 @@ const brokerConfig: BrokerOptions = {
 	},
 	logLevel: config.logLevel,
 	transporter: (config.transporter || null) as BrokerOptions["transporter"],
-	cacher: (config.cacher || "Memory") as BrokerOptions["cacher"],
+	// In memory: bounded (least recently used entries go first), so no client can grow it without end.
+	cacher: (config.cacher || { type: "MemoryLRU", options: { max: config.cacheMaxEntries } }) as BrokerOptions["cacher"],
 	// JSONExt carries Buffers as base64: 3x faster streams than JSON, and no oversized NATS packets.
 	serializer: "JSONExt",
 	transit: { maxChunkSize: 64 * 1024 },
@@ -44,8 +46,9 @@ const brokerConfig: BrokerOptions = {
 		},
 	},
 	// The durable `push` channel: JetStream, Redis Streams or in-process, from config (see the middleware).
+	// ActionSchemas: each action's declaration reaches other nodes whole (see the middleware).
 	// ResilientCache: a Redis outage degrades the cache (bounded, logged, replayed) instead of failing requests.
-	middlewares: [HealthMiddleware(config.healthPort), ResilientCacheMiddleware(), ...ChannelsMiddlewares(config)],
+	middlewares: [HealthMiddleware(config.healthPort), ActionSchemasMiddleware(), ResilientCacheMiddleware(), ...ChannelsMiddlewares(config)],
 };
 
 export default brokerConfig;

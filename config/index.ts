@@ -2,6 +2,7 @@
  * The one place that reads the environment. Every setting is parsed once, typed, given its
  * default, and a bad value stops start-up with a message that names the variable.
  */
+import net from "net";
 import path from "path";
 
 export class ConfigError extends Error {
@@ -79,6 +80,27 @@ function bytes(env: Env, name: string, fallback: number): number {
 	return Number(m[1]) * BYTE_UNITS[m[2].toLowerCase()];
 }
 
+/**
+ * A comma-separated list of IP addresses and CIDR blocks (`10.0.0.0/8, fd00::/8, 192.0.2.7`),
+ * normalised to `address/bits` entries. Nothing else is accepted.
+ */
+function cidrList(env: Env, name: string): string[] {
+	const raw = str(env, name);
+	if (!raw) return [];
+	return raw
+		.split(",")
+		.map(part => part.trim())
+		.filter(Boolean)
+		.map(part => {
+			const [address, bitsText, extra] = part.split("/");
+			const family = net.isIP(address);
+			const maxBits = family === 4 ? 32 : 128;
+			const bits = bitsText === undefined ? maxBits : /^\d{1,3}$/.test(bitsText) ? Number(bitsText) : NaN;
+			if (!family || extra !== undefined || !(bits >= 0 && bits <= maxBits)) throw new ConfigError(name, raw, "IP addresses or CIDR blocks, comma-separated");
+			return `${address}/${bits}`;
+		});
+}
+
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
 
 export function loadConfig(env: Env = process.env) {
@@ -115,6 +137,8 @@ export function loadConfig(env: Env = process.env) {
 		smtpUrl: url(env, "SMTP_URL", ["smtp", "smtps"]),
 		mailFrom: str(env, "MAIL_FROM", "gitlab@localhost"),
 		gitlabUrl: url(env, "GITLAB_URL", ["http", "https"], "http://localhost").replace(/\/+$/, ""),
+		/** GITLAB_URL was given: links (pagination) use it instead of the request's Host. */
+		gitlabUrlSet: !!str(env, "GITLAB_URL"),
 		rootPassword,
 		rootToken,
 		internalApiSecret: str(env, "INTERNAL_API_SECRET"),
@@ -137,6 +161,22 @@ export function loadConfig(env: Env = process.env) {
 		/** Pause between two IRC lines on one connection (flood protection). */
 		ircMessageIntervalMs: int(env, "IRC_MESSAGE_INTERVAL_MS", 1000, 0, 60000),
 		rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 2000),
+		/** Proxies whose X-Forwarded-For is believed (the Ingress); nobody's by default. */
+		trustedProxies: cidrList(env, "TRUSTED_PROXIES"),
+		/** Failed logins per client address a minute (and in a row per account), and wrong internal secrets per address a minute, before 429. */
+		authFailureLimit: int(env, "AUTH_FAILURE_LIMIT", 10, 1, 10000),
+		/** Password hashes computed at once per process (each takes a core for ~40 ms); more wait in a short queue. */
+		passwordHashConcurrency: int(env, "PASSWORD_HASH_CONCURRENCY", 1, 1, 64),
+		/** Password hashes allowed to wait; beyond that a login or user creation answers 429 at once. */
+		passwordHashQueue: int(env, "PASSWORD_HASH_QUEUE", 32, 0, 10000),
+		/** Open client connections one gateway process accepts; more are closed at once. */
+		maxConnections: int(env, "MAX_CONNECTIONS", 10000, 1, 1000000),
+		/** A client must send its request headers within this time. */
+		headersTimeoutMs: int(env, "HEADERS_TIMEOUT_MS", 10000, 1000, 600000),
+		/** A connection on which nothing moves for this long is closed (slow bodies, stalled readers). */
+		idleTimeoutMs: int(env, "IDLE_TIMEOUT_MS", 30000, 1000, 3600000),
+		/** Entries the in-memory cache keeps at most (least recently used go first). */
+		cacheMaxEntries: int(env, "CACHE_MAX_ENTRIES", 10000, 100, 10000000),
 		maxBodyBytes: bytes(env, "MAX_BODY_BYTES", 1024 * 1024),
 		/** Largest artifacts upload accepted by the internal API (streamed, never buffered). */
 		maxArtifactBytes: bytes(env, "MAX_ARTIFACT_BYTES", 2 * 1024 ** 3),

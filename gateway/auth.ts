@@ -1,6 +1,5 @@
 /** Where a GitLab v3 client puts its token: header, query, form body or Bearer. */
 import type { IncomingMessage } from "http";
-import { hashToken } from "../lib/crypto";
 
 type Req = IncomingMessage & { query?: Record<string, unknown>; body?: unknown };
 
@@ -17,17 +16,4 @@ export function extractToken(req: Req): string | null {
 	const body = req.body as Record<string, unknown> | undefined;
 	if (body && typeof body === "object" && typeof body.private_token === "string" && body.private_token) return body.private_token;
 	return null;
-}
-
-/**
- * Rate-limit key: per token when there is one (hashed: keys may land in Redis), else per address.
- * The internal API (git server and CI runners, behind the shared secret) is not limited: null.
- */
-export function rateLimitKey(req: Req & { originalUrl?: string }): string | null {
-	if (/^\/api\/v3\/internal(\/|$|\?)/.test(req.originalUrl ?? req.url ?? "")) return null;
-	const token = extractToken(req);
-	if (token) return `t:${hashToken(token)}`;
-	const forwarded = req.headers["x-forwarded-for"];
-	const ip = (typeof forwarded === "string" && forwarded.split(",")[0].trim()) || req.socket?.remoteAddress || "unknown";
-	return `ip:${ip}`;
 }

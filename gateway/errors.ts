@@ -13,16 +13,23 @@ interface AnyError {
 	data?: any;
 }
 
-/** fastest-validator failures as Grape's parameter errors. */
+/**
+ * fastest-validator failures as Grape's parameter errors: one message per parameter (the first
+ * rule it broke; `scope[2]` is `scope`), in the order they were found.
+ */
 function validationBody(data: unknown): ErrorBody {
 	const items = Array.isArray(data) ? (data as { type?: string; field?: string }[]) : [];
-	const parts = items.map(item => {
-		const field = String(item.field ?? "params").replace(/^params\./, "");
-		if (item.type === "required") return `${field} is missing`;
-		if (item.type === "enumValue" || item.type === "equalValue") return `${field} does not have a valid value`;
-		return `${field} is invalid`;
-	});
-	return { error: [...new Set(parts)].join(", ") || "400 Bad request" };
+	const messages = new Map<string, string>();
+	for (const item of items) {
+		const field = String(item.field ?? "params")
+			.replace(/^params\./, "")
+			.replace(/\[\d+\]$/, "");
+		if (messages.has(field)) continue;
+		if (item.type === "required") messages.set(field, `${field} is missing`);
+		else if (item.type === "enumValue" || item.type === "equalValue") messages.set(field, `${field} does not have a valid value`);
+		else messages.set(field, `${field} is invalid`);
+	}
+	return { error: [...messages.values()].join(", ") || "400 Bad request" };
 }
 
 const UNAVAILABLE = new Set([
@@ -45,13 +52,24 @@ const UNAVAILABLE_NAMES = new Set([
 	"ServiceUnavailableError",
 ]);
 
-export function toHttpError(err: AnyError): { status: number; body: ErrorBody; unexpected: boolean } {
-	if (err?.type === "GITLAB_API_ERROR" && err.data?.body) return { status: Number(err.code), body: err.data.body, unexpected: false };
+export interface HttpError {
+	status: number;
+	body: ErrorBody;
+	/** Extra response headers (Retry-After). */
+	headers?: Record<string, string>;
+	unexpected: boolean;
+}
+
+export function toHttpError(err: AnyError): HttpError {
+	if (err?.type === "GITLAB_API_ERROR" && err.data?.body)
+		return { status: Number(err.code), body: err.data.body, headers: err.data.headers, unexpected: false };
 	if (err?.name === "ValidationError" || err?.type === "VALIDATION_ERROR") return { status: 400, body: validationBody(err.data), unexpected: false };
-	// body-parser: malformed JSON or form, body too large, unsupported charset.
+	// The HTTP layer's errors: a body too large, an encoding or charset not taken, a body that does not parse.
 	if (err?.type === "entity.too.large" || err?.status === 413 || err?.code === 413)
 		return { status: 413, body: { message: "413 Request Entity Too Large" }, unexpected: false };
-	if (typeof err?.type === "string" && (err.type.startsWith("entity.") || err.type.endsWith(".unsupported") || err.type === "charset.unsupported"))
+	if (err?.status === 415 || err?.code === 415 || (typeof err?.type === "string" && err.type.endsWith(".unsupported")))
+		return { status: 415, body: { message: "415 Unsupported Media Type" }, unexpected: false };
+	if (typeof err?.type === "string" && err.type.startsWith("entity."))
 		return { status: 400, body: { message: '400 (Bad request) "body" is invalid' }, unexpected: false };
 	if (UNAVAILABLE.has(String(err?.type)) || UNAVAILABLE_NAMES.has(String(err?.name)) || err?.code === 503)
 		return { status: 503, body: { message: "503 Service Unavailable" }, unexpected: false };
@@ -62,6 +80,7 @@ export function toHttpError(err: AnyError): { status: number; body: ErrorBody; u
 		return { status: 429, body: { message: "429 Too Many Requests" }, unexpected: false };
 	if (err?.name === "BadRequestError" || err?.code === 400) return { status: 400, body: { message: "400 Bad request" }, unexpected: false };
 	if (err?.code === 405) return { status: 405, body: { message: "405 Method Not Allowed" }, unexpected: false };
-	if (err?.code === 415) return { status: 415, body: { message: "415 Unsupported Media Type" }, unexpected: false };
+	// Any other client error of the HTTP layer (an http-errors object with a 4xx status).
+	if (typeof err?.status === "number" && err.status >= 400 && err.status < 500) return { status: 400, body: { message: "400 Bad request" }, unexpected: false };
 	return { status: 500, body: { message: "500 Internal Server Error" }, unexpected: true };
 }

@@ -88,6 +88,21 @@ export function assertErasable(build: BuildStateView, has: { artifacts: boolean;
 }
 
 /**
+ * The `scope` parameter as the list actions declare it: one build state or a list of them (an
+ * empty value means every state). Anything else is a 400 `scope does not have a valid value`,
+ * before any cache or store sees it.
+ */
+const SCOPE_VALUES = [...BUILD_STATUSES, ""];
+export const SCOPE_PARAM = {
+	type: "multi",
+	optional: true,
+	rules: [
+		{ type: "enum", values: SCOPE_VALUES },
+		{ type: "array", max: 20, items: { type: "enum", values: SCOPE_VALUES } },
+	],
+} as const;
+
+/**
  * The `scope` filter: absent, one value, or a list (`scope=a`, `scope[]=a&scope[]=b`, and
  * `scope[0]=a`, which parses to a list or an index-keyed object). Empty values are ignored, so
  * an empty scope means every build. Any other value → 400 `scope does not have a valid value`.

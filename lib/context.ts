@@ -2,6 +2,8 @@
 import type { Caller, ProjectAccess } from "./access";
 
 export interface ApiMeta {
+	/** The client's address as the gateway established it (X-Forwarded-For only from trusted proxies). */
+	clientAddress?: string;
 	/** The authenticated caller, or null on the few anonymous routes. */
 	user: Caller | null;
 	/** On `/projects/:id/…` routes: the project and the caller's level, resolved once. */

@@ -7,9 +7,10 @@ import { Errors } from "moleculer";
 export type ErrorBody = { message: string | Record<string, string[]> } | { error: string };
 
 export class ApiError extends Errors.MoleculerClientError {
-	constructor(code: number, body: ErrorBody) {
+	/** `headers`: response headers the answer needs (Retry-After on a 429). */
+	constructor(code: number, body: ErrorBody, headers?: Record<string, string>) {
 		const text = "message" in body ? (typeof body.message === "string" ? body.message : JSON.stringify(body.message)) : body.error;
-		super(text, code, "GITLAB_API_ERROR", { body });
+		super(text, code, "GITLAB_API_ERROR", headers ? { body, headers } : { body });
 	}
 }
 
@@ -29,6 +30,9 @@ export const invalidValue = (param: string) => paramError(`${param} does not hav
 /** Model validation errors: `{"message":{"color":["must be a valid color code"]}}`. */
 export const validation = (errors: Record<string, string[]>) => new ApiError(400, { message: errors });
 export const tooLarge = () => new ApiError(413, { message: "413 Request Entity Too Large" });
+/** `429 Too Many Requests`, with Retry-After in whole seconds (at least 1). */
+export const tooManyRequests = (retryAfterMs: number) =>
+	new ApiError(429, { message: "429 Too Many Requests" }, { "Retry-After": String(Math.max(1, Math.ceil(retryAfterMs / 1000))) });
 export const unavailable = () => new ApiError(503, { message: "503 Service Unavailable" });
 
 /** The error a unique index raises, on NeDB and on MongoDB alike. */

@@ -6,6 +6,14 @@
 export const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 100;
 
+/**
+ * `page` and `per_page` as every list action declares them (Grape's Integer: `abc` or `1.5` is a
+ * 400 `page is invalid`); values below 1 fall back to the defaults and `per_page` is capped at
+ * MAX_PER_PAGE, as Kaminari does (parsePage).
+ */
+const pageNumber = { type: "number", integer: true, convert: true, optional: true, min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER } as const;
+export const PAGE_PARAMS = { page: pageNumber, per_page: pageNumber } as const;
+
 export interface PageRequest {
 	page: number;
 	perPage: number;

@@ -43,6 +43,10 @@ for (const [prefix, bits] of [
 	["ff00::", 8], // multicast
 	["2001:db8::", 32], // documentation
 	["100::", 64], // discard-only
+	// IPv4 reached through a translator or tunnel whose embedded address cannot be judged from
+	// here: local-use NAT64 (the v4 address sits at a prefix-dependent place) and Teredo.
+	["64:ff9b:1::", 48],
+	["2001::", 32],
 ] as const)
 	blocked.addSubnet(prefix, bits, "ipv6");
 
@@ -71,13 +75,14 @@ function ipv6Bytes(ip: string): number[] | null {
 	return bytes;
 }
 
-/** IPv4 carried inside an IPv6 address: mapped, compatible, NAT64 and 6to4 forms. */
+/** IPv4 carried inside an IPv6 address: mapped, SIIT-translated, compatible, well-known NAT64 and 6to4 forms. */
 function embeddedIPv4(ip: string): string | null {
 	const b = ipv6Bytes(ip);
 	if (!b) return null;
 	const quad = (o: number) => `${b[o]}.${b[o + 1]}.${b[o + 2]}.${b[o + 3]}`;
 	const zero = (from: number, to: number) => b.slice(from, to).every(x => x === 0);
 	if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) return quad(12); // ::ffff:a.b.c.d
+	if (zero(0, 8) && b[8] === 0xff && b[9] === 0xff && zero(10, 12)) return quad(12); // ::ffff:0:a.b.c.d (SIIT)
 	if (zero(0, 12) && !zero(12, 16)) return quad(12); // ::a.b.c.d (deprecated compatible)
 	if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zero(4, 12)) return quad(12); // 64:ff9b::/96
 	if (b[0] === 0x20 && b[1] === 0x02) return quad(2); // 2002:a.b.c.d::/16

@@ -17,7 +17,8 @@
  * - cleans asked for while degraded are remembered and replayed before the cache is used again;
  * - a probe (PING) every PROBE_INTERVAL_MS, or ioredis' `ready`, ends the degraded state, with an
  *   info line.
- * The memory cacher cannot fail this way and is left as it is.
+ * The memory cacher cannot fail this way and is left as it is. Whatever the cacher, keys whose
+ * parameters are longer than MAX_CACHE_KEY_PARAMS characters are shortened to a hash.
  */
 import type { Middleware, ServiceBroker } from "moleculer";
 
@@ -35,7 +36,7 @@ interface RedisLike {
 interface CacherLike {
 	client?: RedisLike;
 	connected?: boolean;
-	opts: { missingResponse?: unknown };
+	opts: { missingResponse?: unknown; maxParamsLength?: number | null };
 	get(key: string): Promise<unknown>;
 	set(key: string, data: unknown, ttl?: number): Promise<unknown>;
 	del(keys: string | string[]): Promise<unknown>;
@@ -166,11 +167,18 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 	(cacher as unknown as { stopResilience?: () => void }).stopResilience = stop;
 }
 
+/** Cache keys longer than this end in a hash of their parameters: a key's size never follows a client's input. */
+export const MAX_CACHE_KEY_PARAMS = 256;
+
 export function ResilientCacheMiddleware(): Middleware {
 	return {
 		name: "ResilientCache",
 		created(broker: ServiceBroker) {
-			if (broker.cacher) makeCacherResilient(broker, broker.cacher as unknown as CacherLike);
+			const cacher = broker.cacher as unknown as CacherLike | undefined;
+			if (!cacher) return;
+			// Set on the cacher the broker ended up with (CACHER from the environment replaces a configured one).
+			cacher.opts.maxParamsLength ??= MAX_CACHE_KEY_PARAMS;
+			makeCacherResilient(broker, cacher);
 		},
 		stopping(broker: ServiceBroker) {
 			(broker.cacher as unknown as { stopResilience?: () => void } | undefined)?.stopResilience?.();

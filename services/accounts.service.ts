@@ -9,8 +9,10 @@ import { config } from "../config";
 import { AccessLevel, canReadProject, effectiveLevel, hasLevel, MEMBER_LEVELS, type Caller, type ProjectAccess } from "../lib/access";
 import { ACCESS_CHANGED_EVENT, changedPatterns, memberAccessKeys, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type AccessChange } from "../lib/auth-cache";
 import type { ApiMeta } from "../lib/context";
-import { decryptSecret, encryptSecret, generateToken, hashPassword, hashToken, resolveSecretsKey, verifyPassword } from "../lib/crypto";
-import { conflict, forbidden, invalidValue, notFound, unauthorized, validation } from "../lib/errors";
+import { decryptSecret, encryptSecret, generateToken, HashingBusy, hashToken, PasswordHasher, resolveSecretsKey } from "../lib/crypto";
+import { conflict, forbidden, invalidValue, notFound, tooManyRequests, unauthorized, validation } from "../lib/errors";
+import { LoginThrottle } from "../lib/login-throttle";
+import { limiterRedis } from "../lib/rate-limiter";
 import { cleanTwice } from "../mixins/cache-cleaner.mixin";
 import { DbMixin, UniqueViolation } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -134,8 +136,11 @@ const AccountsService: ServiceSchema = {
 			},
 		},
 
+		/**
+		 * `POST /session`. Unknown logins cost the same scrypt work as wrong passwords, and failed
+		 * logins are throttled per client address and per account (lib/login-throttle.ts).
+		 */
 		login: {
-			rest: "POST /session",
 			auth: "none",
 			params: {
 				login: { type: "string", optional: true, max: 255 },
@@ -144,9 +149,16 @@ const AccountsService: ServiceSchema = {
 			},
 			async handler(ctx: Ctx<{ login?: string; email?: string; password: string }>) {
 				const login = (ctx.params.login ?? ctx.params.email ?? "").trim().toLowerCase();
-				if (!login) throw unauthorized();
-				const user: StoredUser | null = await this.db.users.findOne(login.includes("@") ? { email_key: login } : { username_key: login });
-				if (!user || user.state !== "active" || !verifyPassword(ctx.params.password, user.password_hash)) throw unauthorized();
+				const address = ctx.meta.clientAddress ?? "unknown";
+				const throttle: LoginThrottle = this.loginThrottle;
+				await throttle.check(address, login);
+				const user: StoredUser | null = login ? await this.db.users.findOne(login.includes("@") ? { email_key: login } : { username_key: login }) : null;
+				const matches = await this.checkPassword(ctx.params.password, user?.password_hash ?? null);
+				if (!user || !matches || user.state !== "active") {
+					await throttle.failed(address, login);
+					throw unauthorized();
+				}
+				await throttle.succeeded(address, login);
 				ctx.meta.$statusCode = 201;
 				return presentCurrentUser(publicUser(user), gitlabUrl, this.revealToken(user));
 			},
@@ -299,6 +311,20 @@ const AccountsService: ServiceSchema = {
 			return ctx.meta.user;
 		},
 
+		/** A hash on the bounded hasher; a full hasher is a 429, not a wait without end. */
+		async checkPassword(password: string, stored: string | null): Promise<boolean> {
+			return this.busyAs429(() => (this.hasher as PasswordHasher).verify(password, stored));
+		},
+
+		async busyAs429<T>(work: () => Promise<T>): Promise<T> {
+			try {
+				return await work();
+			} catch (err) {
+				if (err instanceof HashingBusy) throw tooManyRequests(1000);
+				throw err;
+			}
+		},
+
 		revealToken(user: StoredUser): string {
 			return decryptSecret(user.token_enc, this.secretsKey);
 		},
@@ -340,7 +366,7 @@ const AccountsService: ServiceSchema = {
 				is_admin: !!p.admin,
 				bio: null,
 				created_at: now(),
-				password_hash: hashPassword(p.password),
+				password_hash: await this.busyAs429(() => (this.hasher as PasswordHasher).hash(p.password)),
 				token_hash: hashToken(token),
 				token_enc: encryptSecret(token, this.secretsKey),
 				username_key: p.username.toLowerCase(),
@@ -396,10 +422,17 @@ const AccountsService: ServiceSchema = {
 
 	created() {
 		this.secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir).key;
+		this.hasher = new PasswordHasher(config.passwordHashConcurrency, config.passwordHashQueue);
 	},
 
 	async started() {
+		this.limiterRedis = config.redisUrl ? limiterRedis(config.redisUrl, this.logger) : null;
+		this.loginThrottle = new LoginThrottle(this.limiterRedis, { prefix: this.broker.namespace || "gitlab", limit: config.authFailureLimit }, this.logger);
 		await this.bootstrapRoot();
+	},
+
+	stopped() {
+		this.limiterRedis?.disconnect();
 	},
 };
 

@@ -1,15 +1,27 @@
 /**
  * The gateway: owns HTTP. Routes under /api/v3, GitLab error bodies, authentication by private
- * token, the project and the caller's access level resolved once per request, pagination
- * headers, body limits and rate limiting. Services behind it own rules and data.
+ * token, the project and the caller's access level resolved once per request, parameters checked
+ * at the edge, pagination headers, body limits and rate limiting. Services behind it own rules
+ * and data.
+ *
+ * Every request passes, in order: the HTTP server's limits (gateway/http-server.ts), the body
+ * reader (gateway/body.ts), the client address (gateway/client-address.ts), the token and the
+ * request limit counted on what was verified (gateway/rate-limit.ts), the project access, and the
+ * action's parameter schema (gateway/edge-validation.ts).
  */
 import type { IncomingMessage, ServerResponse } from "http";
+import type Redis from "ioredis";
 import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { config } from "../config";
-import { extractToken, rateLimitKey } from "../gateway/auth";
+import { extractToken } from "../gateway/auth";
+import { bodyReader, checkAnnouncedLength, closeAfterAnswer, QS_OPTIONS } from "../gateway/body";
+import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/client-address";
+import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
 import { toHttpError } from "../gateway/errors";
-import { rateLimitStoreFactory } from "../gateway/rate-limit-store";
+import { createHardenedServer } from "../gateway/http-server";
+import { linkBase } from "../gateway/links";
+import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
 import type { Caller, ProjectAccess } from "../lib/access";
 import {
@@ -24,23 +36,28 @@ import {
 } from "../lib/auth-cache";
 import type { ApiMeta } from "../lib/context";
 import { hashToken, safeEqual } from "../lib/crypto";
-import { notFound, tooLarge, unauthorized } from "../lib/errors";
+import { notFound, unauthorized } from "../lib/errors";
 import { isPaginated, paginationHeaders } from "../lib/pagination";
+import { limiterRedis } from "../lib/rate-limiter";
 import { cleanTwice } from "../mixins/cache-cleaner.mixin";
 
 type Req = IncomingMessage & {
 	$params: Record<string, unknown>;
-	$action?: { name: string; auth?: string };
+	$action?: ActionLike & { auth?: string };
 	$alias?: { path: string };
+	$ctx?: Context<unknown, ApiMeta>;
 	query: Record<string, unknown>;
 	originalUrl?: string;
 	body?: unknown;
 };
 type Res = ServerResponse;
+type Ctx = Context<unknown, ApiMeta>;
 
 const PROJECT_ROUTE = /^\/?projects\/:id(\/|$)/;
-const bodyLimit = config.maxBodyBytes;
+/** GitLab's private tokens are 20 characters; later kinds stay far below this. */
+const MAX_TOKEN_LENGTH = 255;
 const callOptions = { timeout: config.requestTimeoutMs };
+const trustedProxies = trustedProxyList(config.trustedProxies);
 
 /**
  * GitLab (Grape) sends JSON as exactly `application/json`, and some v3 clients parse nothing
@@ -55,10 +72,10 @@ function isJsonBody(data: unknown): boolean {
 	return typeof obj.pipe !== "function" && obj.type !== "Buffer";
 }
 
-function sendJson(res: Res, status: number, body: unknown) {
+function sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
 	if (res.headersSent) return res.end();
 	const payload = JSON.stringify(body);
-	res.writeHead(status, { "Content-Type": JSON_TYPE, "Content-Length": Buffer.byteLength(payload) });
+	res.writeHead(status, { ...headers, "Content-Type": JSON_TYPE, "Content-Length": Buffer.byteLength(payload) });
 	res.end(payload);
 }
 
@@ -70,6 +87,7 @@ const ApiService: ServiceSchema<any> = {
 		port: config.port,
 		ip: "0.0.0.0",
 		path: "/api/v3",
+		qsOptions: QS_OPTIONS,
 		// Request lines can carry private_token in the query: never log them.
 		logRequest: null,
 		logResponse: null,
@@ -77,15 +95,6 @@ const ApiService: ServiceSchema<any> = {
 		logResponseData: null,
 		log4XXResponses: false,
 		logRouteRegistration: "debug",
-		rateLimit: config.rateLimitPerMinute
-			? {
-					window: 60 * 1000,
-					limit: config.rateLimitPerMinute,
-					headers: true,
-					key: rateLimitKey,
-					StoreFactory: rateLimitStoreFactory(config.redisUrl),
-				}
-			: undefined,
 		routes: [
 			{
 				name: "internal-stream",
@@ -95,15 +104,12 @@ const ApiService: ServiceSchema<any> = {
 				bodyParsers: false,
 				callOptions: { timeout: 0 },
 				aliases: mergeAliases("internalStream"),
-				onBeforeCall(this: any, ctx: Context<unknown, { contentLength?: number }>, route: unknown, req: Req) {
-					this.checkSharedSecret(req);
+				async onBeforeCall(this: any, ctx: Context<unknown, ApiMeta & { contentLength?: number }>, route: unknown, req: Req) {
+					await this.internalCaller(ctx, req);
 					// Refuse an announced oversized body before reading a byte of it; the service
 					// counts the bytes of chunked uploads and checks they match the announced length.
-					const length = Number(req.headers["content-length"]);
-					if (req.headers["content-length"] !== undefined && Number.isSafeInteger(length)) {
-						if (length > config.maxArtifactBytes) throw tooLarge();
-						ctx.meta.contentLength = length;
-					}
+					checkAnnouncedLength(req, config.maxArtifactBytes);
+					if (req.headers["content-length"] !== undefined) ctx.meta.contentLength = Number(req.headers["content-length"]);
 				},
 				mappingPolicy: "restrict",
 			},
@@ -112,14 +118,12 @@ const ApiService: ServiceSchema<any> = {
 				path: "/internal",
 				authentication: false,
 				authorization: false,
-				bodyParsers: {
-					json: { strict: false, limit: bodyLimit },
-					text: { type: "text/plain", limit: bodyLimit },
-				},
+				bodyParsers: false,
+				use: [bodyReader({ limit: config.maxBodyBytes, text: true })],
 				callOptions,
 				aliases: mergeAliases("internal"),
-				onBeforeCall(this: any, ctx: Context, route: unknown, req: Req) {
-					this.checkSharedSecret(req);
+				async onBeforeCall(this: any, ctx: Ctx, route: unknown, req: Req) {
+					await this.internalCaller(ctx, req);
 					// A text/plain body (a build trace chunk) is not an object to merge into params.
 					if (typeof req.body === "string") req.$params.text = req.body;
 				},
@@ -130,70 +134,110 @@ const ApiService: ServiceSchema<any> = {
 				path: "",
 				authentication: true,
 				authorization: true,
-				bodyParsers: {
-					json: { strict: false, limit: bodyLimit },
-					urlencoded: { extended: true, limit: bodyLimit, parameterLimit: 1000 },
-				},
+				bodyParsers: false,
+				use: [bodyReader({ limit: config.maxBodyBytes })],
 				callOptions,
 				aliases: mergeAliases("api"),
 				mappingPolicy: "restrict",
-				onBeforeCall(ctx: Context, route: unknown, req: Req) {
+				onBeforeCall(this: any, ctx: Ctx, route: unknown, req: Req) {
+					ctx.meta.clientAddress = clientAddress(req, trustedProxies);
 					// Credentials are the gateway's business, never a service parameter.
 					delete req.$params.private_token;
 				},
-				onAfterCall(ctx: Context<unknown, ApiMeta>, route: unknown, req: Req, res: Res, data: unknown) {
+				onAfterCall(this: any, ctx: Ctx, route: unknown, req: Req, res: Res, data: unknown) {
 					if (!ctx.meta.$responseType && isJsonBody(data)) ctx.meta.$responseType = JSON_TYPE;
 					// moleculer-web wants a Location on every 201; without one from the service it is the URL posted to.
 					if (ctx.meta.$statusCode === 201 && !ctx.meta.$location) ctx.meta.$location = (req.originalUrl ?? req.url ?? "").split("?")[0];
 					if (!isPaginated(data)) return data;
-					const url = new URL(req.originalUrl ?? req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
 					const query = { ...req.query };
 					delete query.private_token;
-					const headers = paginationHeaders(data, `${url.protocol}//${url.host}${url.pathname}`, query);
+					const headers = paginationHeaders(data, this.linkBase(req), query);
 					for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
 					return data.rows;
 				},
 			},
 		],
 		onError(this: any, req: Req, res: Res, err: any) {
-			const { status, body, unexpected } = toHttpError(err);
+			const { status, body, headers, unexpected } = toHttpError(err);
 			if (unexpected) this.logger.error(`Unexpected error on ${req.method} ${req.$alias?.path ?? "?"}:`, err);
 			if (status === 503) this.logger.warn(`Backend unavailable on ${req.method} ${req.$alias?.path ?? "?"}: ${err?.name} ${err?.message}`);
-			sendJson(res, status, body);
+			closeAfterAnswer(req, res);
+			sendJson(res, status, body, headers);
 		},
 	},
 
 	methods: {
-		/** Token → caller. Anonymous only where the action says `auth: "optional"` (or "none"). */
-		async authenticate(ctx: Context<unknown, ApiMeta>, route: unknown, req: Req): Promise<Caller | null> {
+		/** moleculer-web's server, with the limits of gateway/http-server.ts. */
+		createServer() {
+			this.server = createHardenedServer(
+				{
+					headersTimeoutMs: config.headersTimeoutMs,
+					requestTimeoutMs: this.settings.requestTimeout,
+					idleTimeoutMs: config.idleTimeoutMs,
+					maxConnections: config.maxConnections,
+					maxBodyBytes: Math.max(config.maxBodyBytes, config.maxArtifactBytes),
+				},
+				this.httpHandler,
+				(req, res, err) => this.settings.onError.call(this, req, res, err),
+			);
+			this.isHTTPS = false;
+		},
+
+		/**
+		 * Token → caller, and the request counted against what was verified: the user when the
+		 * token resolves, the client address otherwise. Anonymous only where the action says
+		 * `auth: "optional"` (or "none").
+		 */
+		async authenticate(ctx: Ctx, route: unknown, req: Req, res: Res): Promise<Caller | null> {
+			const limits: RequestLimits = this.limits;
+			const address = ctx.meta.clientAddress ?? "unknown";
 			const mode = req.$action?.auth;
-			const token = extractToken(req);
+			const token = mode === "none" ? null : extractToken(req);
 			if (!token) {
+				await limits.count(res, addressKey(address));
 				if (mode === "optional" || mode === "none") return null;
 				throw unauthorized();
 			}
-			if (mode === "none") return null;
-			return this.cachedCall(ctx, RESOLVE_TOKEN, { tokenHash: hashToken(token) }) as Promise<Caller>;
+			await limits.refuseSpentAddress(address);
+			// No private token is that long: not worth a look-up.
+			if (token.length > MAX_TOKEN_LENGTH) {
+				await limits.count(res, addressKey(address));
+				throw unauthorized();
+			}
+			let caller: Caller;
+			try {
+				caller = await this.cachedCall(ctx, RESOLVE_TOKEN, { tokenHash: hashToken(token) });
+			} catch (err) {
+				if ((err as { code?: number }).code === 401) await limits.count(res, addressKey(address));
+				throw err;
+			}
+			await limits.count(res, userKey(caller.id));
+			return caller;
 		},
 
-		/** On /projects/:id/… routes: the project and the caller's level, once per request. */
-		async authorize(ctx: Context<unknown, ApiMeta>, route: unknown, req: Req): Promise<void> {
-			if (!req.$alias || !PROJECT_ROUTE.test(req.$alias.path)) return;
-			const ref = req.$params.id;
-			if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
-			const user = ctx.meta.user ?? null;
-			const access: ProjectAccess = await this.cachedCall(ctx, PROJECT_ACCESS, {
-				project: projectRefKey(ref),
-				userId: user ? user.id : 0,
-				admin: !!user?.is_admin,
-			}).catch((err: { code?: number }) => {
-				// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
-				// else asks them to sign in (ARCHITECTURE §3.3), whether or not the project exists.
-				if (!user && err?.code === 404) throw unauthorized();
-				throw err;
-			});
-			ctx.meta.access = access;
-			ctx.meta.projectKey = String(access.project.id);
+		/**
+		 * On /projects/:id/… routes: the project and the caller's level, once per request. Then, on
+		 * every route, the action's parameters (converted in place), before any cache or service.
+		 */
+		async authorize(ctx: Ctx, route: unknown, req: Req): Promise<void> {
+			if (req.$alias && PROJECT_ROUTE.test(req.$alias.path)) {
+				const ref = req.$params.id;
+				if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
+				const user = ctx.meta.user ?? null;
+				const access: ProjectAccess = await this.cachedCall(ctx, PROJECT_ACCESS, {
+					project: projectRefKey(ref),
+					userId: user ? user.id : 0,
+					admin: !!user?.is_admin,
+				}).catch((err: { code?: number }) => {
+					// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
+					// else asks them to sign in, whether or not the project exists.
+					if (!user && err?.code === 404) throw unauthorized();
+					throw err;
+				});
+				ctx.meta.access = access;
+				ctx.meta.projectKey = String(access.project.id);
+			}
+			if (req.$action) await (this.edgeValidator as EdgeValidator).validate(req.$action, req.$params);
 		},
 
 		/**
@@ -209,11 +253,27 @@ const ApiService: ServiceSchema<any> = {
 			return ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions);
 		},
 
-		/** The internal API: off (404) without INTERNAL_API_SECRET, 401 on a wrong secret. */
-		checkSharedSecret(req: Req) {
+		/**
+		 * The internal API: off (404) without INTERNAL_API_SECRET, 401 on a wrong secret, and 429
+		 * for an address that keeps guessing (a right secret is never limited).
+		 */
+		async internalCaller(ctx: Ctx, req: Req): Promise<void> {
 			if (!config.internalApiSecret) throw notFound();
+			const address = clientAddress(req, trustedProxies);
+			ctx.meta.clientAddress = address;
+			const limits: RequestLimits = this.limits;
+			await limits.refuseSecretGuesser(address);
 			const given = req.headers["gitlab-shared-secret"];
-			if (typeof given !== "string" || !safeEqual(given, config.internalApiSecret)) throw unauthorized();
+			if (typeof given !== "string" || !safeEqual(given, config.internalApiSecret)) {
+				await limits.secretFailed(address);
+				throw unauthorized();
+			}
+		},
+
+		/** Where this request's pagination links point (gateway/links.ts). */
+		linkBase(req: Req): string {
+			const scheme = peerIsTrusted(req, trustedProxies) && String(req.headers["x-forwarded-proto"] ?? "").toLowerCase() === "https" ? "https" : "http";
+			return linkBase(req.headers.host, req.originalUrl ?? req.url ?? "/", { gitlabUrl: config.gitlabUrl, gitlabUrlSet: config.gitlabUrlSet, scheme });
 		},
 	},
 
@@ -222,19 +282,26 @@ const ApiService: ServiceSchema<any> = {
 		async [ACCESS_CHANGED_EVENT](ctx: Context<AccessChange>) {
 			await cleanTwice(this.broker, changedPatterns(ctx.params), "access look-ups");
 		},
+		/** Parameter schemas may have changed with the services. */
+		"$services.changed"() {
+			(this.edgeValidator as EdgeValidator).forget();
+		},
 	},
 
-	started() {
-		// Longer than the usual load balancer idle timeout, so a reused connection is never cut under a client.
-		const server = (this as any).server;
-		if (server) {
-			server.keepAliveTimeout = 65000;
-			server.headersTimeout = 66000;
-		}
+	created() {
+		this.edgeValidator = new EdgeValidator(this.broker.validator as never);
+		// Before the server listens (the gateway mixin's `started`), so the first request finds them.
+		const redis: Redis | null = config.redisUrl ? limiterRedis(config.redisUrl, this.logger) : null;
+		this.limiterRedis = redis;
+		this.limits = new RequestLimits(redis, {
+			prefix: this.broker.namespace || "gitlab",
+			perMinute: config.rateLimitPerMinute,
+			authFailures: config.authFailureLimit,
+		});
 	},
 
-	async stopped() {
-		for (const route of (this as any).routes ?? []) await route.rateLimit?.store?.close?.();
+	stopped() {
+		(this.limiterRedis as Redis | null)?.disconnect();
 	},
 };
 

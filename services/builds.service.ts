@@ -27,13 +27,14 @@ import {
 	parseScope,
 	retriedBuildState,
 	runnerTransition,
+	SCOPE_PARAM,
 	type BuildStateView,
 	type StatePatch,
 } from "../lib/build-state";
 import type { ApiMeta } from "../lib/context";
 import { WINDOW_BYTES, type DownloadInfo, type RangeParams } from "../lib/file-window";
 import { ApiError, badRequest, forbidden, invalidValue, notFound, paramError, tooLarge } from "../lib/errors";
-import { paginated, pageWindow, parsePage, type PageRequest } from "../lib/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage, type PageRequest } from "../lib/pagination";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin, UniqueViolation, type Collection, type Doc } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -52,7 +53,6 @@ interface CounterDoc {
 	last_id: number;
 }
 
-const pageParams = { page: { type: "any", optional: true }, per_page: { type: "any", optional: true } } as const;
 const buildParams = { id: "string", build_id: { type: "any" } } as const;
 const rangeParams = {
 	...buildParams,
@@ -138,7 +138,7 @@ const BuildsService: ServiceSchema = {
 	actions: {
 		/** Any reader of the project (GitLab 8.x checks no build permission here). Always paginated. */
 		list: {
-			params: { id: "string", scope: { type: "any", optional: true }, ...pageParams },
+			params: { id: "string", scope: SCOPE_PARAM, ...PAGE_PARAMS },
 			cache: { keys: [PROJECT_CACHE_KEY, "scope", "page", "per_page"], ttl: CACHE_TTL },
 			async handler(ctx: Ctx<{ scope?: unknown; page?: unknown; per_page?: unknown }>) {
 				const projectId = this.access(ctx).project.id;
@@ -153,7 +153,7 @@ const BuildsService: ServiceSchema = {
 
 		/** `read_build`. The builds of one commit (exact sha); none is an empty list, not a 404. */
 		commitBuilds: {
-			params: { id: "string", sha: { type: "any" }, scope: { type: "any", optional: true }, ...pageParams },
+			params: { id: "string", sha: "string", scope: SCOPE_PARAM, ...PAGE_PARAMS },
 			async handler(ctx: Ctx<{ sha: unknown; scope?: unknown; page?: unknown; per_page?: unknown }>) {
 				this.requireReadBuilds(ctx);
 				const { sha, scope, page, per_page } = ctx.params;
@@ -320,7 +320,7 @@ const BuildsService: ServiceSchema = {
 
 		cachedCommitBuilds: {
 			visibility: "protected",
-			params: { sha: "string", scope: { type: "any", optional: true }, ...pageParams },
+			params: { sha: "string", scope: SCOPE_PARAM, ...PAGE_PARAMS },
 			cache: { keys: [PROJECT_CACHE_KEY, "sha", "scope", "page", "per_page"], ttl: CACHE_TTL },
 			async handler(ctx: Ctx<{ sha: string; scope?: unknown; page?: unknown; per_page?: unknown }>) {
 				const projectId = this.access(ctx).project.id;

@@ -15,7 +15,7 @@ import type { Context, ServiceSchema } from "moleculer";
 import { AccessLevel, type ProjectAccess } from "../lib/access";
 import type { ApiMeta } from "../lib/context";
 import { conflict, recordNotFound, validation } from "../lib/errors";
-import { paginated, pageWindow, parsePage, wantsPage } from "../lib/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/pagination";
 import { recordId } from "../lib/record-id";
 import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/ssh-key";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
@@ -31,7 +31,6 @@ type StoredKey = DeployKeyDoc & { lock_version: number };
  * per project *and* per access level, so a lower level never finds a master's entry.
  */
 const cacheKeys = [PROJECT_CACHE_KEY, "#access.level", "#access.admin"];
-const pageParams = { page: { type: "any", optional: true }, per_page: { type: "any", optional: true } } as const;
 /** Ids come from the path as text; anything but a positive integer is simply not found (lib/record-id). */
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
 /** Joins and creations that lose a race start again, a bounded number of times. */
@@ -51,7 +50,7 @@ const KeysService: ServiceSchema = {
 	actions: {
 		/** Every key of the project in the order they were added; a page when the caller asks for one. */
 		list: {
-			params: { id: "string", ...pageParams },
+			params: { id: "string", ...PAGE_PARAMS },
 			cache: { keys: [...cacheKeys, "page", "per_page"], ttl: 300 },
 			async handler(ctx: Ctx<{ page?: unknown; per_page?: unknown }>) {
 				const projectId = this.requireLevel(ctx, AccessLevel.MASTER).project.id;

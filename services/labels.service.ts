@@ -8,7 +8,7 @@ import { AccessLevel } from "../lib/access";
 import type { ApiMeta } from "../lib/context";
 import { conflict, missing, notFound, paramError, validation } from "../lib/errors";
 import { labelErrors, normalizeColor } from "../lib/label-rules";
-import { paginated, pageWindow, parsePage, wantsPage } from "../lib/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/pagination";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin, UniqueViolation } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -17,7 +17,6 @@ import { presentDeletedLabel, presentLabel, presentLabelWithCounts, type LabelDo
 type Ctx<P> = Context<P, ApiMeta>;
 const text = { type: "string", max: 1024 } as const;
 const optionalText = { ...text, optional: true } as const;
-const pageParams = { page: { type: "any", optional: true }, per_page: { type: "any", optional: true } } as const;
 
 const LabelsService: ServiceSchema = {
 	name: "labels",
@@ -30,7 +29,7 @@ const LabelsService: ServiceSchema = {
 	actions: {
 		/** Every label of the project, by name; a page of them when the caller asks for one. */
 		list: {
-			params: { id: "string", ...pageParams },
+			params: { id: "string", ...PAGE_PARAMS },
 			cache: { keys: [PROJECT_CACHE_KEY, "page", "per_page"], ttl: 300 },
 			async handler(ctx: Ctx<{ page?: unknown; per_page?: unknown }>) {
 				const projectId = this.access(ctx).project.id;

@@ -11,7 +11,7 @@ import type { Context, ServiceSchema } from "moleculer";
 import type { ProjectAccess } from "../lib/access";
 import type { ApiMeta } from "../lib/context";
 import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/errors";
-import { paginated, pageWindow, parsePage } from "../lib/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../lib/pagination";
 import { recordId } from "../lib/record-id";
 import {
 	canCreateSnippet,
@@ -30,7 +30,6 @@ import type { UserDoc } from "../presenters/user";
 
 type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
-const pageParams = { page: { type: "any", optional: true }, per_page: { type: "any", optional: true } } as const;
 const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
 /** Every body field is checked by lib/snippet-rules, with GitLab's messages, not by the validator. */
 const fieldParams = {
@@ -52,7 +51,7 @@ const SnippetsService: ServiceSchema = {
 		/** The snippets the caller may see, newest first, always paginated. */
 		list: {
 			auth: "optional",
-			params: { id: "string", ...pageParams },
+			params: { id: "string", ...PAGE_PARAMS },
 			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
 			async handler(ctx: Ctx<{ page?: unknown; per_page?: unknown }>) {
 				const access = this.access(ctx);

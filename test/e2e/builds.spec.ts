@@ -534,8 +534,11 @@ describe("lists: scope, order, pagination and commit builds", () => {
 		expect(past.headers.get("x-total")).toBe("11");
 		const capped = await api.get(`/projects/${projectId}/builds`, { query: { per_page: 1000 } });
 		expect(capped.headers.get("x-per-page")).toBe("100");
-		const lenient = await api.get(`/projects/${projectId}/builds`, { query: { page: "abc", per_page: "-3" } });
+		// Integers as Grape's `type: Integer`: below 1 the defaults, anything but an integer a 400 naming it.
+		const lenient = await api.get(`/projects/${projectId}/builds`, { query: { page: "0", per_page: "-3" } });
 		expect([lenient.status, lenient.headers.get("x-page"), lenient.headers.get("x-per-page")]).toEqual([200, "1", "20"]);
+		const invalid = await api.get(`/projects/${projectId}/builds`, { query: { page: "abc", per_page: "1.5" } });
+		expect([invalid.status, invalid.body]).toEqual([400, { error: "page is invalid, per_page is invalid" }]);
 	});
 
 	it.each([

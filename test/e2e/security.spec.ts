@@ -78,7 +78,12 @@ beforeAll(async () => {
 	const backend = serviceNames()
 		.filter(s => s !== "api")
 		.join(",");
-	cluster = await startCluster({ nodes: { api: "api", backend }, env: { LOG_LEVEL: "debug", RATE_LIMIT_PER_MINUTE: "0" }, keepAllOutput: true });
+	// Limits are off: here every refusal must be the 401 itself (test/e2e/edge-attacks.spec.ts proves the limits).
+	cluster = await startCluster({
+		nodes: { api: "api", backend },
+		env: { LOG_LEVEL: "debug", RATE_LIMIT_PER_MINUTE: "0", AUTH_FAILURE_LIMIT: "10000" },
+		keepAllOutput: true,
+	});
 	owner = await createUser(cluster.api());
 	guest = await createUser(cluster.api());
 	stranger = await createUser(cluster.api());

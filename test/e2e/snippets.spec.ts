@@ -433,17 +433,19 @@ describe("bad input: GitLab errors, nothing changed, never a 500", () => {
 		expect(edit.body).toEqual({ error: "title, file_name, code, visibility_level are missing, at least one parameter must be provided" });
 	});
 
-	it("broken JSON 400, oversized body 413, page parameters of any kind 200", async () => {
+	it("broken JSON 400, oversized body 413, integer page parameters 200 (clamped), others 400", async () => {
 		const broken = await as(owner.token).post(`/projects/${projectId}/snippets`, { body: '{"title": "x",' });
 		expect(broken.status).toBe(400);
 		const huge = await as(owner.token).post(`/projects/${projectId}/snippets`, {
 			body: { title: "t", file_name: "f", code: "x".repeat(3 * 1024 * 1024), visibility_level: 0 },
 		});
 		expect(huge.status).toBe(413);
-		for (const query of [{ page: "abc" }, { per_page: -5 }, { per_page: 100000 }, { page: "999999" }] as Record<string, string | number>[]) {
+		for (const query of [{ per_page: -5 }, { per_page: 100000 }, { page: "999999" }] as Record<string, string | number>[]) {
 			const res = await as(owner.token).get(`/projects/${projectId}/snippets`, { query });
 			expect([query, res.status]).toEqual([query, 200]);
 		}
+		const invalid = await as(owner.token).get(`/projects/${projectId}/snippets`, { query: { page: "abc" } });
+		expect([invalid.status, invalid.body]).toEqual([400, { error: "page is invalid" }]);
 	});
 });
 

@@ -6,13 +6,13 @@ import {
 	deriveKey,
 	encryptSecret,
 	generateToken,
-	hashPassword,
+	HashingBusy,
 	hashToken,
 	isEncrypted,
+	PasswordHasher,
 	resolveSecretsKey,
 	safeEqual,
 	TOKEN_PATTERN,
-	verifyPassword,
 } from "../../lib/crypto";
 
 describe("tokens", () => {
@@ -33,13 +33,39 @@ describe("tokens", () => {
 });
 
 describe("passwords", () => {
-	it("are salted scrypt hashes", () => {
-		const a = hashPassword("correct horse");
+	const hasher = new PasswordHasher(2, 8);
+
+	it("are salted scrypt hashes", async () => {
+		const a = await hasher.hash("correct horse");
+		expect(a).toMatch(/^scrypt\$16384\$/);
 		expect(a).not.toContain("correct horse");
-		expect(a).not.toBe(hashPassword("correct horse"));
-		expect(verifyPassword("correct horse", a)).toBe(true);
-		expect(verifyPassword("wrong horse", a)).toBe(false);
-		expect(verifyPassword("x", "garbage")).toBe(false);
+		expect(a).not.toBe(await hasher.hash("correct horse"));
+		expect(await hasher.verify("correct horse", a)).toBe(true);
+		expect(await hasher.verify("wrong horse", a)).toBe(false);
+		expect(await hasher.verify("x", "garbage")).toBe(false);
+		expect(await hasher.verify("x", "scrypt$99999999$c2FsdA==$aGFzaGhhc2hoYXNoaGFzaA==")).toBe(false);
+	});
+
+	it("answer false for an account that does not exist, after the same work", async () => {
+		expect(await hasher.verify("anything", null)).toBe(false);
+		expect(await hasher.verify("", null)).toBe(false);
+	});
+
+	it("hash off the event loop: a timer fires while a hash runs", async () => {
+		const events: string[] = [];
+		const hash = hasher.hash("some password").then(() => events.push("hashed"));
+		setTimeout(() => events.push("timer"), 0);
+		await hash;
+		expect(events).toEqual(["timer", "hashed"]);
+	});
+
+	it("run `concurrency` at a time, queue `queue` more, and refuse the rest at once", async () => {
+		const small = new PasswordHasher(1, 2);
+		const results = await Promise.allSettled([1, 2, 3, 4, 5].map(i => small.hash(`password ${i}`)));
+		expect(results.map(r => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "rejected"]);
+		expect((results[3] as PromiseRejectedResult).reason).toBeInstanceOf(HashingBusy);
+		// Once the queue drains, hashing works again.
+		expect(await small.verify("password 1", (results[0] as PromiseFulfilledResult<string>).value)).toBe(true);
 	});
 });
 

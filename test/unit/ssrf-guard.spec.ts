@@ -38,8 +38,34 @@ describe("SSRF guard", () => {
 			expect({ ip, blocked: isBlockedAddress(ip) }).toEqual({ ip, blocked: true });
 	});
 
+	it("judges the IPv4 inside SIIT addresses, and refuses local-use NAT64 and Teredo outright", () => {
+		for (const ip of [
+			"::ffff:0:a9fe:a9fe", // SIIT: 169.254.169.254, the cloud metadata address
+			"::ffff:0:169.254.169.254",
+			"0:0:0:0:ffff:0:a00:1",
+			"64:ff9b::169.254.169.254", // well-known NAT64
+			"64:ff9b:1::a9fe:a9fe", // local-use NAT64 (RFC 8215)
+			"64:ff9b:1:a9fe:a9:fe00::",
+			"2002:a9fe:a9fe::1", // 6to4
+			"2001:0:4136:e378:8000:63bf:5601:5601", // Teredo
+			"2001::1",
+		])
+			expect({ ip, blocked: isBlockedAddress(ip) }).toEqual({ ip, blocked: true });
+		expect(isBlockedAddress("::ffff:0:808:808")).toBe(false);
+		expect(isBlockedAddress("64:ff9b::8.8.8.8")).toBe(false);
+	});
+
 	it("lets public addresses through", () => {
-		for (const ip of ["8.8.8.8", "93.184.216.34", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:0808:0808::1"])
+		for (const ip of [
+			"8.8.8.8",
+			"93.184.216.34",
+			"172.32.0.1",
+			"100.128.0.1",
+			"2606:4700:4700::1111",
+			"::ffff:8.8.8.8",
+			"2002:0808:0808::1",
+			"2001:4860::8888",
+		])
 			expect({ ip, blocked: isBlockedAddress(ip) }).toEqual({ ip, blocked: false });
 		expect(isBlockedAddress("not-an-ip")).toBe(true);
 	});

@@ -1,0 +1,205 @@
+/**
+ * Request bodies, read by the gateway itself rather than by body-parser: body-parser reads off a
+ * refused body to its very end before it answers (a client announcing 10^12 bytes was answered
+ * only when it stopped sending). Here a body is refused the moment it is known to be too large,
+ * and the connection is closed after the answer (see `closeAfterAnswer`).
+ *
+ * What is accepted, per route: JSON (at most MAX_JSON_DEPTH levels, no `__proto__` keys), forms
+ * (qs, bounded), and text/plain where a route asks for it; UTF-8 only; `Content-Encoding` gzip,
+ * deflate or br, with the limit applied to the decoded bytes. Anything else is a 4xx in GitLab's
+ * form: 400 for a body that does not parse, 413 past the limit, 415 for an unknown encoding or
+ * charset.
+ */
+import type { IncomingMessage, ServerResponse } from "http";
+import qs from "qs";
+import type { Readable } from "stream";
+import zlib from "zlib";
+import { ApiError, tooLarge } from "../lib/errors";
+
+/** Deeper JSON is refused before it is parsed (GitLab's bodies are a few levels deep). */
+export const MAX_JSON_DEPTH = 32;
+
+/** Query strings and forms: what qs may build (its defaults, made explicit and a little tighter). */
+export const QS_OPTIONS: qs.IParseOptions = { depth: 5, parameterLimit: 1000, arrayLimit: 100, allowPrototypes: false, allowDots: false };
+
+export interface BodyOptions {
+	limit: number;
+	/** Also take `text/plain` (a build trace chunk). */
+	text?: boolean;
+}
+
+export const invalidBody = () => new ApiError(400, { message: '400 (Bad request) "body" is invalid' });
+const unsupported = () => new ApiError(415, { message: "415 Unsupported Media Type" });
+
+/**
+ * True when `text` (JSON) opens more than `max` arrays or objects inside each other. One pass,
+ * strings skipped, so it costs far less than the parse it saves.
+ */
+export function jsonTooDeep(text: string, max: number): boolean {
+	let depth = 0;
+	let inString = false;
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (inString) {
+			if (c === 92 /* \ */) i++;
+			else if (c === 34 /* " */) inString = false;
+		} else if (c === 34) inString = true;
+		else if (c === 91 /* [ */ || c === 123 /* { */) {
+			if (++depth > max) return true;
+		} else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
+	}
+	return false;
+}
+
+/** `__proto__` as a key would become the prototype of the action's parameters when they are merged. */
+function refusePrototypeKeys(key: string, value: unknown): unknown {
+	if (key === "__proto__") throw invalidBody();
+	return value;
+}
+
+export function parseJson(text: string): unknown {
+	if (!text.trim()) return {};
+	if (jsonTooDeep(text, MAX_JSON_DEPTH)) throw invalidBody();
+	try {
+		return JSON.parse(text, refusePrototypeKeys);
+	} catch (err) {
+		if (err instanceof ApiError) throw err;
+		throw invalidBody();
+	}
+}
+
+export function parseForm(text: string): Record<string, unknown> {
+	return qs.parse(text, QS_OPTIONS) as Record<string, unknown>;
+}
+
+type BodyKind = "json" | "form" | "text";
+
+function kindOf(contentType: string, opts: BodyOptions): BodyKind | null {
+	const type = contentType.split(";")[0].trim().toLowerCase();
+	if (type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)) return "json";
+	if (type === "application/x-www-form-urlencoded") return "form";
+	if (opts.text && type === "text/plain") return "text";
+	return null;
+}
+
+function charsetOf(contentType: string): string | null {
+	const m = /;\s*charset\s*=\s*"?([\w-]+)"?/i.exec(contentType);
+	return m ? m[1].toLowerCase() : null;
+}
+
+function decoded(req: IncomingMessage): Readable {
+	const encoding = String(req.headers["content-encoding"] ?? "identity")
+		.trim()
+		.toLowerCase();
+	switch (encoding) {
+		case "identity":
+		case "":
+			return req;
+		case "gzip":
+		case "x-gzip":
+			return req.pipe(zlib.createGunzip());
+		case "deflate":
+			return req.pipe(zlib.createInflate());
+		case "br":
+			return req.pipe(zlib.createBrotliDecompress());
+		default:
+			throw unsupported();
+	}
+}
+
+/** The bytes of `source`, failing as soon as they pass `limit`; any stream error is a 400. */
+function readAll(source: Readable, limit: number): Promise<Buffer> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		let size = 0;
+		const fail = (err: Error) => {
+			cleanup();
+			reject(err);
+		};
+		const onData = (chunk: Buffer) => {
+			size += chunk.length;
+			if (size > limit) return fail(tooLarge());
+			chunks.push(chunk);
+		};
+		const onEnd = () => {
+			cleanup();
+			resolve(Buffer.concat(chunks, size));
+		};
+		const onError = () => fail(invalidBody());
+		const onClose = () => fail(invalidBody());
+		const cleanup = () => {
+			source.off("data", onData);
+			source.off("end", onEnd);
+			source.off("error", onError);
+			source.off("close", onClose);
+			source.pause();
+		};
+		source.on("data", onData);
+		source.once("end", onEnd);
+		source.once("error", onError);
+		source.once("close", onClose);
+	});
+}
+
+/** True when the request carries a body (a length above 0, or chunks). */
+export function hasBody(req: IncomingMessage): boolean {
+	const length = req.headers["content-length"];
+	return (length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined;
+}
+
+/** An announced length past `limit` (or one that is not a length at all) is refused before a byte is read. */
+export function checkAnnouncedLength(req: IncomingMessage, limit: number): void {
+	const length = req.headers["content-length"];
+	if (length === undefined) return;
+	if (!/^\d+$/.test(length)) throw invalidBody();
+	if (Number(length) > limit) throw tooLarge();
+}
+
+/**
+ * A connect-style middleware for a moleculer-web route (`use: [bodyReader(...)]`, with
+ * `bodyParsers: false`): sets `req.body` to the parsed body, or leaves it undefined for a body
+ * of a type the route does not take.
+ */
+export function bodyReader(opts: BodyOptions) {
+	return function readBody(req: IncomingMessage & { body?: unknown }, _res: ServerResponse, next: (err?: unknown) => void): void {
+		if (!hasBody(req)) return next();
+		const contentType = String(req.headers["content-type"] ?? "");
+		const kind = kindOf(contentType, opts);
+		if (!kind) return next();
+		let source: Readable;
+		try {
+			checkAnnouncedLength(req, opts.limit);
+			const charset = charsetOf(contentType);
+			if (charset && charset !== "utf-8" && charset !== "utf8" && charset !== "us-ascii") throw unsupported();
+			source = decoded(req);
+		} catch (err) {
+			return next(err);
+		}
+		readAll(source, opts.limit).then(
+			buffer => {
+				if (source !== req) source.destroy();
+				try {
+					const text = buffer.toString("utf8");
+					req.body = kind === "json" ? parseJson(text) : kind === "form" ? parseForm(text) : text;
+				} catch (err) {
+					return next(err);
+				}
+				next();
+			},
+			err => {
+				if (source !== req) source.destroy();
+				next(err);
+			},
+		);
+	};
+}
+
+/**
+ * After an answer sent before the request's body was read to its end (a refusal), close the
+ * connection instead of reading off whatever the client still sends.
+ */
+export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+	if (req.complete || res.headersSent) return;
+	res.setHeader("Connection", "close");
+	res.once("finish", () => req.socket?.destroy());
+}

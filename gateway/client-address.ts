@@ -1,0 +1,51 @@
+/**
+ * Who is on the other end of a request. The direct peer is believed; `X-Forwarded-For` only when
+ * that peer is one of TRUSTED_PROXIES (the Ingress), and then, as Rails' trusted proxies do, the
+ * client is the right-most address that is not itself a trusted proxy: everything left of it was
+ * written by the client and may be made up.
+ */
+import net from "net";
+
+/** A block list of `address/bits` entries (config/ validates and normalises them). */
+export function trustedProxyList(cidrs: readonly string[]): net.BlockList {
+	const list = new net.BlockList();
+	for (const entry of cidrs) {
+		const [address, bits] = entry.split("/");
+		const family = net.isIP(address) === 4 ? "ipv4" : "ipv6";
+		list.addSubnet(address, Number(bits), family);
+	}
+	return list;
+}
+
+/** `::ffff:10.0.0.1` is 10.0.0.1: one client, one spelling. */
+export function normalizeAddress(address: string): string {
+	const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+	return mapped ? mapped[1] : address;
+}
+
+function isTrusted(address: string, trusted: net.BlockList): boolean {
+	const family = net.isIP(address);
+	return family !== 0 && trusted.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+type Req = { headers: Record<string, string | string[] | undefined>; socket?: { remoteAddress?: string } };
+
+/** The direct peer is one of the trusted proxies (its X-Forwarded-* headers may be believed). */
+export function peerIsTrusted(req: Req, trusted: net.BlockList): boolean {
+	return isTrusted(normalizeAddress(req.socket?.remoteAddress ?? ""), trusted);
+}
+
+export function clientAddress(req: Req, trusted: net.BlockList): string {
+	const peer = normalizeAddress(req.socket?.remoteAddress ?? "");
+	if (!peer) return "unknown";
+	if (!isTrusted(peer, trusted)) return peer;
+	const header = req.headers["x-forwarded-for"];
+	const hops = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",");
+	// Right to left: the last hop was added by our own proxy, the first by whoever connected to it.
+	for (let i = hops.length - 1; i >= 0; i--) {
+		const hop = normalizeAddress(hops[i].trim());
+		if (!net.isIP(hop)) return peer; // a malformed hop: nothing left of it can be believed
+		if (!isTrusted(hop, trusted)) return hop;
+	}
+	return peer;
+}

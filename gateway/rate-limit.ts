@@ -1,0 +1,86 @@
+/**
+ * The gateway's request limits, counted on what it has verified:
+ * - a request whose private token resolved counts against that user (`u:<id>`), whatever
+ *   address it comes from;
+ * - a request without a token, or with one that resolves to nobody, counts against the client
+ *   address (gateway/client-address.ts), so made-up tokens buy no fresh budget;
+ * - a wrong `Gitlab-Shared-Secret` on the internal API counts against the address too, with
+ *   the failed-login budget (a right one is not limited: the CI side and the git server).
+ * Limits are per minute, shared by every gateway replica through Redis (lib/rate-limiter.ts).
+ * Answers carry GitLab's headers (`RateLimit-*`) and moleculer-web's (`X-Rate-Limit-*`), all in
+ * seconds; a 429 adds `Retry-After`.
+ */
+import type { ServerResponse } from "http";
+import type Redis from "ioredis";
+import type { RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
+import { tooManyRequests } from "../lib/errors";
+import { isLimited, makeLimiter } from "../lib/rate-limiter";
+
+export interface RequestLimitOptions {
+	/** Names the counters: the namespace, so clusters sharing a Redis stay apart. */
+	prefix: string;
+	/** Requests per identity per minute; 0 turns the request limit off. */
+	perMinute: number;
+	/** Wrong shared secrets per address per minute. */
+	authFailures: number;
+}
+
+const WINDOW_SECONDS = 60;
+
+export const userKey = (userId: number) => `u:${userId}`;
+export const addressKey = (address: string) => `a:${address}`;
+
+export function writeLimitHeaders(res: ServerResponse, limit: number, state: Pick<RateLimiterRes, "remainingPoints" | "msBeforeNext">): void {
+	if (res.headersSent) return;
+	const reset = String(Math.ceil((Date.now() + state.msBeforeNext) / 1000));
+	const remaining = String(Math.max(0, state.remainingPoints));
+	res.setHeader("RateLimit-Limit", String(limit));
+	res.setHeader("RateLimit-Remaining", remaining);
+	res.setHeader("RateLimit-Reset", reset);
+	res.setHeader("X-Rate-Limit-Limit", String(limit));
+	res.setHeader("X-Rate-Limit-Remaining", remaining);
+	res.setHeader("X-Rate-Limit-Reset", reset);
+}
+
+export class RequestLimits {
+	private readonly requests: RateLimiterAbstract | null;
+	private readonly secretFailures: RateLimiterAbstract;
+
+	constructor(
+		redis: Redis | null,
+		private readonly opts: RequestLimitOptions,
+	) {
+		this.requests =
+			opts.perMinute > 0 ? makeLimiter(redis, { keyPrefix: `${opts.prefix}:rl:requests`, points: opts.perMinute, duration: WINDOW_SECONDS }) : null;
+		this.secretFailures = makeLimiter(redis, { keyPrefix: `${opts.prefix}:rl:secret`, points: opts.authFailures, duration: WINDOW_SECONDS });
+	}
+
+	/** Counts one request against `key`; past the limit, a 429 (headers on the response either way). */
+	async count(res: ServerResponse, key: string): Promise<void> {
+		if (!this.requests) return;
+		try {
+			writeLimitHeaders(res, this.opts.perMinute, await this.requests.consume(key));
+		} catch (err) {
+			if (!isLimited(err)) return; // a failing counter never fails the request
+			writeLimitHeaders(res, this.opts.perMinute, err);
+			throw tooManyRequests(err.msBeforeNext);
+		}
+	}
+
+	/** Before an unverified token is looked up: an address that spent its budget is refused without the look-up. */
+	async refuseSpentAddress(address: string): Promise<void> {
+		if (!this.requests) return;
+		const state = await this.requests.get(addressKey(address)).catch(() => null);
+		if (state && state.consumedPoints >= this.opts.perMinute) throw tooManyRequests(state.msBeforeNext);
+	}
+
+	/** Before the shared secret is compared: an address with too many wrong ones is refused. */
+	async refuseSecretGuesser(address: string): Promise<void> {
+		const state = await this.secretFailures.get(address).catch(() => null);
+		if (state && state.consumedPoints >= this.opts.authFailures) throw tooManyRequests(state.msBeforeNext);
+	}
+
+	async secretFailed(address: string): Promise<void> {
+		await this.secretFailures.consume(address).catch(() => undefined);
+	}
+}

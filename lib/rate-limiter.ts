@@ -1,0 +1,50 @@
+/**
+ * Counters for rate limits and throttles (rate-limiter-flexible): in Redis when there is one, so
+ * every replica counts together, with this process's memory standing in while Redis does not
+ * answer (a limit never fails a request because Redis is away; it counts per replica meanwhile).
+ */
+import Redis from "ioredis";
+import type { Logger } from "moleculer";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+
+export { RateLimiterRes };
+
+export interface LimiterSpec {
+	/** Names the counters (and their Redis keys). */
+	keyPrefix: string;
+	/** Points a key may consume per window. */
+	points: number;
+	/** The window, in seconds. */
+	duration: number;
+}
+
+/** One Redis connection for a process's limiters: fails fast instead of queueing while Redis is away. */
+export function limiterRedis(url: string, logger: Logger): Redis {
+	const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 });
+	let down = false;
+	redis.on("error", (err: Error) => {
+		if (!down) logger.warn(`Rate limits count in memory: Redis is unavailable (${err.message})`);
+		down = true;
+	});
+	redis.on("ready", () => {
+		if (down) logger.info("Rate limits count in Redis again");
+		down = false;
+	});
+	return redis;
+}
+
+export function makeLimiter(redis: Redis | null, spec: LimiterSpec): RateLimiterAbstract {
+	const memory = new RateLimiterMemory(spec);
+	if (!redis) return memory;
+	return new RateLimiterRedis({ ...spec, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true });
+}
+
+/** A consume that went past the limit rejects with the limiter's answer; anything else is a real error. */
+export function isLimited(err: unknown): err is RateLimiterRes {
+	return err instanceof RateLimiterRes;
+}
+
+/** Block length after the n-th block of a key within a day: `base`, doubling each time, at most `max` (seconds). */
+export function growingBlockSeconds(blocks: number, base: number, max: number): number {
+	return Math.min(max, base * 2 ** Math.max(0, Math.min(30, blocks - 1)));
+}
