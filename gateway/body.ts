@@ -161,14 +161,18 @@ export function checkAnnouncedLength(req: IncomingMessage, limit: number): void 
  * of a type the route does not take.
  */
 export function bodyReader(opts: BodyOptions) {
-	return function readBody(req: IncomingMessage & { body?: unknown }, _res: ServerResponse, next: (err?: unknown) => void): void {
+	return function readBody(req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: (err?: unknown) => void): void {
 		if (!hasBody(req)) return next();
 		const contentType = String(req.headers["content-type"] ?? "");
 		const kind = kindOf(contentType, opts);
-		if (!kind) return next();
 		let source: Readable;
 		try {
 			checkAnnouncedLength(req, opts.limit);
+			if (!kind) {
+				// A body of a type this route does not take is not read: no reading it off afterwards either.
+				closeAfterAnswer(req, res);
+				return next();
+			}
 			const charset = charsetOf(contentType);
 			if (charset && charset !== "utf-8" && charset !== "utf8" && charset !== "us-ascii") throw unsupported();
 			source = decoded(req);

@@ -67,13 +67,6 @@ export class RequestLimits {
 		}
 	}
 
-	/** Before an unverified token is looked up: an address that spent its budget is refused without the look-up. */
-	async refuseSpentAddress(address: string): Promise<void> {
-		if (!this.requests) return;
-		const state = await this.requests.get(addressKey(address)).catch(() => null);
-		if (state && state.consumedPoints >= this.opts.perMinute) throw tooManyRequests(state.msBeforeNext);
-	}
-
 	/** Before the shared secret is compared: an address with too many wrong ones is refused. */
 	async refuseSecretGuesser(address: string): Promise<void> {
 		const state = await this.secretFailures.get(address).catch(() => null);

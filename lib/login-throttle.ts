@@ -17,7 +17,8 @@ import { growingBlockSeconds, isLimited, makeLimiter } from "./rate-limiter";
 
 const MINUTE = 60;
 const DAY = 24 * 3600;
-const KNOWN_ADDRESS_SECONDS = 30 * DAY;
+/** Below 24.8 days: the memory counters expire keys with a timer, whose delay must fit in 32 bits. */
+const KNOWN_ADDRESS_SECONDS = 14 * DAY;
 const FIRST_BLOCK_SECONDS = MINUTE;
 const LONGEST_BLOCK_SECONDS = 3600;
 

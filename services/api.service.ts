@@ -198,19 +198,13 @@ const ApiService: ServiceSchema<any> = {
 				if (mode === "optional" || mode === "none") return null;
 				throw unauthorized();
 			}
-			await limits.refuseSpentAddress(address);
 			// No private token is that long: not worth a look-up.
 			if (token.length > MAX_TOKEN_LENGTH) {
 				await limits.count(res, addressKey(address));
 				throw unauthorized();
 			}
-			let caller: Caller;
-			try {
-				caller = await this.cachedCall(ctx, RESOLVE_TOKEN, { tokenHash: hashToken(token) });
-			} catch (err) {
-				if ((err as { code?: number }).code === 401) await limits.count(res, addressKey(address));
-				throw err;
-			}
+			const tokenHash = hashToken(token);
+			const caller: Caller = (await this.cacheHit(RESOLVE_TOKEN, { tokenHash })) ?? (await this.resolveCaller(ctx, res, address, tokenHash));
 			await limits.count(res, userKey(caller.id));
 			return caller;
 		},
@@ -240,17 +234,30 @@ const ApiService: ServiceSchema<any> = {
 			if (req.$action) await (this.edgeValidator as EdgeValidator).validate(req.$action, req.$params);
 		},
 
+		/** The token's owner; an unknown token counts against the client address. */
+		async resolveCaller(ctx: Ctx, res: Res, address: string, tokenHash: string): Promise<Caller> {
+			try {
+				return await ctx.call<Caller, { tokenHash: string }>(RESOLVE_TOKEN.action, { tokenHash }, callOptions);
+			} catch (err) {
+				if ((err as { code?: number }).code === 401) await (this.limits as RequestLimits).count(res, addressKey(address));
+				throw err;
+			}
+		},
+
 		/**
 		 * An accounts look-up, answered from the entry accounts cached when there is one (one cache
 		 * read instead of a round trip); otherwise called, and accounts caches the answer.
 		 */
 		async cachedCall<T>(ctx: Context, spec: CachedLookup, params: Record<string, unknown>): Promise<T> {
+			return (await this.cacheHit(spec, params)) ?? ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions);
+		},
+
+		/** The entry accounts cached for this look-up, or null. */
+		async cacheHit<T>(spec: CachedLookup, params: Record<string, unknown>): Promise<T | null> {
 			const cacher = this.broker.cacher as any;
-			if (cacher && cacher.connected !== false) {
-				const hit = await cacher.get(lookupCacheKey(cacher, spec, params)).catch(() => undefined);
-				if (hit !== undefined && hit !== null) return hit as T;
-			}
-			return ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions);
+			if (!cacher || cacher.connected === false) return null;
+			const hit = await cacher.get(lookupCacheKey(cacher, spec, params)).catch(() => undefined);
+			return hit === undefined || hit === null ? null : (hit as T);
 		},
 
 		/**

@@ -21,6 +21,8 @@ export interface ClusterOptions {
 	env?: Record<string, string>;
 	/** Use Redis as cacher (default true). */
 	redis?: boolean;
+	/** Join the processes over NATS (default true); false runs `npm start`'s shape: no transporter, memory cacher. */
+	nats?: boolean;
 	/** Keep every line each process prints (default: the latest 500 chunks), e.g. to scan logs for secrets. */
 	keepAllOutput?: boolean;
 }
@@ -48,14 +50,16 @@ export class Cluster {
 	}
 
 	async start(): Promise<this> {
-		await requireServers("nats", ...(this.opts.redis === false ? [] : (["redis"] as const)));
+		const nats = this.opts.nats !== false;
+		const redis = nats && this.opts.redis !== false;
+		await requireServers(...(nats ? (["nats"] as const) : []), ...(redis ? (["redis"] as const) : []));
 		this.port = await freePort();
 		this.baseEnv = {
 			PATH: process.env.PATH ?? "",
 			NODE_ENV: "production",
 			SERVICEDIR: SERVICE_DIR,
-			TRANSPORTER: NATS_URL,
-			...(this.opts.redis === false ? {} : { CACHER: REDIS_URL }),
+			...(nats ? { TRANSPORTER: NATS_URL } : {}),
+			...(redis ? { CACHER: REDIS_URL } : {}),
 			NAMESPACE: this.namespace,
 			DATA_DIR: this.dataDir,
 			PORT: String(this.port),
