@@ -198,12 +198,24 @@ export function bodyReader(opts: BodyOptions) {
 	};
 }
 
+/** How long a refused body may keep coming after the answer, so the client can still read the answer. */
+export const LINGER_MS = 5000;
+
 /**
- * After an answer sent before the request's body was read to its end (a refusal), close the
- * connection instead of reading off whatever the client still sends.
+ * After an answer sent before the request's body was read to its end (a refusal), the rest of the
+ * body is read off and thrown away for LINGER_MS at most, then the connection is closed. Closing at
+ * once would reset the connection under a client still sending, which then never sees the answer
+ * (nginx's lingering close does the same); reading without end would let it send forever.
  */
 export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-	if (req.complete || res.headersSent) return;
-	res.setHeader("Connection", "close");
-	res.once("finish", () => req.socket?.destroy());
+	if (req.complete) return;
+	res.once("finish", () => {
+		if (req.complete) return;
+		const socket = req.socket;
+		const timer = setTimeout(() => socket?.destroy(), LINGER_MS);
+		timer.unref();
+		// The client finished sending in time: the connection may serve its next request.
+		req.once("end", () => clearTimeout(timer));
+		socket?.once("close", () => clearTimeout(timer));
+	});
 }
