@@ -1,8 +1,8 @@
 /**
  * The two look-ups the gateway makes on every request. The accounts service caches their answers
- * (the action cache), and the gateway reads those same entries straight from the cacher before
- * it calls, so a cached request costs one cache read instead of a round trip to accounts. One
- * declaration here keeps the two sides' keys identical; accounts' cleans cover both.
+ * (the action cache), and the gateway answers them from that cache itself before it calls, so a
+ * cached request costs one cache read instead of a round trip to accounts. One declaration here
+ * names the action and its cache keys; accounts' cleans name the same entries.
  */
 export interface CachedLookup {
 	action: string;

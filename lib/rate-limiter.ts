@@ -23,11 +23,11 @@ export function limiterRedis(url: string, logger: Logger): Redis {
 	const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 });
 	let down = false;
 	redis.on("error", (err: Error) => {
-		if (!down) logger.warn(`Rate limits count in memory: Redis is unavailable (${err.message})`);
+		if (!down) logger.warn(`Rate limiting fell back to memory: Redis is unavailable (${err.message})`);
 		down = true;
 	});
 	redis.on("ready", () => {
-		if (down) logger.info("Rate limits count in Redis again");
+		if (down) logger.info("Rate limiting is back on Redis");
 		down = false;
 	});
 	return redis;

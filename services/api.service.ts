@@ -24,16 +24,7 @@ import { linkBase } from "../gateway/links";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
 import type { Caller, ProjectAccess } from "../lib/access";
-import {
-	ACCESS_CHANGED_EVENT,
-	changedPatterns,
-	lookupCacheKey,
-	PROJECT_ACCESS,
-	projectRefKey,
-	RESOLVE_TOKEN,
-	type AccessChange,
-	type CachedLookup,
-} from "../lib/auth-cache";
+import { ACCESS_CHANGED_EVENT, changedPatterns, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type AccessChange, type CachedLookup } from "../lib/auth-cache";
 import type { ApiMeta } from "../lib/context";
 import { hashToken, safeEqual } from "../lib/crypto";
 import { notFound, unauthorized } from "../lib/errors";
@@ -52,6 +43,8 @@ type Req = IncomingMessage & {
 };
 type Res = ServerResponse;
 type Ctx = Context<unknown, ApiMeta>;
+/** An action's name and cache declaration, as the registry describes it. */
+type CachedAction = { name: string; cache?: boolean | { enabled?: unknown; keys?: string[]; ttl?: number } };
 
 const PROJECT_ROUTE = /^\/?projects\/:id(\/|$)/;
 /** GitLab's private tokens are 20 characters; later kinds stay far below this. */
@@ -203,8 +196,7 @@ const ApiService: ServiceSchema<any> = {
 				await limits.count(res, addressKey(address));
 				throw unauthorized();
 			}
-			const tokenHash = hashToken(token);
-			const caller: Caller = (await this.cacheHit(RESOLVE_TOKEN, { tokenHash })) ?? (await this.resolveCaller(ctx, res, address, tokenHash));
+			const caller = await this.resolveCaller(ctx, res, address, hashToken(token));
 			await limits.count(res, userKey(caller.id));
 			return caller;
 		},
@@ -234,30 +226,52 @@ const ApiService: ServiceSchema<any> = {
 			if (req.$action) await (this.edgeValidator as EdgeValidator).validate(req.$action, req.$params);
 		},
 
-		/** The token's owner; an unknown token counts against the client address. */
+		/** The token's owner; an unknown token counts against the address. */
 		async resolveCaller(ctx: Ctx, res: Res, address: string, tokenHash: string): Promise<Caller> {
 			try {
-				return await ctx.call<Caller, { tokenHash: string }>(RESOLVE_TOKEN.action, { tokenHash }, callOptions);
+				return await this.cachedCall(ctx, RESOLVE_TOKEN, { tokenHash });
 			} catch (err) {
 				if ((err as { code?: number }).code === 401) await (this.limits as RequestLimits).count(res, addressKey(address));
 				throw err;
 			}
 		},
 
-		/**
-		 * An accounts look-up, answered from the entry accounts cached when there is one (one cache
-		 * read instead of a round trip); otherwise called, and accounts caches the answer.
-		 */
-		async cachedCall<T>(ctx: Context, spec: CachedLookup, params: Record<string, unknown>): Promise<T> {
-			return (await this.cacheHit(spec, params)) ?? ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions);
+		/** An accounts look-up, from the cache when accounts has the answer there, else called. */
+		async cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T> {
+			const hit = await this.cacheHit({ name: spec.action, cache: spec.cache }, params, ctx.meta);
+			return hit === undefined ? ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions) : (hit as T);
 		},
 
-		/** The entry accounts cached for this look-up, or null. */
-		async cacheHit<T>(spec: CachedLookup, params: Record<string, unknown>): Promise<T | null> {
+		/**
+		 * The answer a cached action left in the shared cache for these parameters and this caller,
+		 * or undefined (not cached, not there, or the cache is away). The key is made by the cacher's own
+		 * key function from the action's declaration (as the registry describes it), so the gateway and
+		 * the service name the same entry; the service fills it on a miss and its writes clean it.
+		 */
+		async cacheHit(action: CachedAction, params: object, meta: object): Promise<unknown> {
 			const cacher = this.broker.cacher as any;
-			if (!cacher || cacher.connected === false) return null;
-			const hit = await cacher.get(lookupCacheKey(cacher, spec, params)).catch(() => undefined);
-			return hit === undefined || hit === null ? null : (hit as T);
+			const cache = action.cache === true ? {} : action.cache;
+			if (!cacher || cacher.connected === false || !cache || typeof cache !== "object" || (cache.enabled !== undefined && cache.enabled !== true))
+				return undefined;
+			const hit = await cacher.get(cacher.getCacheKey(action, cache, { params, meta, headers: {} })).catch(() => undefined);
+			return hit === null ? undefined : hit;
+		},
+
+		/**
+		 * moleculer-web's call of the route's action, with one step first: a GET whose action declares
+		 * `cache` is answered from the shared cache when the entry is there, so a hit crosses no
+		 * transporter (and in one process makes no action context). The rest is moleculer-web's own.
+		 */
+		async callAction(route: any, actionName: string, req: Req & { $endpoint: { action: CachedAction } }, res: Res, params: object, isStream: boolean) {
+			const ctx = req.$ctx!;
+			let data = !isStream && req.method === "GET" ? await this.cacheHit(req.$endpoint.action, params, ctx.meta) : undefined;
+			if (data === undefined) {
+				const opts = { ...route.callOptions, ...(isStream ? { stream: req } : {}) };
+				data = await ctx.call(req.$endpoint as never, params, opts);
+			}
+			if (route.onAfterCall) data = await route.onAfterCall.call(this, ctx, route, req, res, data);
+			this.sendResponse(req, res, data, req.$endpoint.action);
+			return true;
 		},
 
 		/**

@@ -43,7 +43,7 @@ async function redisKeys(): Promise<{ cache: string[]; rateLimit: string[] }> {
 	const r = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
 	try {
 		await r.connect();
-		return { cache: await r.keys(`MOL-${cluster.namespace}-*`), rateLimit: await r.keys("ratelimit:*") };
+		return { cache: await r.keys(`MOL-${cluster.namespace}-*`), rateLimit: await r.keys(`${cluster.namespace}:rl:*`) };
 	} finally {
 		r.disconnect();
 	}
