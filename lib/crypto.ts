@@ -5,6 +5,7 @@
 import crypto from "crypto";
 import fs from "fs";
 import path from "path";
+import { verifySecretsKey } from "./secrets-key-check";
 
 /** GitLab 8 private token: 20 characters of [A-Za-z0-9_-]. */
 export function generateToken(): string {
@@ -47,10 +48,15 @@ export function deriveKey(secret: string | Buffer): Buffer {
 
 /**
  * The key for secrets at rest: SECRETS_KEY when set; otherwise one generated once and kept in
- * DATA_DIR (fine for one machine; a cluster must share SECRETS_KEY).
+ * DATA_DIR (fine for one machine; a cluster must share SECRETS_KEY). Throws when it is not the key
+ * the data in DATA_DIR was written with (lib/secrets-key-check.ts).
  */
 export function resolveSecretsKey(secretsKey: string, dataDir: string): { key: Buffer; generated: boolean } {
-	if (secretsKey) return { key: deriveKey(secretsKey), generated: false };
+	if (secretsKey) {
+		const key = deriveKey(secretsKey);
+		verifySecretsKey(key, dataDir, "SECRETS_KEY");
+		return { key, generated: false };
+	}
 	const file = path.join(dataDir, ".secrets-key");
 	fs.mkdirSync(dataDir, { recursive: true });
 	try {
@@ -58,7 +64,9 @@ export function resolveSecretsKey(secretsKey: string, dataDir: string): { key: B
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
 	}
-	return { key: deriveKey(fs.readFileSync(file, "utf8").trim()), generated: true };
+	const key = deriveKey(fs.readFileSync(file, "utf8").trim());
+	verifySecretsKey(key, dataDir, "generated");
+	return { key, generated: true };
 }
 
 /** `v1:<iv>:<tag>:<ciphertext>`, all base64. */
