@@ -57,6 +57,13 @@ export function resolveSecretsKey(secretsKey: string, dataDir: string): { key: B
 		verifySecretsKey(key, dataDir, "SECRETS_KEY");
 		return { key, generated: false };
 	}
+	const key = deriveKey(generatedSecretsKey(dataDir));
+	verifySecretsKey(key, dataDir, "generated");
+	return { key, generated: true };
+}
+
+/** The text of DATA_DIR/.secrets-key, generated on first use; as SECRETS_KEY it gives the same key. */
+export function generatedSecretsKey(dataDir: string): string {
 	const file = path.join(dataDir, ".secrets-key");
 	fs.mkdirSync(dataDir, { recursive: true });
 	try {
@@ -64,9 +71,7 @@ export function resolveSecretsKey(secretsKey: string, dataDir: string): { key: B
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
 	}
-	const key = deriveKey(fs.readFileSync(file, "utf8").trim());
-	verifySecretsKey(key, dataDir, "generated");
-	return { key, generated: true };
+	return fs.readFileSync(file, "utf8").trim();
 }
 
 /** `v1:<iv>:<tag>:<ciphertext>`, all base64. */

@@ -824,7 +824,14 @@ describe("npm run seed", () => {
 		expect(withArtifacts.length).toBe(28);
 		const one = withArtifacts[0];
 		const file = await fetch(`${cluster.url}/projects/${projectId}/builds/${one.id}/artifacts`, { headers: { "PRIVATE-TOKEN": cluster.rootToken } });
-		expect([file.status, (await file.arrayBuffer()).byteLength]).toEqual([200, one.artifacts_file.size]);
+		const bytes = Buffer.from(await file.arrayBuffer());
+		expect([file.status, bytes.length]).toEqual([200, one.artifacts_file.size]);
+		// A real zip, as a user would check it.
+		const zip = path.join(cluster.dataDir, "downloaded-artifacts.zip");
+		fs.writeFileSync(zip, bytes);
+		const listed = spawnSync("unzip", ["-l", zip], { encoding: "utf8" });
+		expect([listed.status, listed.stdout.includes("coverage/data.bin")]).toEqual([0, true]);
+		fs.rmSync(zip);
 		// A trace on every 5th build that ran: 8 of the 40.
 		const traces = await Promise.all(list.body.map((b: { id: number }) => cluster.api().get(`/projects/${projectId}/builds/${b.id}/trace`)));
 		expect(traces.filter(t => t.status === 200 && t.text.startsWith("Running with")).length).toBe(8);
