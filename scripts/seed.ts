@@ -375,8 +375,10 @@ async function main(): Promise<void> {
 	console.log(
 		`Project ${result.projectId} (${result.pathWithNamespace}): ${opts.builds} builds (${counts}), ids ${result.firstBuildId}–${result.lastBuildId}, in ${result.seconds.toFixed(1)} s.`,
 	);
-	console.log(`Try:\n  curl -H "PRIVATE-TOKEN: $TOKEN" '${opts.url}/projects/${result.projectId}/builds?scope[]=running&scope[]=failed&per_page=5'`);
-	console.log(`  curl -OJ -H "PRIVATE-TOKEN: $TOKEN" ${opts.url}/projects/${result.projectId}/builds/<id>/artifacts`);
+	console.log(
+		`Try (T: the token the seed used):\n  curl -H "PRIVATE-TOKEN: $T" '${opts.url}/projects/${result.projectId}/builds?scope[]=running&scope[]=failed&per_page=5'`,
+	);
+	console.log(`  curl -OJ -H "PRIVATE-TOKEN: $T" ${opts.url}/projects/${result.projectId}/builds/<id>/artifacts`);
 }
 
 if (require.main === module) {
