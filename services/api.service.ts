@@ -11,6 +11,7 @@ import { extractToken, rateLimitKey } from "../gateway/auth";
 import { toHttpError } from "../gateway/errors";
 import { rateLimitStoreFactory } from "../gateway/rate-limit-store";
 import { mergeAliases } from "../gateway/routes";
+import { docsRoute } from "../gateway/routes/docs.routes";
 import type { Caller, ProjectAccess } from "../lib/access";
 import {
 	ACCESS_CHANGED_EVENT,
@@ -154,6 +155,7 @@ const ApiService: ServiceSchema<any> = {
 					return data.rows;
 				},
 			},
+			docsRoute,
 		],
 		onError(this: any, req: Req, res: Res, err: any) {
 			const { status, body, unexpected } = toHttpError(err);
