@@ -144,7 +144,7 @@ describe("probe and metrics ports and paths ↔ code", () => {
 	});
 
 	it("the Prometheus reporter serves /metrics on the port config/ gives it", () => {
-		expect(brokerConfig).toMatch(/type: "Prometheus", options: \{ port: config\.metricsPort, path: "\/metrics"/);
+		expect(brokerConfig).toMatch(/type: "Prometheus",\s*options: \{\s*port: config\.metricsPort,\s*path: "\/metrics"/);
 	});
 
 	it("the ports the manifests use are the ones config/ parses from their environment", () => {
