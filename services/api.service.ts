@@ -190,7 +190,7 @@ const ApiService: ServiceSchema<any> = {
 				admin: !!user?.is_admin,
 			}).catch((err: { code?: number }) => {
 				// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
-				// else asks them to sign in (ARCHITECTURE §3.3), whether or not the project exists.
+				// else asks them to sign in (docs/api.md#authentication), whether or not the project exists.
 				if (!user && err?.code === 404) throw unauthorized();
 				throw err;
 			});

@@ -67,7 +67,7 @@ describe("the internal API creates builds and moves them through their states", 
 		projectId = (await createProject(as(owner.token))).id;
 	});
 
-	it("creates a pending build: 201 with the Build entity of spec §2.1–2.3", async () => {
+	it("creates a pending build: 201 with the Build entity of docs/api.md#build-entity", async () => {
 		const res = track("create", await ci.create({ project_id: projectId, name: "rubocop", stage: "test", ref: "master", user_id: owner.id }));
 		expect(res.status).toBe(201);
 		expect(res.body).toEqual({
@@ -655,7 +655,7 @@ describe("artifacts", () => {
 		expect(res.headers.get("content-disposition")).toBe(`attachment; filename="build _r_sum__ 1.zip"; filename*=UTF-8''build%20%22r%C3%A9sum%C3%A9%22%201.zip`);
 	});
 
-	it("answers 404 for a build without artifacts and for an unknown build (spec §7)", async () => {
+	it("answers 404 for a build without artifacts and for an unknown build (docs/api.md#builds)", async () => {
 		const id = await ci.build({ project_id: projectId });
 		for (const url of [`/projects/${projectId}/builds/${id}/artifacts`, `/projects/${projectId}/builds/987654/artifacts`]) {
 			const res = track("no artifacts", await api.get(url));
