@@ -5,7 +5,7 @@
 #   docker run --rm -p 3000:3000 -e SERVICES= gitlab-v3-service     # all-in-one, embedded defaults
 
 # ---- build: full install, TypeScript compiled into dist/ (mirrors the source tree) ----------------
-FROM node:22-alpine AS build
+FROM node:24-alpine AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -16,13 +16,13 @@ RUN npm run build \
 	&& find dist -name '*.map' -delete
 
 # ---- deps: production dependencies only ----------------------------------------------------------
-FROM node:22-alpine AS deps
+FROM node:24-alpine AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # ---- runtime ------------------------------------------------------------------------------------
-FROM node:22-alpine AS runtime
+FROM node:24-alpine AS runtime
 ENV NODE_ENV=production \
 	SERVICEDIR=services \
 	DATA_DIR=/data

@@ -81,7 +81,7 @@ function timestamp(raw: unknown, label: string): string {
 }
 
 /**
- * The body of `POST /internal/builds` (ARCHITECTURE §3.5): `project_id, name, stage, ref, tag,
+ * The body of `POST /internal/builds` (docs/api.md#internal-builds): `project_id, name, stage, ref, tag,
  * commit{id, short_id?, title, message, author_name, author_email, created_at}, user_id?`.
  * `stage` defaults to "test" and `tag` to false, as GitLab's; a missing commit title is the
  * message's first line, and a missing short_id the hash's first 8 characters.

@@ -1,6 +1,6 @@
 /**
  * The build state machine and the rules of cancel, retry and erase, pure (GitLab 8.x
- * CommitStatus, reference gitlab-v3.md §2.7; ARCHITECTURE §3.5 for the runner's updates).
+ * CommitStatus; docs/api.md#build-states, and #internal-builds for the runner's updates).
  *
  *   pending ──run──> running ──success/drop──> success | failed
  *      │                │

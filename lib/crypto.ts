@@ -6,6 +6,7 @@ import crypto from "crypto";
 import fs from "fs";
 import path from "path";
 import { promisify } from "util";
+import { verifySecretsKey } from "./secrets-key-check";
 
 /** GitLab 8 private token: 20 characters of [A-Za-z0-9_-]. */
 export function generateToken(): string {
@@ -99,10 +100,22 @@ export function deriveKey(secret: string | Buffer): Buffer {
 
 /**
  * The key for secrets at rest: SECRETS_KEY when set; otherwise one generated once and kept in
- * DATA_DIR (fine for one machine; a cluster must share SECRETS_KEY).
+ * DATA_DIR (fine for one machine; a cluster must share SECRETS_KEY). Throws when it is not the key
+ * the data in DATA_DIR was written with (lib/secrets-key-check.ts).
  */
 export function resolveSecretsKey(secretsKey: string, dataDir: string): { key: Buffer; generated: boolean } {
-	if (secretsKey) return { key: deriveKey(secretsKey), generated: false };
+	if (secretsKey) {
+		const key = deriveKey(secretsKey);
+		verifySecretsKey(key, dataDir, "SECRETS_KEY");
+		return { key, generated: false };
+	}
+	const key = deriveKey(generatedSecretsKey(dataDir));
+	verifySecretsKey(key, dataDir, "generated");
+	return { key, generated: true };
+}
+
+/** The text of DATA_DIR/.secrets-key, generated on first use; as SECRETS_KEY it gives the same key. */
+export function generatedSecretsKey(dataDir: string): string {
 	const file = path.join(dataDir, ".secrets-key");
 	fs.mkdirSync(dataDir, { recursive: true });
 	try {
@@ -110,7 +123,7 @@ export function resolveSecretsKey(secretsKey: string, dataDir: string): { key: B
 	} catch (err) {
 		if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
 	}
-	return { key: deriveKey(fs.readFileSync(file, "utf8").trim()), generated: true };
+	return fs.readFileSync(file, "utf8").trim();
 }
 
 /** `v1:<iv>:<tag>:<ciphertext>`, all base64. */

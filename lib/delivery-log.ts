@@ -1,6 +1,6 @@
 /**
  * What a worker already delivered, so that a redelivered push event (delivery is
- * at-least-once) does not post, mail or announce twice (ARCHITECTURE §5). One record per
+ * at-least-once) does not post, mail or announce twice (docs/architecture.md#workers). One record per
  * event id + target, taken with Redis `SET NX` before acting:
  * - `claim` → "go" (ours now), "done" (delivered before: skip) or "busy" (another live worker
  *   is on it right now: wait for it);

@@ -1,4 +1,4 @@
-/** Label rules of GitLab 8.x, with the spec's colour form (`#RRGGBB`). */
+/** Label rules of GitLab 8.x, with this API's colour form (`#RRGGBB`, docs/api.md#label-entity). */
 const COLOR = /^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$/;
 
 /** `#FA0` → `#FFAA00`; `#ffaa00` → `#FFAA00`; anything else (null, a number, an object) → null. */

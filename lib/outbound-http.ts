@@ -1,5 +1,5 @@
 /**
- * The one outbound HTTP function the workers use (integrations.md §7): the host goes through
+ * The one outbound HTTP function the workers use (docs/integrations.md#outbound-requests): the host goes through
  * the SSRF guard and the socket connects to the address that was checked, redirects are not
  * followed, TLS is verified, and the whole exchange has a time limit and a size limit.
  */

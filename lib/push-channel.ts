@@ -1,5 +1,5 @@
 /**
- * The durable channel `push` (ARCHITECTURE §5): which adapter carries it, its names on
+ * The durable channel `push` (docs/architecture.md#push-channel): which adapter carries it, its names on
  * JetStream and Redis, the consumer groups, and the retry schedule. Pure, from the config.
  *
  * Names follow @moleculer/channels 0.1.8: the channel and the dead-letter queue get the broker

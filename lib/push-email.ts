@@ -1,5 +1,5 @@
 /**
- * The emails-on-push mail, as GitLab 8.x renders it (integrations.md §4;
+ * The emails-on-push mail, as GitLab 8.x renders it (docs/integrations.md#emails-on-push;
  * Gitlab::Email::Message::RepositoryPush and repository_push_email.text.haml): subject, text
  * body, sender rules and headers. Pure: the push-mailer worker sends what this returns.
  *

@@ -1,6 +1,6 @@
 /**
- * The internal push payload (ARCHITECTURE §3.5; GitLab 8.x PushDataBuilder shape,
- * integrations.md §6): validation with Grape-style errors and a normalised copy that keeps
+ * The internal push payload (docs/api.md#internal; GitLab 8.x PushDataBuilder shape,
+ * docs/integrations.md#push-payload): validation with Grape-style errors and a normalised copy that keeps
  * only known keys, plus the small ref/sha helpers the workers share.
  *
  * One extension to GitLab's shape: an optional top-level `diffs` array (the v3 compare-diff

@@ -3,7 +3,7 @@
  * - JetStream: the stream (with limits) and one durable consumer per worker group with
  *   `deliver_policy: all`. The channels adapter creates consumers with `deliver_policy: new`
  *   only when a worker first subscribes, and a publish before the stream exists fails with
- *   503 (moleculer-tried.md §4). It then attaches to what exists here.
+ *   503 (docs/architecture.md#push-provisioning). It then attaches to what exists here.
  * - Redis Streams: one consumer group per worker from ID 0 (the adapter's default `$` would
  *   skip what was published before the worker's first start).
  * Idempotent: existing streams and consumers are kept as they are (their config is frozen on

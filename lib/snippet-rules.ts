@@ -1,6 +1,6 @@
 /**
- * Project snippet rules, pure: who sees a snippet (spec §2.7 table as decided in ARCHITECTURE
- * §6), who may write one, and the GitLab 8.16 parameter and model validation of the fields.
+ * Project snippet rules, pure: who sees a snippet (docs/api.md#snippet-visibility), who may write
+ * one, and the GitLab 8.16 parameter and model validation of the fields.
  *
  * Visibility: private (0) → its author and admins only, not other members; internal (10) →
  * any logged-in user who can read the project; public (20) → also anonymous callers when the

@@ -1,6 +1,6 @@
 /**
- * SSRF guard for every outbound connection an integration makes (ARCHITECTURE §5,
- * integrations.md §7): a host is resolved once, every address it resolves to must be public
+ * SSRF guard for every outbound connection an integration makes (docs/architecture.md#workers,
+ * docs/integrations.md#outbound-requests): a host is resolved once, every address it resolves to must be public
  * (no loopback, private, link-local, CGNAT, ULA, multicast, unspecified, nor IPv4 hidden in
  * IPv6 forms), and the connection then goes to the address that was checked, so a second DNS
  * answer cannot swap in an internal one. `allowLocal` (ALLOW_LOCAL_REQUESTS) turns it off.

@@ -1,7 +1,7 @@
 /**
  * Durable channels (@moleculer/channels 0.1.8) for the `push` events, from the config:
  * JetStream on the NATS transporter (always the object adapter form: the URL-string form of
- * 0.1.8 silently connects to localhost, moleculer-tried.md §1), Redis Streams with
+ * 0.1.8 silently connects to localhost, docs/architecture.md#channel-adapters), Redis Streams with
  * CHANNELS=redis://…, and the in-process adapter in the all-in-one default.
  *
  * Two middlewares:

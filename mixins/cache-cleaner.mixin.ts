@@ -4,7 +4,7 @@
  * Per project: cache keys start with PROJECT_CACHE_KEY (the resolved project id as a string,
  * from the gateway's meta, so `5` and `root%2Fdemo` share entries), and one project's entries
  * can be cleaned alone. The pattern pair works alike on the Memory and the Redis cacher (see
- * moleculer-tried.md §6): `**` crosses dots on both, and `?` stands in for the `|` that joins
+ * docs/architecture.md#cache-keys): `**` crosses dots on both, and `?` stands in for the `|` that joins
  * further keys.
  *
  * Every clean runs twice: at once, and again a moment later. A read that missed the cache just

@@ -1,4 +1,4 @@
-/** GitLab 8.x Build entity (spec §2.1–2.3) and the erased-build record, pure. */
+/** GitLab 8.x Build entity (docs/api.md#build-entity) and the erased-build record, pure. */
 import type { BuildStatus } from "../lib/build-state";
 import { presentUser, type UserDoc } from "./user";
 
@@ -73,7 +73,7 @@ export function presentCommit(c: CommitDoc) {
 	};
 }
 
-/** The user embedded in a build: exactly the fields of spec §2.3. */
+/** The user embedded in a build: exactly the fields of docs/api.md#build-entity. */
 export function presentBuildUser(u: UserDoc, gitlabUrl: string) {
 	const full = presentUser(u, gitlabUrl);
 	return {
@@ -120,7 +120,7 @@ export function presentBuild(b: BuildDoc, user: UserDoc | null, gitlabUrl: strin
 	};
 }
 
-/** The erase response (spec §2.1): no `artifacts_file`, a `download_url` (null: there is no web UI to link). */
+/** The erase response (docs/api.md#build-entity): no `artifacts_file`, a `download_url` (null: there is no web UI to link). */
 export function presentErasedBuild(b: BuildDoc, user: UserDoc | null, gitlabUrl: string) {
 	return { ...core(b, user, gitlabUrl), download_url: null };
 }

@@ -1,4 +1,4 @@
-/** Deploy-key entities (spec §2.4), pure. */
+/** Deploy-key entities (docs/api.md#deploy-key-entity), pure. */
 
 /** A deploy key as stored: one record per fingerprint, linked to projects separately. */
 export interface DeployKeyDoc {

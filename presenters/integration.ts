@@ -1,7 +1,7 @@
 /**
  * GitLab 8.x `Entities::ProjectService` for GET /projects/:id/services/:slug. `properties` is
  * sliced to the integration's declared fields, and secret fields are never included, whoever
- * asks (later GitLab's rule, ARCHITECTURE §6).
+ * asks (later GitLab's rule, docs/api.md#decisions).
  */
 import type { IntegrationDef } from "../lib/integrations/catalogue";
 import { isSecret } from "../lib/integrations/catalogue";

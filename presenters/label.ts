@@ -1,4 +1,4 @@
-/** Label entities: spec §2.5 and ARCHITECTURE §6. */
+/** Label entities (docs/api.md#label-entity, and #decisions). */
 export interface LabelDoc {
 	id: number;
 	project_id: number;

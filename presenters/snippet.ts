@@ -1,4 +1,4 @@
-/** Project snippet entity (spec §2.7), pure. */
+/** Project snippet entity (docs/api.md#snippet-entity), pure. */
 import type { UserDoc } from "./user";
 
 /** A project snippet as stored. */
@@ -17,7 +17,7 @@ export interface SnippetDoc {
 	updated_at: string;
 }
 
-/** The author as spec §2.7 shows it: `{id, username, email, name, state, created_at}`. */
+/** The author as docs/api.md#snippet-entity shows it: `{id, username, email, name, state, created_at}`. */
 export function presentSnippetAuthor(u: UserDoc) {
 	return { id: u.id, username: u.username, email: u.email, name: u.name, state: u.state, created_at: u.created_at };
 }

@@ -29,7 +29,7 @@ export function presentUserBasic(u: UserDoc, gitlabUrl: string) {
 	return { name: u.name, username: u.username, id: u.id, state: u.state, avatar_url: avatarUrl(u.email), web_url: `${gitlabUrl}/${u.username}` };
 }
 
-/** The User entity (spec §2.3, as embedded in builds, and GET /users/:id). */
+/** The User entity (docs/api.md#build-entity, as embedded in builds, and GET /users/:id). */
 export function presentUser(u: UserDoc, gitlabUrl: string) {
 	return {
 		...presentUserBasic(u, gitlabUrl),

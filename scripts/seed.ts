@@ -29,6 +29,7 @@
 import crypto from "crypto";
 import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { config } from "../config";
+import { storedZip } from "./zip";
 
 export interface SeedOptions {
 	builds: number;
@@ -129,13 +130,20 @@ function sha(i: number): string {
 	return crypto.createHash("sha1").update(`seed commit ${i}`).digest("hex");
 }
 
-/** A zip-looking file of pseudo-random bytes (ruby-gitlab wants at least one non-ASCII byte). */
-function artifactBytes(n: number, seed: number): Buffer {
+/**
+ * A real zip of about `n` bytes (`unzip -l` lists it): a short report and a binary file of
+ * pseudo-random bytes (ruby-gitlab wants at least one non-ASCII byte in a download).
+ */
+export function artifactBytes(n: number, seed: number): Buffer {
 	const buf = crypto.createHash("sha256").update(String(seed)).digest();
-	const out = Buffer.alloc(n);
-	for (let i = 0; i < n; i += buf.length) buf.copy(out, i, 0, Math.min(buf.length, n - i));
-	Buffer.from([0x50, 0x4b, 0x03, 0x04]).copy(out, 0, 0, Math.min(4, n));
-	return out;
+	const report = Buffer.from(`Demo artifacts of seeded build ${seed}\n`);
+	const files = (binary: Buffer) => [
+		{ name: "report.txt", data: report },
+		{ name: "coverage/data.bin", data: binary },
+	];
+	const binary = Buffer.alloc(Math.max(0, n - storedZip(files(Buffer.alloc(0))).length));
+	for (let i = 0; i < binary.length; i += buf.length) buf.copy(binary, i, 0, Math.min(buf.length, binary.length - i));
+	return storedZip(files(binary));
 }
 
 function traceText(name: string, status: string, i: number): string {
@@ -367,8 +375,10 @@ async function main(): Promise<void> {
 	console.log(
 		`Project ${result.projectId} (${result.pathWithNamespace}): ${opts.builds} builds (${counts}), ids ${result.firstBuildId}–${result.lastBuildId}, in ${result.seconds.toFixed(1)} s.`,
 	);
-	console.log(`Try:\n  curl -H "PRIVATE-TOKEN: $TOKEN" '${opts.url}/projects/${result.projectId}/builds?scope[]=running&scope[]=failed&per_page=5'`);
-	console.log(`  curl -OJ -H "PRIVATE-TOKEN: $TOKEN" ${opts.url}/projects/${result.projectId}/builds/<id>/artifacts`);
+	console.log(
+		`Try (T: the token the seed used):\n  curl -H "PRIVATE-TOKEN: $T" '${opts.url}/projects/${result.projectId}/builds?scope[]=running&scope[]=failed&per_page=5'`,
+	);
+	console.log(`  curl -OJ -H "PRIVATE-TOKEN: $T" ${opts.url}/projects/${result.projectId}/builds/<id>/artifacts`);
 }
 
 if (require.main === module) {

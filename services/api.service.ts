@@ -23,6 +23,7 @@ import { createHardenedServer } from "../gateway/http-server";
 import { linkBase } from "../gateway/links";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
+import { docsRoute } from "../gateway/routes/docs.routes";
 import type { Caller, ProjectAccess } from "../lib/access";
 import { ACCESS_CHANGED_EVENT, changedPatterns, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type AccessChange, type CachedLookup } from "../lib/auth-cache";
 import type { ApiMeta } from "../lib/context";
@@ -149,6 +150,7 @@ const ApiService: ServiceSchema<any> = {
 					return data.rows;
 				},
 			},
+			docsRoute,
 		],
 		onError(this: any, req: Req, res: Res, err: any) {
 			const { status, body, headers, unexpected } = toHttpError(err);
@@ -216,7 +218,7 @@ const ApiService: ServiceSchema<any> = {
 					admin: !!user?.is_admin,
 				}).catch((err: { code?: number }) => {
 					// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
-					// else asks them to sign in, whether or not the project exists.
+					// else asks them to sign in (docs/api.md#authentication), whether or not the project exists.
 					if (!user && err?.code === 404) throw unauthorized();
 					throw err;
 				});

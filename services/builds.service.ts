@@ -1,6 +1,6 @@
 /**
- * CI builds (spec §2.1–2.3, §3, §4.1, §7) and the internal build API the CI side drives
- * (ARCHITECTURE §3.5): create, runner state updates, trace appends, streamed artifacts uploads.
+ * CI builds (docs/api.md#builds, #build-states) and the internal build API the CI side drives
+ * (docs/api.md#internal-builds): create, runner state updates, trace appends, streamed artifacts uploads.
  *
  * Pages cost the same at 100 builds or 1,000,000: every build has a dense per-project number
  * (`seq`, 1…total in creation and id order), so page N of the unfiltered list is one range scan
@@ -177,7 +177,7 @@ const BuildsService: ServiceSchema = {
 
 		/**
 		 * `read_build`. The trace (text/plain, empty when there is none) and the artifacts
-		 * (404 when the build has none, spec §7) are served by the gateway in windows
+		 * (404 when the build has none, docs/api.md#builds) are served by the gateway in windows
 		 * (gateway/windowed-download.ts): `*Info` checks and describes the file, `*Range` streams
 		 * one window of it.
 		 */

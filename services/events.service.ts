@@ -1,5 +1,5 @@
 /**
- * Push events (ARCHITECTURE §3.5, §5): `POST /api/v3/internal/push` validates the payload and
+ * Push events (docs/architecture.md#push-events): `POST /api/v3/internal/push` validates the payload and
  * publishes it durably on the channel `push` with a stable event id (also the JetStream msgID,
  * so a publish retried within two minutes is stored once). Every worker group gets every event.
  *

@@ -1,5 +1,5 @@
 /**
- * Integration settings (spec §4.6): PUT/GET/DELETE /projects/:id/services/:slug for every slug
+ * Integration settings (docs/api.md#integrations): PUT/GET/DELETE /projects/:id/services/:slug for every slug
  * of the catalogue, master or above. Secrets (passwords, tokens, API keys, user keys) are
  * encrypted at rest with SECRETS_KEY (the key resolution the accounts service uses) and never
  * returned. One record per project and slug (a unique index on `project_slug`).

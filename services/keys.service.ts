@@ -1,5 +1,5 @@
 /**
- * Deploy keys (spec §2.4, §4.2), master or above. A key is one record per fingerprint (a
+ * Deploy keys (docs/api.md#deploy-keys), master or above. A key is one record per fingerprint (a
  * unique index) linked to projects through `deploy_key_links` (unique `project_key`), so
  * that a key already used elsewhere is *joined* to another project only when the caller can
  * access one of the projects that use it (GitLab 8's accessible-keys rule); otherwise the

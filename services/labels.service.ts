@@ -1,5 +1,5 @@
 /**
- * Project labels (spec §4.3): addressed by name, unique per project (a unique index, so two
+ * Project labels (docs/api.md#labels): addressed by name, unique per project (a unique index, so two
  * racing creates give one label), colours stored as #RRGGBB. Reads are cached per project and
  * every write cleans exactly that project's entries.
  */

@@ -1,5 +1,5 @@
 /**
- * Project snippets (spec §2.7, §4.4). Visibility as decided in ARCHITECTURE §6, on every
+ * Project snippets (docs/api.md#snippets). Visibility as docs/api.md#snippet-visibility says, on every
  * endpoint and in the list (filtered in the store query, so counts and pages agree): a snippet
  * the caller may not see answers as if it did not exist. The three reads take anonymous
  * callers (`auth: "optional"`): the gateway lets them reach public projects only, and here
@@ -164,7 +164,7 @@ const SnippetsService: ServiceSchema = {
 		/**
 		 * The answer for a snippet the caller cannot see: 404 as if it did not exist; but an
 		 * anonymous caller may only read public snippets, so anything else asks them to sign in
-		 * (401, ARCHITECTURE §3.3), for missing and hidden snippets alike.
+		 * (401, docs/api.md#authentication), for missing and hidden snippets alike.
 		 */
 		hidden(ctx: Ctx, notFoundError: ApiError): ApiError {
 			return ctx.meta.user ? notFoundError : unauthorized();

@@ -1,4 +1,4 @@
-// mailparser 3.9.31 (pinned, test-peers.md §3) ships no types; the subset the tests read.
+// mailparser 3.9.31 (pinned) ships no types; the subset the tests read.
 declare module "mailparser" {
 	import type { Readable } from "stream";
 

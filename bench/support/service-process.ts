@@ -60,12 +60,19 @@ export interface LaunchOptions {
 	cwd?: string;
 	/** How many output chunks to keep (default 500; Infinity keeps everything). */
 	maxOutputChunks?: number;
+	/** Its own process group, so that only its launcher signals it (not a terminal's Ctrl-C). */
+	detached?: boolean;
 }
 
 /** Spawns `node <args>` (or another command) and captures its output; does not wait for anything. */
 export function launch(opts: LaunchOptions): ManagedProcess {
 	const spawnedAt = performance.now();
-	const child = spawn(opts.command ?? process.execPath, opts.args, { cwd: opts.cwd ?? ROOT, env: opts.env, stdio: ["ignore", "pipe", "pipe"] });
+	const child = spawn(opts.command ?? process.execPath, opts.args, {
+		cwd: opts.cwd ?? ROOT,
+		env: opts.env,
+		stdio: ["ignore", "pipe", "pipe"],
+		detached: opts.detached,
+	});
 	const proc: ManagedProcess = { name: opts.name, child, output: [], spawnedAt, readyAt: 0 };
 	const max = opts.maxOutputChunks ?? 500;
 	const keep = (chunk: Buffer) => {
@@ -148,6 +155,7 @@ export interface ServiceProcessOptions {
 	readyTimeoutMs?: number;
 	pollMs?: number;
 	maxOutputChunks?: number;
+	detached?: boolean;
 }
 
 /** node arguments that run moleculer-runner on the compiled config, as the image does. */
@@ -169,11 +177,14 @@ export async function startServiceProcess(opts: ServiceProcessOptions, onLaunch?
 		HEALTH_PORT: String(healthPort),
 		METRICS_PORT: opts.env.METRICS_PORT ?? String(await freePort()),
 	};
-	const proc: ServiceProcess = Object.assign(launch({ name: opts.name, args: runnerArgs(), env, maxOutputChunks: opts.maxOutputChunks }), {
-		services: opts.services,
-		env,
-		healthPort,
-	});
+	const proc: ServiceProcess = Object.assign(
+		launch({ name: opts.name, args: runnerArgs(), env, maxOutputChunks: opts.maxOutputChunks, detached: opts.detached }),
+		{
+			services: opts.services,
+			env,
+			healthPort,
+		},
+	);
 	onLaunch?.(proc);
 	await waitUntilReady(proc, healthReady(healthPort), { timeoutMs: opts.readyTimeoutMs, pollMs: opts.pollMs });
 	return proc;

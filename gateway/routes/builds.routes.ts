@@ -1,7 +1,7 @@
 import { windowedDownload } from "../windowed-download";
 import type { RouteTable } from "./types";
 
-/** Builds (spec §4.1 plus the trace) and the internal build API for the CI side (ARCHITECTURE §3.5). */
+/** Builds (docs/api.md#builds) and the internal build API for the CI side (docs/api.md#internal-builds). */
 export const buildsRoutes: RouteTable = {
 	api: {
 		"GET /projects/:id/builds": "builds.list",

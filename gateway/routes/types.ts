@@ -14,4 +14,6 @@ export interface RouteTable {
 	internal?: Record<string, string>;
 	/** Under /api/v3/internal with no body parser: `stream:` aliases receive the raw body as ctx.stream. */
 	internalStream?: Record<string, string>;
+	/** Under /api/v3, no token, no body: the API's own description (gateway/routes/docs.routes.ts). */
+	docs?: Record<string, AliasTarget>;
 }

@@ -1,9 +1,9 @@
 /**
- * The integration catalogue: one declarative entry per slug of spec §4.6 (fields, types,
+ * The integration catalogue: one declarative entry per slug of docs/integrations.md#catalogue (fields, types,
  * required and secret flags, validation, supported events). Validation, storage and the GET
  * presenter are driven by it, so adding an integration is adding one entry.
  *
- * Fields follow the spec's table; for the two slugs whose list is "not shown" GitLab 8.16's
+ * Fields follow the product's table; for the two slugs whose list it left open, GitLab 8.16's
  * (pipeline-service-a = Buildkite, team-chat = Slack). Secret fields (passwords, tokens, API
  * keys, user keys) are encrypted at rest by the integrations service and never presented.
  */

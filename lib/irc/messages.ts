@@ -1,5 +1,5 @@
 /**
- * The lines GitLab's IrkerWorker sends for a push (integrations.md §3.2): a branch
+ * The lines GitLab's IrkerWorker sends for a push (docs/integrations.md#irc-messages): a branch
  * created/deleted line, a summary with the compare link, then at most 3 commit lines, with
  * optional mIRC colours. Every interpolated value is stripped of CR/LF and other control
  * characters, so no payload text can end the PRIVMSG and inject an IRC command.

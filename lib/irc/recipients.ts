@@ -1,7 +1,7 @@
 /**
  * IRC recipients of the irc-gateway integration, parsed as GitLab's IrkerService did
- * (integrations.md §3.1), then turned into connection targets the way irkerd reads its URLs
- * (§3.3): `irc[s]://[:password@]host[:port]/channel[?key=secret]`, `,isnick` for a nick,
+ * (docs/integrations.md#irc-recipients), then turned into connection targets the way irkerd reads its URLs
+ * (#irc-delivery): `irc[s]://[:password@]host[:port]/channel[?key=secret]`, `,isnick` for a nick,
  * a bare channel joined to `default_irc_uri`.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The irc-gateway's sender: what irkerd did for GitLab (integrations.md §3.3), with
+ * The irc-gateway's sender: what irkerd did for GitLab (docs/integrations.md#irc-delivery), with
  * irc-framework. Connections are pooled per server (scheme, host, port, password, nick) and kept
  * while used, so repeated pushes do not cause join/part spam; idle ones quit after a while.
  * Channels are joined once (with their key); nick targets are not joined. Lines on one

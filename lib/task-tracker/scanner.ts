@@ -1,5 +1,5 @@
 /**
- * GitLab's Asana service, generation B (integrations.md §2): which tasks a push mentions and
+ * GitLab's Asana service, generation B (docs/integrations.md#task-tracker-comments): which tasks a push mentions and
  * which it completes, and the comment text. Two deliberate differences from GitLab, both named
  * in the reference as quirks to fix:
  * - `restrict_to_branch` is an exact, comma-separated list (GitLab tested a substring, so

@@ -1,5 +1,5 @@
 /**
- * irc-gateway (GitLab's Irker service, integrations.md §3): the gateway itself. Parses the
+ * irc-gateway (GitLab's Irker service, docs/integrations.md#irc-gateway): the gateway itself. Parses the
  * recipients (irc/ircs URIs, `default_irc_uri`, channel keys, nicks), sends GitLab's lines
  * (branch created/deleted, a summary with the compare link, at most 3 commits, mIRC colours
  * with `colorize_messages`) over pooled, paced connections with time limits.

@@ -1,5 +1,5 @@
 /**
- * emails-on-push (integrations.md §4): one mail per push to each whitespace-separated
+ * emails-on-push (docs/integrations.md#emails-on-push): one mail per push to each whitespace-separated
  * recipient, with GitLab's subject and body (commits, changed files, diffs unless
  * `disable_diffs`) and sender rules (`send_from_committer_email`). SMTP via SMTP_URL, or `.eml`
  * files under DATA_DIR/mail by default.

@@ -1,5 +1,5 @@
 /**
- * task-tracker-comments (GitLab's Asana service, generation B; integrations.md §2): every task a
+ * task-tracker-comments (GitLab's Asana service, generation B; docs/integrations.md#task-tracker-comments): every task a
  * commit message mentions gets the commit as a comment, and a task after a word starting with
  * `fix` or `clos` is completed, on the branches in `restrict_to_branch` (blank: all). Talks to
  * the tracker API at TASK_TRACKER_API_URL with the integration's `api_key`. A task that does

@@ -1,7 +1,7 @@
 /**
  * The all-in-one process as `npm start` runs it (every service, no transporter): the root
  * bootstrap across restarts, health and metrics ports, SIGTERM with requests in flight, and a
- * clear start-up error for a bad setting.
+ * clear start-up error for a bad setting or a secrets key that is not the data's.
  */
 import fs from "fs";
 import http from "http";
@@ -106,3 +106,33 @@ it("refuses to start with a bad setting and names it", async () => {
 	});
 	await expect(start).rejects.toThrow(/exited with [1-9]\d* before it was ready[\s\S]*Invalid configuration: TRANSPORTER="foo"/);
 }, 30000);
+
+it("refuses to start on data written with another secrets key, naming SECRETS_KEY and DATA_DIR/.secrets-key", async () => {
+	const keyed = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-aio-key-"));
+	try {
+		const env = (key: string | null) => ({ DATA_DIR: keyed, GITLAB_ROOT_TOKEN: "keyedroot01234567890", ...(key ? { SECRETS_KEY: key } : {}) });
+		const first = await startAllInOne(env("the-key-the-data-has-0123"));
+		expect((await client(`http://127.0.0.1:${ports.port}/api/v3`, "keyedroot01234567890").get("/user")).status).toBe(200);
+		expect(await stop(first)).toBe(0);
+
+		// Another key, then none (the generated DATA_DIR/.secrets-key): both refused before serving a request.
+		for (const [key, says] of [
+			["another-key-0123456789", /SECRETS_KEY is set to a different key/],
+			[null, /SECRETS_KEY is not set, so the key generated in \S+\/\.secrets-key was used/],
+		] as const) {
+			const start = startAllInOne(env(key));
+			await expect(start).rejects.toThrow(/exited with [1-9]\d* before it was ready/);
+			const error = await start.catch((err: Error) => err.message);
+			expect(error).toMatch(says);
+			expect(error).toContain(`DATA_DIR=${keyed}`);
+			expect(error).toContain("DATA_DIR/.secrets-key");
+		}
+
+		// The right key still opens the data, token look-ups included.
+		const again = await startAllInOne(env("the-key-the-data-has-0123"));
+		expect((await client(`http://127.0.0.1:${ports.port}/api/v3`, "keyedroot01234567890").get("/user")).body).toMatchObject({ username: "root" });
+		expect(await stop(again)).toBe(0);
+	} finally {
+		fs.rmSync(keyed, { recursive: true, force: true });
+	}
+}, 90000);

@@ -67,7 +67,7 @@ describe("the internal API creates builds and moves them through their states", 
 		projectId = (await createProject(as(owner.token))).id;
 	});
 
-	it("creates a pending build: 201 with the Build entity of spec §2.1–2.3", async () => {
+	it("creates a pending build: 201 with the Build entity of docs/api.md#build-entity", async () => {
 		const res = track("create", await ci.create({ project_id: projectId, name: "rubocop", stage: "test", ref: "master", user_id: owner.id }));
 		expect(res.status).toBe(201);
 		expect(res.body).toEqual({
@@ -658,7 +658,7 @@ describe("artifacts", () => {
 		expect(res.headers.get("content-disposition")).toBe(`attachment; filename="build _r_sum__ 1.zip"; filename*=UTF-8''build%20%22r%C3%A9sum%C3%A9%22%201.zip`);
 	});
 
-	it("answers 404 for a build without artifacts and for an unknown build (spec §7)", async () => {
+	it("answers 404 for a build without artifacts and for an unknown build (docs/api.md#builds)", async () => {
 		const id = await ci.build({ project_id: projectId });
 		for (const url of [`/projects/${projectId}/builds/${id}/artifacts`, `/projects/${projectId}/builds/987654/artifacts`]) {
 			const res = track("no artifacts", await api.get(url));
@@ -827,7 +827,14 @@ describe("npm run seed", () => {
 		expect(withArtifacts.length).toBe(28);
 		const one = withArtifacts[0];
 		const file = await fetch(`${cluster.url}/projects/${projectId}/builds/${one.id}/artifacts`, { headers: { "PRIVATE-TOKEN": cluster.rootToken } });
-		expect([file.status, (await file.arrayBuffer()).byteLength]).toEqual([200, one.artifacts_file.size]);
+		const bytes = Buffer.from(await file.arrayBuffer());
+		expect([file.status, bytes.length]).toEqual([200, one.artifacts_file.size]);
+		// A real zip, as a user would check it.
+		const zip = path.join(cluster.dataDir, "downloaded-artifacts.zip");
+		fs.writeFileSync(zip, bytes);
+		const listed = spawnSync("unzip", ["-l", zip], { encoding: "utf8" });
+		expect([listed.status, listed.stdout.includes("coverage/data.bin")]).toEqual([0, true]);
+		fs.rmSync(zip);
 		// A trace on every 5th build that ran: 8 of the 40.
 		const traces = await Promise.all(list.body.map((b: { id: number }) => cluster.api().get(`/projects/${projectId}/builds/${b.id}/trace`)));
 		expect(traces.filter(t => t.status === 200 && t.text.startsWith("Running with")).length).toBe(8);

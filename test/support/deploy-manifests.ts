@@ -14,7 +14,7 @@ export const ROOT = path.resolve(__dirname, "../..");
 export const K8S_DIR = path.join(ROOT, "k8s");
 
 /**
- * The services of the design (ARCHITECTURE §1), as SERVICES names. Manifests are written for all of
+ * The services of the design (docs/architecture.md#shape), as SERVICES names. Manifests are written for all of
  * them; a manifest may name one whose file has not landed yet, and nothing else.
  */
 export const PLANNED_SERVICES = [

@@ -81,7 +81,7 @@ const expectedUser = {
 };
 
 describe("presentBuild", () => {
-	it("has exactly the fields of spec §2.1 with the embedded commit (§2.2) and user (§2.3)", () => {
+	it("has exactly the fields of docs/api.md#build-entity, with the embedded commit and user", () => {
 		expect(presentBuild(doc(), user, GITLAB)).toEqual({
 			id: 69,
 			name: "rubocop",

@@ -90,7 +90,7 @@ describe("secrets at rest", () => {
 		const second = resolveSecretsKey("", dir);
 		expect(first.generated).toBe(true);
 		expect(first.key.equals(second.key)).toBe(true);
-		expect(resolveSecretsKey("explicit-key-123456", dir).key.equals(first.key)).toBe(false);
+		expect(resolveSecretsKey("explicit-key-123456", fs.mkdtempSync(path.join(os.tmpdir(), "glv3-key-"))).key.equals(first.key)).toBe(false);
 		expect(fs.statSync(path.join(dir, ".secrets-key")).mode & 0o777).toBe(0o600);
 	});
 });

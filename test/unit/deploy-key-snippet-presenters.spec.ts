@@ -1,4 +1,4 @@
-/** The deploy-key and snippet entities: exactly the fields of spec §2.4 and §2.7, in order. */
+/** The deploy-key and snippet entities: exactly the fields of docs/api.md#deploy-key-entity and #snippet-entity, in order. */
 import { presentDeletedDeployKey, presentDeployKey, type DeployKeyDoc } from "../../presenters/deploy-key";
 import { presentDeletedSnippet, presentSnippet, presentSnippetAuthor, type SnippetDoc } from "../../presenters/snippet";
 import type { UserDoc } from "../../presenters/user";
@@ -85,7 +85,7 @@ describe("snippet presenters", () => {
 		expect(json).not.toContain("secret bio");
 	});
 
-	it("author: exactly the six fields of spec §2.7; null when the user is gone", () => {
+	it("author: exactly the six fields of docs/api.md#snippet-entity; null when the user is gone", () => {
 		expect(Object.keys(presentSnippetAuthor(author))).toEqual(["id", "username", "email", "name", "state", "created_at"]);
 		expect(presentSnippet(snippet, null).author).toBeNull();
 	});

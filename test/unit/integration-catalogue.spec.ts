@@ -3,7 +3,7 @@ import { ApiError } from "../../lib/errors";
 import { handlesEvent, mergeSettings, parseBoolean } from "../../lib/integrations/settings";
 import { presentIntegration, type IntegrationDoc } from "../../presenters/integration";
 
-/** Spec §4.6 (and GitLab 8.16 for the two "not shown" rows), written out independently of the catalogue. */
+/** docs/integrations.md#catalogue (GitLab 8.16's fields for two rows), written out independently of the catalogue. */
 const SPEC: Record<string, { required: string[]; optional: string[]; secret: string[] }> = {
 	"task-tracker-comments": { required: ["api_key"], optional: ["restrict_to_branch"], secret: ["api_key"] },
 	"source-commits-a": { required: ["token"], optional: ["subdomain"], secret: ["token"] },

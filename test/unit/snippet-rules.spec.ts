@@ -1,5 +1,5 @@
 /**
- * Snippet rules: the visibility matrix of ARCHITECTURE §6 for every kind of caller on every
+ * Snippet rules: the visibility matrix of docs/api.md#snippet-visibility for every kind of caller on every
  * kind of project, the list query checked against the same matrix on a real NeDB store, the
  * write permissions, and the GitLab 8.16 parameter and model errors.
  */

@@ -2,7 +2,7 @@
  * A real IRC server for tests: Debian's ngircd (`apt-get install -y ngircd`) on a free loopback
  * port, with its own config in a scratch directory, plus a plain-socket listening client that
  * joins a channel and records what it hears. Flood penalties are off so paced senders are the
- * only thing that slows messages down (test-peers.md §2).
+ * only thing that slows messages down.
  */
 import { spawn, type ChildProcess } from "child_process";
 import fs from "fs";

@@ -1,6 +1,6 @@
 /**
  * A real SMTP server for tests (npm smtp-server, no TLS, any auth) on a free loopback port;
- * every accepted message is parsed with mailparser (pinned 3.9.31, test-peers.md §3).
+ * every accepted message is parsed with mailparser (pinned 3.9.31).
  * `refuse(code)` makes it answer the DATA command with that code until `accept()`.
  * `hold()` keeps every message that arrives from being acknowledged until `release()`; a
  * message whose client went away meanwhile was never delivered and is not recorded.

@@ -73,7 +73,7 @@ describe("configuration ↔ manifests", () => {
 		return { cm, secret: [...Object.keys(secret.stringData ?? {}), ...Object.keys(secret.data ?? {})] };
 	};
 
-	it("config/ reads the variables of ARCHITECTURE §3.6 (the scan finds them)", () => {
+	it("config/ reads the variables of docs/architecture.md#configuration (the scan finds them)", () => {
 		const vars = configVariables();
 		for (const v of ["PORT", "HEALTH_PORT", "METRICS_PORT", "TRANSPORTER", "NAMESPACE", "CACHER", "MONGO_URI", "DATA_DIR", "SECRETS_KEY", "LOG_LEVEL"])
 			expect(vars).toContain(v);

@@ -1,7 +1,8 @@
 /**
  * The Dockerfile, read as Docker reads it (no engine runs here to build it): multi-stage on
- * node:22-alpine, compiled JavaScript and production dependencies only in the final image, a
- * non-root user, moleculer-runner as PID 1; and the layout its CMD expects matches the build.
+ * node:24-alpine (Node 24 LTS, the major `engines` names), compiled JavaScript and production
+ * dependencies only in the final image, a non-root user, moleculer-runner as PID 1; and the
+ * layout its CMD expects matches the build.
  */
 import { spawnSync } from "child_process";
 import fs from "fs";
@@ -14,9 +15,16 @@ const runtime = runtimeImage(stages);
 const ops = (stage = runtime.stage, op: string) => stage.instructions.filter(i => i.op === op).map(i => i.args);
 
 describe("Dockerfile", () => {
-	it("is multi-stage, every stage on node:22-alpine", () => {
+	it("is multi-stage, every stage on node:24-alpine: the major package.json's engines asks for", () => {
 		expect(stages.length).toBeGreaterThanOrEqual(2);
-		for (const s of stages) expect(s.from).toBe("node:22-alpine");
+		for (const s of stages) expect(s.from).toBe("node:24-alpine");
+		const engines = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).engines;
+		expect(engines).toEqual({ node: ">=24" });
+		// The type definitions describe the same major as the runtime.
+		const typesNode = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).devDependencies["@types/node"];
+		expect(typesNode).toMatch(/^24\.\d+\.\d+$/);
+		// And the tests run on it (.ci/run installs it when the machine's node is older).
+		expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(24);
 	});
 
 	it("final image: only compiled dist/, production node_modules and package.json; no sources", () => {

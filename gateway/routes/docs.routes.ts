@@ -1,0 +1,136 @@
+/**
+ * The API describes itself, without a token: GET /openapi.json is the OpenAPI 3.1 document the
+ * gateway generates from its route tables and the actions' parameter schemas (gateway/openapi.ts),
+ * and GET /docs the API reference rendered from it by Swagger UI (swagger-ui-dist), served from
+ * this process only: no CDN, and a Content-Security-Policy that lets the page load nothing else.
+ */
+import fs from "fs";
+import type { IncomingMessage, ServerResponse } from "http";
+import path from "path";
+import { config } from "../../config";
+import { buildOpenApi, type ActionDefinition } from "../openapi";
+import { routeTables } from "./index";
+import type { RouteTable } from "./types";
+
+type Req = IncomingMessage & { $params: Record<string, unknown>; $service?: any };
+type Res = ServerResponse;
+
+const SWAGGER_UI_DIR = path.dirname(require.resolve("swagger-ui-dist/package.json"));
+
+/** The renderer's files the page loads, by the name it asks for. */
+const ASSETS: Record<string, { file?: string; type: string }> = {
+	"swagger-ui.css": { file: "swagger-ui.css", type: "text/css; charset=utf-8" },
+	"swagger-ui-bundle.js": { file: "swagger-ui-bundle.js", type: "text/javascript; charset=utf-8" },
+	"init.js": { type: "text/javascript; charset=utf-8" },
+};
+
+const PAGE_HEADERS = {
+	"Content-Security-Policy":
+		"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	"X-Content-Type-Options": "nosniff",
+	"Referrer-Policy": "no-referrer",
+};
+
+/** Where the gateway mounts its routes ("/api/v3"). */
+const basePath = (req: Req) => String(req.$service?.settings?.path ?? "");
+
+function send(res: Res, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}) {
+	res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body), ...headers });
+	res.end(body);
+}
+
+/** The actions every node of the cluster offers now, by name, from the gateway's registry. */
+function registryActions(broker: any): Map<string, ActionDefinition> {
+	const actions = new Map<string, ActionDefinition>();
+	for (const item of broker.registry.getActionList({ skipInternal: true, onlyAvailable: true }) as { name: string; action?: ActionDefinition }[])
+		if (item.action && !actions.has(item.name)) actions.set(item.name, item.action);
+	return actions;
+}
+
+/** The document for this gateway, as it runs now. */
+export function currentOpenApi(service: any): Record<string, unknown> {
+	const actions = registryActions(service.broker);
+	return buildOpenApi([...routeTables, docsRoutes], {
+		basePath: String(service.settings?.path ?? ""),
+		action: name => actions.get(name),
+		rateLimitPerMinute: config.rateLimitPerMinute,
+	});
+}
+
+function openApiDocument(req: Req, res: Res) {
+	send(res, 200, "application/json", JSON.stringify(currentOpenApi(req.$service)), { "Cache-Control": "no-cache" });
+}
+
+function page(req: Req, res: Res) {
+	const assets = `${basePath(req)}/docs/assets`;
+	const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>GitLab API v3 service: API reference</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${assets}/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="${assets}/swagger-ui-bundle.js"></script>
+<script src="${assets}/init.js"></script>
+</body>
+</html>
+`;
+	send(res, 200, "text/html; charset=utf-8", html, { ...PAGE_HEADERS, "Cache-Control": "no-cache" });
+}
+
+/** Starts Swagger UI on the generated document; nothing is fetched from elsewhere (no validator badge). */
+const initScript = (req: Req) => `window.ui = SwaggerUIBundle({
+	url: ${JSON.stringify(`${basePath(req)}/openapi.json`)},
+	dom_id: "#swagger-ui",
+	deepLinking: true,
+	docExpansion: "list",
+	defaultModelsExpandDepth: -1,
+	displayOperationId: false,
+	validatorUrl: null,
+	presets: [SwaggerUIBundle.presets.apis],
+	layout: "BaseLayout",
+});
+`;
+
+function asset(req: Req, res: Res) {
+	const name = String(req.$params.file ?? "");
+	const known = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;
+	if (!known) return send(res, 404, "application/json", JSON.stringify({ message: "404 Not Found" }));
+	const headers = { "X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=3600" };
+	if (!known.file) return send(res, 200, known.type, initScript(req), headers);
+	const file = path.join(SWAGGER_UI_DIR, known.file);
+	fs.stat(file, (err, stat) => {
+		if (err) return send(res, 404, "application/json", JSON.stringify({ message: "404 Not Found" }));
+		res.writeHead(200, { "Content-Type": known.type, "Content-Length": stat.size, ...headers });
+		fs.createReadStream(file)
+			.on("error", () => res.destroy())
+			.pipe(res);
+	});
+}
+
+/** Each alias function tells the document what it serves (gateway/openapi.ts merges `openapi`). */
+const described = <T extends object>(fn: T, summary: string, type: string) =>
+	Object.assign(fn, { openapi: { summary, responses: { "200": { description: summary, content: { [type]: {} } } } } });
+
+export const docsRoutes: RouteTable = {
+	docs: {
+		"GET /openapi.json": described(openApiDocument, "This document: OpenAPI 3.1, generated from the running gateway", "application/json"),
+		"GET /docs": described(page, "The API reference page, rendered from this document", "text/html"),
+		"GET /docs/assets/:file": described(asset, "The reference page's scripts and styles", "*/*"),
+	},
+};
+
+/** The moleculer-web route that mounts them: no token, no body. */
+export const docsRoute = {
+	name: "docs",
+	path: "",
+	authentication: false,
+	authorization: false,
+	bodyParsers: false,
+	mappingPolicy: "restrict",
+	aliases: docsRoutes.docs,
+};

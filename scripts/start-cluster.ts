@@ -1,0 +1,198 @@
+/**
+ * `npm run start:cluster`: the whole product split as production runs it, on one machine. Every
+ * service and worker (each compiled file under dist/services) runs as its own moleculer-runner
+ * process over the local NATS (JetStream) and Redis, with its own health and metrics ports; the
+ * output of each is shown with its name; Ctrl-C (SIGINT), SIGTERM or SIGHUP stops them all.
+ *
+ * Settings come from the same environment the service reads (README, Configuration), with local
+ * defaults: TRANSPORTER nats://127.0.0.1:4222, CACHER redis://127.0.0.1:6379, NAMESPACE local,
+ * LOG_FORMAT text, DATA_DIR ./data (the files `npm start` uses, so either command opens the same data), and
+ * SECRETS_KEY from DATA_DIR/.secrets-key when unset (the key `npm start` generates). PORT is the
+ * gateway's; HEALTH_PORT and METRICS_PORT are the first of consecutive ports, one per process
+ * (0: any free ports).
+ */
+import path from "path";
+import { loadConfig } from "../config";
+import { freePort, SERVICE_DIR, serviceNames, startServiceProcess, stopProcess, type ServiceProcess } from "../bench/support/service-process";
+import { generatedSecretsKey } from "../lib/crypto";
+
+type Env = Record<string, string | undefined>;
+
+export const LOCAL_DEFAULTS = { TRANSPORTER: "nats://127.0.0.1:4222", CACHER: "redis://127.0.0.1:6379", NAMESPACE: "local", LOG_FORMAT: "text" } as const;
+
+export interface PlannedProcess {
+	/** Shown name: "labels", "irc-sender". */
+	name: string;
+	/** SERVICES value: "labels", "workers/irc-sender". */
+	services: string;
+	healthPort: number;
+	metricsPort: number;
+}
+
+export interface ClusterPlan {
+	/** Environment shared by every process (the caller's, with the local defaults filled in). */
+	env: Record<string, string>;
+	port: number;
+	processes: PlannedProcess[];
+	dataDir: string;
+}
+
+/** Where each process goes; validates the settings as the services will (config/), before spawning anything. */
+export async function planCluster(callerEnv: Env, services: string[]): Promise<ClusterPlan> {
+	const env: Record<string, string> = {};
+	for (const [k, v] of Object.entries(callerEnv)) if (v !== undefined) env[k] = v;
+	for (const [k, v] of Object.entries(LOCAL_DEFAULTS)) if (!env[k]) env[k] = v;
+	env.SERVICEDIR = SERVICE_DIR;
+	// A cluster needs one key on every node; locally that is the key `npm start` generated in DATA_DIR.
+	if (!env.SECRETS_KEY) env.SECRETS_KEY = generatedSecretsKey(loadConfig({ ...env, TRANSPORTER: "" }).dataDir);
+	const config = loadConfig(env);
+	// Free ports the OS picks one at a time may repeat: each is taken once.
+	const taken = new Set<number>();
+	const anyFreePort = async (): Promise<number> => {
+		for (;;) {
+			const candidate = await freePort();
+			if (!taken.has(candidate)) return (taken.add(candidate), candidate);
+		}
+	};
+	const port = config.port || (await anyFreePort());
+	const processes: PlannedProcess[] = [];
+	// The gateway first, so that it keeps the configured ports' first place.
+	const ordered = [...services].sort((a, b) => Number(b === "api") - Number(a === "api") || a.localeCompare(b));
+	for (const [i, services] of ordered.entries())
+		processes.push({
+			name: path.basename(services),
+			services,
+			healthPort: config.healthPort ? config.healthPort + i : await anyFreePort(),
+			metricsPort: config.metricsPort ? config.metricsPort + i : await anyFreePort(),
+		});
+	return { env: { ...env, PORT: String(port), DATA_DIR: config.dataDir }, port, processes, dataDir: config.dataDir };
+}
+
+/** root's credentials from the accounts log of the start that created root (text or JSON lines). */
+export function rootCredentials(log: string): { password: string | null; token: string | null } | null {
+	const line = /Created the root user: login root, [^\n]*/.exec(log)?.[0];
+	if (!line) return null;
+	return {
+		password: /password (?!from )([^\s,"]+)/.exec(line)?.[1] ?? null,
+		token: /private token (?!from )([A-Za-z0-9_-]{20})/.exec(line)?.[1] ?? null,
+	};
+}
+
+/** Forwards a process's output, each line prefixed with its name. */
+function forward(proc: ServiceProcess, width: number) {
+	const prefix = `${proc.name.padEnd(width)} | `;
+	for (const [stream, out] of [
+		[proc.child.stdout!, process.stdout],
+		[proc.child.stderr!, process.stderr],
+	] as const) {
+		let rest = "";
+		stream.on("data", (chunk: Buffer) => {
+			const lines = (rest + chunk.toString()).split("\n");
+			rest = lines.pop()!;
+			for (const line of lines) out.write(`${prefix}${line}\n`);
+		});
+		stream.on("end", () => rest && out.write(`${prefix}${rest}\n`));
+	}
+}
+
+/**
+ * Ready processes are not yet known to the gateway (discovery takes a moment): waits until its
+ * registry counts every node online (Moleculer's own gauge on its metrics port), up to 30 s.
+ */
+async function gatewaySeesAll(metricsPort: number, nodes: number, cancelled: () => boolean): Promise<boolean> {
+	const deadline = Date.now() + 30000;
+	while (Date.now() < deadline && !cancelled()) {
+		const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(2000) })
+			.then(r => r.text())
+			.catch(() => "");
+		const online = /^moleculer_registry_nodes_online_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+		if (online && Number(online[1]) >= nodes) return true;
+		await new Promise(r => setTimeout(r, 200));
+	}
+	return false;
+}
+
+async function main(): Promise<void> {
+	const services = serviceNames();
+	if (!services.includes("api")) throw new Error(`no compiled services in ${SERVICE_DIR}: run \`npm run build\` first`);
+	const plan = await planCluster(process.env, services);
+	const width = Math.max(...plan.processes.map(p => p.name.length));
+	const running: ServiceProcess[] = [];
+	let stopping: Promise<void> | null = null;
+
+	const stopAll = (reason: string, code: number) => {
+		if (stopping) return stopping;
+		process.exitCode = code;
+		console.log(`\n${reason}: stopping ${running.filter(p => p.child.exitCode === null && p.child.signalCode === null).length} processes…`);
+		stopping = Promise.all(running.map(p => stopProcess(p, "SIGTERM", 20000))).then(codes => {
+			const failed = running.filter((p, i) => codes[i] !== 0 && codes[i] !== null).map(p => p.name);
+			console.log(failed.length ? `Stopped; not cleanly: ${failed.join(", ")}.` : "Stopped, every process exited cleanly.");
+			if (failed.length) process.exitCode = 1;
+		});
+		return stopping;
+	};
+	for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void stopAll(`Got ${signal}`, 0));
+
+	console.log(
+		`Starting ${plan.processes.length} processes over ${plan.env.TRANSPORTER} (namespace ${plan.env.NAMESPACE}) and ${plan.env.CACHER}, data in ${plan.dataDir} …`,
+	);
+	const started = await Promise.allSettled(
+		plan.processes.map(p =>
+			startServiceProcess(
+				{
+					name: p.name,
+					services: p.services,
+					env: { ...plan.env, NODE_ID: `${p.name}-${process.pid}`, HEALTH_PORT: String(p.healthPort), METRICS_PORT: String(p.metricsPort) },
+					readyTimeoutMs: 60000,
+					// Only this script signals them: one orderly SIGTERM each, whatever the terminal sends.
+					detached: true,
+				},
+				proc => {
+					running.push(proc);
+					forward(proc, width);
+					proc.child.once("exit", (code, signal) => {
+						if (!stopping) void stopAll(`${proc.name} exited unexpectedly (${code ?? signal})`, 1);
+					});
+				},
+			),
+		),
+	);
+	const failure = started.find(r => r.status === "rejected");
+	if (failure) {
+		await stopAll(`Start-up failed: ${String((failure as PromiseRejectedResult).reason?.message ?? failure).split("\n")[0]}`, 1);
+		return;
+	}
+	if (stopping) return;
+	const gateway = plan.processes.find(p => p.services === "api")!;
+	if (!(await gatewaySeesAll(gateway.metricsPort, plan.processes.length, () => !!stopping)))
+		console.log(`The gateway does not see all ${plan.processes.length} processes yet: requests may answer 503 for a moment.`);
+	if (stopping) return;
+
+	const base = `http://localhost:${plan.port}/api/v3`;
+	const root = rootCredentials(running.find(p => p.services === "accounts")?.output.join("") ?? "");
+	const token = root?.token ?? (root ? "$GITLAB_ROOT_TOKEN" : "<root's private token>");
+	const secret = plan.env.INTERNAL_API_SECRET ? "" : " --secret <INTERNAL_API_SECRET>";
+	const lines = [
+		"",
+		`Gateway: ${base}`,
+		"",
+		...plan.processes.map(p => `  ${p.name.padEnd(width)}  health http://localhost:${p.healthPort}/ready   metrics http://localhost:${p.metricsPort}/metrics`),
+		"",
+		root
+			? `This start created root: password ${root.password ?? "from GITLAB_ROOT_PASSWORD"}, private token ${root.token ?? "from GITLAB_ROOT_TOKEN"} (shown once; keep them). Ready to paste:`
+			: "root's credentials are not in this start's log: root existed already (they were printed at its first start), or LOG_LEVEL hides info. Then:",
+		`  export T=${token}`,
+		`  curl -H "PRIVATE-TOKEN: $T" ${base}/user`,
+		`  npm run seed -- --builds 100 --token $T --url ${base}${secret}`,
+	];
+	if (secret) lines.push("The internal API (/api/v3/internal: builds, pushes) is off: set INTERNAL_API_SECRET to turn it on.");
+	lines.push("Ctrl-C stops every process.");
+	console.log(lines.join("\n"));
+}
+
+if (require.main === module) {
+	main().catch(err => {
+		console.error(`start:cluster failed: ${(err as Error).message}`);
+		process.exit(1);
+	});
+}

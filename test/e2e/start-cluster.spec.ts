@@ -1,0 +1,164 @@
+/**
+ * `npm run start:cluster` as a newcomer runs it: the command itself (build included) in a process
+ * group of its own, like a terminal's foreground job, over the machine's NATS and Redis. What it
+ * prints is all the test knows: where the gateway listens, root's credentials, every process's
+ * health and metrics ports. Every routed endpoint is then served (no 503: each service and worker
+ * is up and found), a push goes through events to a worker, and Ctrl-C (SIGINT to the group)
+ * stops every process, leaving none behind.
+ */
+import { spawn, type ChildProcess } from "child_process";
+import fs from "fs";
+import os from "os";
+import path from "path";
+import { freePort, ROOT, serviceNames } from "../../bench/support/service-process";
+import { internalApi } from "../support/builds";
+import { client, waitFor } from "../support/http";
+import { pushBody } from "../support/push-fixtures";
+import { gatewayRoutes } from "../support/routes";
+import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
+import { deletePushChannel } from "../../lib/push-provisioning";
+
+const namespace = uniqueNamespace("start-cluster");
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-start-cluster-"));
+const secret = "start-cluster-internal-secret";
+let command: ChildProcess;
+let output = "";
+let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+/** PIDs of live processes started with this run's NAMESPACE in their environment. */
+function processesOfThisCluster(): number[] {
+	const found: number[] = [];
+	for (const entry of fs.readdirSync("/proc")) {
+		if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+		try {
+			const environ = fs.readFileSync(`/proc/${entry}/environ`, "latin1").split("\0");
+			if (environ.includes(`NAMESPACE=${namespace}`)) found.push(Number(entry));
+		} catch {
+			// gone meanwhile, or not ours to read
+		}
+	}
+	return found;
+}
+
+beforeAll(async () => {
+	await requireServers("nats", "redis");
+	const port = await freePort();
+	command = spawn("npm", ["run", "start:cluster"], {
+		cwd: ROOT,
+		// Its own process group: SIGINT to the group is what Ctrl-C in a terminal sends.
+		detached: true,
+		stdio: ["ignore", "pipe", "pipe"],
+		env: {
+			PATH: process.env.PATH ?? "",
+			HOME: process.env.HOME ?? os.tmpdir(),
+			PORT: String(port),
+			// 0: any free ports (the defaults, 3001… and 3030…, may be taken on a shared machine).
+			HEALTH_PORT: "0",
+			METRICS_PORT: "0",
+			NAMESPACE: namespace,
+			DATA_DIR: dataDir,
+			INTERNAL_API_SECRET: secret,
+		},
+	});
+	command.stdout!.on("data", chunk => (output += chunk));
+	command.stderr!.on("data", chunk => (output += chunk));
+	exited = new Promise(resolve => command.once("exit", (code, signal) => resolve({ code, signal })));
+	await waitFor("the cluster to say it is up", async () => output.includes("Ctrl-C stops every process.") || command.exitCode !== null, 180000, 250);
+	if (command.exitCode !== null) throw new Error(`start:cluster exited with ${command.exitCode}:\n${output}`);
+}, 200000);
+
+afterAll(async () => {
+	// Only after a failure: whatever is left of this run.
+	for (const pid of [...(command?.pid ? [-command.pid] : []), ...processesOfThisCluster()]) {
+		try {
+			process.kill(pid, "SIGKILL");
+		} catch {
+			// already gone
+		}
+	}
+	fs.rmSync(dataDir, { recursive: true, force: true });
+	await deletePushChannel(NATS_URL, REDIS_URL, namespace).catch(() => undefined);
+});
+
+it("prints the gateway's address, root's credentials once, and each process's health and metrics ports", async () => {
+	expect(output).toMatch(/^Gateway: http:\/\/localhost:\d+\/api\/v3$/m);
+	expect(output).toMatch(/This start created root: password \S+, private token [A-Za-z0-9_-]{20} \(shown once; keep them\)/);
+	expect(output).toMatch(/^ {2}export T=[A-Za-z0-9_-]{20}$/m);
+	const listed = [...output.matchAll(/^ {2}(\S+) +health http:\/\/localhost:(\d+)\/ready +metrics http:\/\/localhost:(\d+)\/metrics$/gm)];
+	// Every service and worker, each its own process with its own ports.
+	expect(listed.map(m => m[1]).sort()).toEqual(
+		serviceNames()
+			.map(s => path.basename(s))
+			.sort(),
+	);
+	expect(new Set(listed.flatMap(m => [m[2], m[3]])).size).toBe(listed.length * 2);
+	for (const [, name, health, metrics] of listed) {
+		const ready = await fetch(`http://127.0.0.1:${health}/ready`);
+		expect([name, ready.status]).toEqual([name, 200]);
+		expect(await ready.json()).toMatchObject({ state: "up", connected: true });
+		const scraped = await fetch(`http://127.0.0.1:${metrics}/metrics`);
+		expect([name, scraped.status]).toEqual([name, 200]);
+		expect(await scraped.text()).toContain(`nodeID="${name}-`);
+	}
+});
+
+it("serves every endpoint area through the gateway, workers included", async () => {
+	const base = /^Gateway: (\S+)$/m.exec(output)![1].replace("localhost", "127.0.0.1");
+	const token = /^ {2}export T=(\S+)$/m.exec(output)![1];
+	const api = client(base, token);
+	expect((await api.get("/user")).body).toMatchObject({ id: 1, username: "root" });
+	const project = await api.post("/projects", { form: { name: "cluster-demo", visibility_level: 20 } });
+	expect(project.status).toBe(201);
+	const id = project.body.id as number;
+	// Every service is found by the gateway a moment after it is ready.
+	await waitFor("labels", async () => (await api.post(`/projects/${id}/labels`, { form: { name: "bug", color: "#d9534f" } })).status === 200, 30000);
+	const runner = internalApi(base, secret);
+	const buildId = await waitFor("builds", async () => (await runner.create({ project_id: id })).body?.id as number | undefined, 30000);
+	expect((await runner.trace(buildId, "$ rspec\n")).status).toBe(200);
+	await waitFor(
+		"integrations",
+		async () => (await api.put(`/projects/${id}/services/emails-on-push`, { form: { recipients: "dev@example.com" } })).status === 200,
+	);
+	const snippet = await waitFor("snippets", async () => {
+		const res = await api.post(`/projects/${id}/snippets`, { form: { title: "t", file_name: "a.txt", code: "hello", visibility_level: 0 } });
+		return res.status === 201 && (res.body.id as number);
+	});
+
+	// A push reaches events, then the push-mailer worker, which writes mail files without SMTP_URL.
+	const pushed = await runner.raw.post("/internal/push", { headers: runner.headers, body: pushBody({ projectId: id, path: "root/cluster-demo" }) });
+	expect(pushed.status).toBe(202);
+	const mailDir = path.join(dataDir, "mail");
+	await waitFor("the push mail", async () => fs.existsSync(mailDir) && fs.readdirSync(mailDir).some(f => f.endsWith(".eml")), 30000);
+
+	// Every routed endpoint, with ids that exist: answered by its service (a 503 is a service the gateway cannot reach).
+	const ids: Record<string, string> = {
+		id: String(id),
+		build_id: String(buildId),
+		snippet_id: String(snippet),
+		key_id: "1",
+		user_id: "1",
+		slug: "emails-on-push",
+		sha: "0ff3ae198f8601a285adcf5c0fff204ee6fba5fd",
+		name: "bug",
+	};
+	const unserved: string[] = [];
+	for (const route of gatewayRoutes()) {
+		const routePath = route.fullPath.replace(/:([A-Za-z_]+)/g, (_, p: string) => ids[p] ?? "1");
+		const res = await api.request(route.method, routePath, route.kind === "api" ? {} : { headers: runner.headers, token: null });
+		if (res.status === 503 || res.status >= 500) unserved.push(`${route.method} ${route.fullPath}: ${res.status} ${res.text.slice(0, 200)}`);
+	}
+	expect(unserved).toEqual([]);
+}, 120000);
+
+it("stops every process on Ctrl-C (SIGINT to the process group) and leaves none running", async () => {
+	expect(processesOfThisCluster().length).toBeGreaterThanOrEqual(serviceNames().length);
+	process.kill(-command.pid!, "SIGINT");
+	const { code, signal } = await exited;
+	expect(output).toContain("Got SIGINT: stopping");
+	expect(output).toContain("Stopped, every process exited cleanly.");
+	// npm, like a shell, ends itself with the signal it was interrupted by once its script is done.
+	expect(code === 0 || signal === "SIGINT").toBe(true);
+	expect(processesOfThisCluster()).toEqual([]);
+	const port = /^Gateway: http:\/\/localhost:(\d+)/m.exec(output)![1];
+	expect(await fetch(`http://127.0.0.1:${port}/api/v3/user`).catch(() => "refused")).toBe("refused");
+}, 60000);

@@ -1,0 +1,126 @@
+/**
+ * The OpenAPI generator, pure: fastest-validator rules as JSON Schema, and a document built from
+ * route tables and action definitions, so that a route added to a table is described without
+ * touching the generator.
+ */
+import { buildOpenApi, isOptional, ruleSchema, type ActionDefinition } from "../../gateway/openapi";
+import { routeTables } from "../../gateway/routes";
+import type { RouteTable } from "../../gateway/routes/types";
+import { loadActionSchemas } from "../support/routes";
+
+describe("fastest-validator rules as JSON Schema", () => {
+	it.each([
+		["string", { type: "string" }],
+		["string|optional|max:20", { type: "string", maxLength: 20 }],
+		[
+			{ type: "string", min: 1, max: 64 },
+			{ type: "string", minLength: 1, maxLength: 64 },
+		],
+		[
+			{ type: "string", pattern: /^[a-z]+$/ },
+			{ type: "string", pattern: "^[a-z]+$" },
+		],
+		[
+			{ type: "number", integer: true, positive: true, convert: true },
+			{ type: "integer", exclusiveMinimum: 0, description: "A number; form fields and query strings are converted." },
+		],
+		[
+			{ type: "number", min: 1, max: 1000 },
+			{ type: "number", minimum: 1, maximum: 1000 },
+		],
+		[
+			{ type: "boolean", optional: true, convert: true },
+			{ type: "boolean", description: "true/false/1/0; form fields and query strings are converted." },
+		],
+		[{ type: "enum", values: ["a", "b"] }, { enum: ["a", "b"] }],
+		[
+			{ type: "array", items: "string", max: 5 },
+			{ type: "array", items: { type: "string" }, maxItems: 5 },
+		],
+		[
+			{ type: "object", props: { a: "number", b: { type: "string", optional: true } } },
+			{ type: "object", properties: { a: { type: "number" }, b: { type: "string" } }, required: ["a"] },
+		],
+		[["string", "number"], { anyOf: [{ type: "string" }, { type: "number" }] }],
+		[
+			{ type: "string", nullable: true, default: "x" },
+			{ type: ["string", "null"], default: "x" },
+		],
+		[{ type: "any", optional: true }, {}],
+		[{ type: "custom", check: () => true }, {}],
+	])("%j → %j", (rule, schema) => {
+		expect(ruleSchema(rule)).toEqual(schema);
+	});
+
+	it("knows which parameters may be left out", () => {
+		expect(isOptional("string|optional")).toBe(true);
+		expect(isOptional({ type: "number", default: 20 })).toBe(true);
+		expect(isOptional({ type: "string" })).toBe(false);
+		expect(isOptional(["string", { type: "number", optional: true }])).toBe(true);
+	});
+});
+
+describe("the document", () => {
+	const schemas = loadActionSchemas();
+	const lookup = (name: string): ActionDefinition | undefined => schemas[name];
+	const build = (tables: RouteTable[], rateLimitPerMinute = 2000) => buildOpenApi(tables, { basePath: "/api/v3", action: lookup, rateLimitPerMinute }) as any;
+
+	it("describes every alias of every table, under the gateway's base path", () => {
+		const doc = build(routeTables);
+		expect(doc.openapi).toBe("3.1.0");
+		expect(doc.servers).toEqual([{ url: "/api/v3" }]);
+		const operations = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map(m => `${m.toUpperCase()} ${p}`));
+		const aliases = routeTables.flatMap(t =>
+			(["api", "internal", "internalStream"] as const).flatMap(kind =>
+				Object.keys(t[kind] ?? {}).map(a => {
+					const [method, p] = a.split(/\s+/);
+					return `${method} ${kind === "api" ? "" : "/internal"}${p.replace(/:(\w+)/g, "{$1}")}`;
+				}),
+			),
+		);
+		expect(operations.sort()).toEqual(aliases.sort());
+		expect(new Set(Object.values(doc.paths).flatMap(ops => Object.values(ops as object).map((o: any) => o.operationId))).size).toBe(operations.length);
+	});
+
+	it("picks up a new route without any change to the generator", () => {
+		const table: RouteTable = { api: { "GET /projects/:id/widgets/:widget_id": "widgets.get", "POST /projects/:id/widgets": "widgets.create" } };
+		const widgets: Record<string, ActionDefinition> = {
+			"widgets.get": { params: { id: "string", widget_id: { type: "number", integer: true, positive: true, convert: true } } },
+			"widgets.create": {
+				params: { id: "string", name: { type: "string", max: 50 }, shiny: { type: "boolean", optional: true } },
+				auth: "optional",
+				access: 30,
+			},
+		};
+		const doc = buildOpenApi([...routeTables, table], { basePath: "/api/v3", action: n => widgets[n] ?? lookup(n), rateLimitPerMinute: 0 }) as any;
+		const get = doc.paths["/projects/{id}/widgets/{widget_id}"].get;
+		expect(get.tags).toEqual(["widgets"]);
+		expect(get.parameters[1]).toMatchObject({ name: "widget_id", in: "path", required: true, schema: { type: "integer", exclusiveMinimum: 0 } });
+		expect(Object.keys(get.responses).sort()).toEqual(["2XX", "401", "403", "404", "503"]);
+		const create = doc.paths["/projects/{id}/widgets"].post;
+		expect(create.requestBody.content["application/json"].schema).toEqual({
+			type: "object",
+			properties: { name: { type: "string", maxLength: 50 }, shiny: { type: "boolean" } },
+			required: ["name"],
+		});
+		expect(create.security[0]).toEqual({});
+		expect(create.description).toContain("Needs developer access");
+		expect(create.responses["413"]).toEqual({ $ref: "#/components/responses/TooLarge" });
+	});
+
+	it("says so when no node offers an action, and still gives its path parameters", () => {
+		const doc = buildOpenApi(routeTables, { basePath: "/api/v3", action: () => undefined, rateLimitPerMinute: 2000 }) as any;
+		const op = doc.paths["/projects/{id}/labels"].post;
+		expect(op.description).toContain("No node of the cluster offered this action");
+		expect(op.parameters.map((p: any) => p.name)).toEqual(["id"]);
+	});
+
+	it("internal routes take the shared secret, a streamed upload raw bytes; no 429 without a rate limit", () => {
+		const doc = build(routeTables, 0);
+		const upload = doc.paths["/internal/builds/{build_id}/artifacts"].put;
+		expect(upload.security).toEqual([{ sharedSecret: [] }]);
+		expect(upload.requestBody.content).toEqual({ "application/octet-stream": {} });
+		expect(upload.responses["401"]).toEqual({ $ref: "#/components/responses/WrongSecret" });
+		expect(JSON.stringify(doc.paths)).not.toContain("RateLimited");
+	});
+});
