@@ -18,6 +18,7 @@ import path from "path";
 import { execFileSync } from "child_process";
 import type { BenchContext, Row, Scenario, Summary } from "./scenario";
 import { startBareServer } from "./support/bare-server";
+import { startFrameworkBaseline } from "./support/framework-baseline";
 import { runLoad } from "./support/load";
 import { ROOT } from "./support/service-process";
 import { Stack } from "./support/stack";
@@ -126,6 +127,11 @@ async function runScenario(found: Found, args: Args): Promise<ScenarioResult> {
 			const bare = await startBareServer(body, headers, tmpDir);
 			cleanups.push(() => bare.proc.child.kill("SIGKILL"));
 			return bare;
+		},
+		startFrameworkBaseline: async (body, nats) => {
+			const baseline = await startFrameworkBaseline(body, tmpDir, nats);
+			cleanups.push(() => baseline.procs.forEach(p => p.child.kill("SIGKILL")));
+			return baseline;
 		},
 		load: options => runLoad(options, { connections: args.connections, duration: args.duration }),
 		defer: cleanup => cleanups.push(cleanup),

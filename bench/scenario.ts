@@ -9,6 +9,7 @@
  * (stacks, baseline servers, `ctx.defer` clean-ups) is stopped after it, even when it fails.
  */
 import type { BareServer } from "./support/bare-server";
+import type { FrameworkBaseline } from "./support/framework-baseline";
 import type { LoadOptions, LoadResult } from "./support/load";
 import type { Stack, StackOptions } from "./support/stack";
 
@@ -58,6 +59,11 @@ export interface BenchContext {
 	startStack(options: StackOptions): Promise<Stack>;
 	/** A bare Node http server process answering every request with exactly these bytes. */
 	startBareServer(body: Buffer, headers: Record<string, string>): Promise<BareServer>;
+	/**
+	 * The framework's own floor: a minimal moleculer-web gateway whose one action returns `body`'s
+	 * data, in one process, or with the action in a second process over `nats`.
+	 */
+	startFrameworkBaseline(body: Buffer, nats?: { url: string; namespace: string }): Promise<FrameworkBaseline>;
 	/** autocannon at fixed concurrency: warm-up, then a measured run with per-request latencies. */
 	load(options: LoadOptions): Promise<LoadResult>;
 	/** Registers a clean-up to run after the scenario (last registered runs first). */

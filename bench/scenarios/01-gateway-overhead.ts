@@ -1,19 +1,34 @@
 /**
  * 1. Gateway overhead: `GET /projects/:id/labels` (20 labels) through the whole stack, all-in-one
- * and split over NATS with the Redis cacher, against a bare Node http server in its own process
- * returning the same bytes and content type. autocannon at a fixed concurrency, one deployment
- * at a time so the CPU is not shared between them.
+ * and split over NATS with the Redis cacher, each against three baselines measured in the same
+ * run, one deployment at a time so the CPU is not shared between them:
+ * - a bare Node http server in its own process returning the same bytes (the physical floor);
+ * - a minimal moleculer-web gateway with one local action returning the same data (the all-in-one
+ *   shape's framework limit);
+ * - the same gateway calling that action in a second process over the same NATS (the split shape's
+ *   framework limit).
  */
 import type { BenchContext, Row, Scenario } from "../scenario";
-import type { StackOptions } from "../support/stack";
+import { NATS_URL, type StackOptions } from "../support/stack";
 import { single, round } from "../support/stats";
 import type { LoadResult } from "../support/load";
 
 const LABELS = 20;
 
-const CASES: [string, StackOptions][] = [
-	["all-in-one", { nodes: { all: "" } }],
-	["split: api + accounts + labels over NATS, Redis cacher", { nodes: { api: "api", accounts: "accounts", labels: "labels" }, nats: true, redis: true }],
+interface Case {
+	name: string;
+	stack: StackOptions;
+	/** The framework baseline of the same shape. */
+	framework: { name: string; nats: boolean };
+}
+
+const CASES: Case[] = [
+	{ name: "all-in-one", stack: { nodes: { all: "" } }, framework: { name: "minimal moleculer-web + local action", nats: false } },
+	{
+		name: "split: api + accounts + labels over NATS, Redis cacher",
+		stack: { nodes: { api: "api", accounts: "accounts", labels: "labels" }, nats: true, redis: true },
+		framework: { name: "minimal moleculer-web + action over NATS", nats: true },
+	},
 ];
 
 function checked(what: string, result: LoadResult): LoadResult {
@@ -22,14 +37,30 @@ function checked(what: string, result: LoadResult): LoadResult {
 	return result;
 }
 
+/** Latency and throughput of `what` against `against`. */
+function compare(ctx: BenchContext, what: string, result: LoadResult, against: string, base: LoadResult, extra: Row["extra"]): Row[] {
+	return [
+		{ case: what, metric: `latency ms @ c=${ctx.connections}`, value: result.latency, baseline: against, baselineValue: base.latency, better: "lower", extra },
+		{
+			case: what,
+			metric: `req/s @ c=${ctx.connections}`,
+			value: single(round(result.rps, 0)),
+			baseline: against,
+			baselineValue: single(round(base.rps, 0)),
+			better: "higher",
+			extra,
+		},
+	];
+}
+
 const scenario: Scenario = {
 	name: "gateway overhead",
-	description: `GET /projects/:id/labels (${LABELS} labels) vs a bare node http server sending the same bytes`,
+	description: `GET /projects/:id/labels (${LABELS} labels) vs bare node http and minimal moleculer-web, same data`,
 	async run(ctx: BenchContext): Promise<Row[]> {
 		const rows: Row[] = [];
-		for (const [name, options] of CASES) {
-			ctx.log(`starting ${name}`);
-			const stack = await ctx.startStack(options);
+		for (const c of CASES) {
+			ctx.log(`starting ${c.name}`);
+			const stack = await ctx.startStack(c.stack);
 			const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-labels", visibility_level: 0 } })).body;
 			await stack.waitForRoute(`/projects/${project.id}/labels`);
 			for (let i = 0; i < LABELS; i++)
@@ -40,41 +71,26 @@ const scenario: Scenario = {
 			const sample = await stack.expect(200, "GET", path);
 			if (!Array.isArray(sample.body) || sample.body.length !== LABELS)
 				throw new Error(`expected ${LABELS} labels, got ${sample.bytes.toString().slice(0, 200)}`);
-			const bare = await ctx.startBareServer(sample.bytes, { "Content-Type": sample.headers.get("content-type") ?? "application/json" });
-
 			const headers = { "PRIVATE-TOKEN": stack.rootToken };
-			ctx.log(`load: bare server`);
-			const base = checked("bare server", await ctx.load({ url: bare.url, headers }));
-			bare.proc.child.kill("SIGKILL");
-			ctx.log(`load: ${name}`);
-			const full = checked(name, await ctx.load({ url: stack.url + path, headers }));
+
+			ctx.log(`load: ${c.name}`);
+			const full = checked(c.name, await ctx.load({ url: stack.url + path, headers }));
 			await stack.stop();
 
-			const extra = {
-				requests: full.requests,
-				baselineRequests: base.requests,
-				responseBytes: sample.bytes.length,
-				connections: ctx.connections,
-				seconds: ctx.duration,
-			};
-			rows.push({
-				case: name,
-				metric: `latency ms @ c=${ctx.connections}`,
-				value: full.latency,
-				baseline: "bare node http, same bytes",
-				baselineValue: base.latency,
-				better: "lower",
-				extra,
-			});
-			rows.push({
-				case: name,
-				metric: `req/s @ c=${ctx.connections}`,
-				value: single(round(full.rps, 0)),
-				baseline: "bare node http, same bytes",
-				baselineValue: single(round(base.rps, 0)),
-				better: "higher",
-				extra,
-			});
+			const bare = await ctx.startBareServer(sample.bytes, { "Content-Type": sample.headers.get("content-type") ?? "application/json" });
+			ctx.log(`load: bare server`);
+			const bareLoad = checked("bare server", await ctx.load({ url: bare.url, headers }));
+			bare.proc.child.kill("SIGKILL");
+
+			const framework = await ctx.startFrameworkBaseline(sample.bytes, c.framework.nats ? { url: NATS_URL, namespace: `${stack.namespace}-fw` } : undefined);
+			ctx.log(`load: ${c.framework.name}`);
+			const frameworkLoad = checked(c.framework.name, await ctx.load({ url: framework.url, headers }));
+			for (const p of framework.procs) p.child.kill("SIGKILL");
+
+			const extra = { requests: full.requests, responseBytes: sample.bytes.length, connections: ctx.connections, seconds: ctx.duration };
+			rows.push(...compare(ctx, c.name, full, "bare node http, same bytes", bareLoad, extra));
+			rows.push(...compare(ctx, c.name, full, c.framework.name, frameworkLoad, extra));
+			rows.push(...compare(ctx, c.framework.name, frameworkLoad, "bare node http, same bytes", bareLoad, { requests: frameworkLoad.requests }));
 		}
 		return rows;
 	},
