@@ -106,7 +106,8 @@ export async function deleteJetStreamPush(url: string, prefix: string): Promise<
 	const nc = await connect({ ...natsConnectionOptions(url), name: "push-cleanup" });
 	try {
 		const jsm = await nc.jetstreamManager();
-		for (const s of [names.stream, names.deadLetterStream]) await jsm.streams.delete(s).catch(err => (notFound(err) ? false : Promise.reject(err)));
+		for (const s of [names.stream, names.deadLetterStream, `KV_${names.deliveryBucket}`, `KV_${names.workersBucket}`])
+			await jsm.streams.delete(s).catch(err => (notFound(err) ? false : Promise.reject(err)));
 	} finally {
 		await nc.close();
 	}
@@ -122,7 +123,7 @@ export async function deleteRedisPush(url: string, prefix: string): Promise<void
 	}
 }
 
-/** Everything the push channel left under one namespace: streams, dead letters, delivery records. */
+/** Everything the push channel left under one namespace: streams, dead letters, delivery records (buckets and Redis keys). */
 export async function deletePushChannel(natsUrl: string, redisUrl: string, prefix: string): Promise<void> {
 	if (!prefix) throw new Error("refusing to delete the push channel of the empty namespace");
 	await deleteJetStreamPush(natsUrl, prefix);

@@ -2,7 +2,8 @@
  * Durable channels (@moleculer/channels 0.1.8) for the `push` events, from the config:
  * JetStream on the NATS transporter (always the object adapter form: the URL-string form of
  * 0.1.8 silently connects to localhost, moleculer-tried.md §1), Redis Streams with
- * CHANNELS=redis://…, and the in-process adapter in the all-in-one default.
+ * CHANNELS=redis://…, and the in-process adapter (journaled under DATA_DIR/channels) in the
+ * all-in-one default.
  *
  * Two middlewares:
  * - the channels middleware, wrapped so that a node connects only when it runs a publisher or
@@ -12,6 +13,7 @@
  *   immediate NAK, and long handlers keep telling JetStream they are working (no redelivery
  *   to another replica while one is still busy).
  */
+import path from "path";
 import { Adapters, Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Middleware, ServiceBroker } from "moleculer";
 import type { Config } from "../config";
@@ -21,7 +23,7 @@ import { provisionJetStream, provisionRedis } from "../lib/push-provisioning";
 
 type ChannelsConfig = Pick<
 	Config,
-	"channels" | "transporter" | "namespace" | "pushMaxInFlight" | "pushMaxDeliveries" | "pushRetryDelayMs" | "pushAckWaitMs" | "pushStreamReplicas"
+	"channels" | "transporter" | "namespace" | "pushMaxInFlight" | "pushMaxDeliveries" | "pushRetryDelayMs" | "pushAckWaitMs" | "pushStreamReplicas" | "dataDir"
 >;
 
 /** Services that publish declare `settings.$channelPublisher: true`; consumers have `channels`. */
@@ -42,7 +44,8 @@ export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object
 		case "redis":
 			return { type: "Redis", options: { ...common, redis: { url: backend.url } } };
 		default:
-			return new InProcessChannelAdapter(common, { [PUSH_CHANNEL]: PUSH_GROUPS });
+			// Durable: its journal under DATA_DIR (events, their state per group, dead letters, delivery records).
+			return new InProcessChannelAdapter(common, { [PUSH_CHANNEL]: PUSH_GROUPS }, { dir: path.join(cfg.dataDir, "channels") });
 	}
 }
 

@@ -12,11 +12,13 @@
 import type { ServiceSchema } from "moleculer";
 import { config } from "../config";
 import { decryptSecret, isEncrypted, resolveSecretsKey } from "../lib/crypto";
-import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog } from "../lib/delivery-log";
+import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog, type DeliveryLogOptions } from "../lib/delivery-log";
+import { InProcessChannelAdapter } from "../lib/in-process-channel-adapter";
+import { KvDeliveryLog } from "../lib/kv-delivery-log";
 import { findIntegration, isSecret } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
 import { PermanentError } from "../lib/outbound-http";
-import { DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, RETENTION_MS, type PushGroup } from "../lib/push-channel";
+import { channelBackend, DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, pushNames, RETENTION_MS, type PushGroup } from "../lib/push-channel";
 import type { PushEvent } from "../lib/push-payload";
 
 export interface Delivery {
@@ -40,6 +42,34 @@ export interface PushWorkerOptions {
 
 /** A claim must outlast the slowest delivery (several outbound steps, paced IRC lines). */
 export const claimMs = () => 4 * config.outboundTimeoutMs + 10 * config.ircMessageIntervalMs;
+
+/**
+ * The delivery records live where the events live, so that losing one store never loses the
+ * records of events the other still holds: a JetStream bucket beside the push stream, Redis
+ * beside Redis Streams, the in-process channel's journal in the all-in-one process.
+ */
+function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }, opts: DeliveryLogOptions): DeliveryLog {
+	let backend;
+	try {
+		backend = channelBackend(config);
+	} catch {
+		backend = { kind: "memory" as const };
+	}
+	if (backend.kind === "nats") {
+		const names = pushNames(broker.namespace ?? "");
+		return new KvDeliveryLog(backend.url, {
+			...opts,
+			bucket: names.deliveryBucket,
+			aliveBucket: names.workersBucket,
+			replicas: config.pushStreamReplicas,
+			// A worker that died is noticed about when JetStream hands its events to another replica.
+			aliveMs: config.pushAckWaitMs,
+		});
+	}
+	if (backend.kind === "redis") return new RedisDeliveryLog(backend.url, opts);
+	const adapter = broker.channelAdapter;
+	return adapter instanceof InProcessChannelAdapter ? adapter.deliveryLog : new MemoryDeliveryLog(opts);
+}
 
 export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema> {
 	const def = findIntegration(opts.slug)!;
@@ -66,8 +96,7 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 
 		async started() {
 			this.deliveryPrefix = `${this.broker.namespace || "gitlab"}:`;
-			const logOpts = { prefix: this.deliveryPrefix, pendingMs: claimMs(), doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS };
-			this.deliveryLog = config.redisUrl ? new RedisDeliveryLog(config.redisUrl, logOpts) : new MemoryDeliveryLog(logOpts);
+			this.deliveryLog = deliveryLogFor(this.broker, { prefix: this.deliveryPrefix, pendingMs: claimMs(), doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS });
 		},
 
 		async stopped() {
@@ -112,26 +141,33 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				const deliveries: Delivery[] = await this.deliveries(event, settings!);
 				const log: DeliveryLog = this.deliveryLog;
 				const failures: string[] = [];
-				const runOne = async (d: Delivery) => {
-					const key = deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target);
-					const claim = await this.claimDelivery(log, key);
-					if (claim === "done") return;
-					if (claim === "busy") return void failures.push(`${d.target}: in progress elsewhere`);
+				const keys = deliveries.map(d => deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target));
+				// Every target claimed at once (one round trip for the event), and each delivery
+				// recorded without holding up the next one: all are recorded before the event is acknowledged.
+				const claims = await Promise.allSettled(keys.map(key => this.claimDelivery(log, key)));
+				const records: Promise<void>[] = [];
+				const runOne = async (d: Delivery, i: number) => {
+					const claim = claims[i];
+					if (claim.status === "rejected") return void failures.push(`${d.target}: ${(claim.reason as Error)?.message ?? claim.reason}`);
+					if (claim.value === "done") return;
+					if (claim.value === "busy") return void failures.push(`${d.target}: in progress elsewhere`);
 					try {
 						await d.run();
-						await log.complete(key);
+						records.push(log.complete(keys[i]));
 					} catch (err) {
 						if (err instanceof PermanentError) {
 							this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${d.target} not delivered (${err.message}); not retried`);
-							await log.complete(key);
+							records.push(log.complete(keys[i]));
 						} else {
-							await log.release(key).catch(() => undefined);
+							await log.release(keys[i]).catch(() => undefined);
 							failures.push(`${d.target}: ${(err as Error).message}`);
 						}
 					}
 				};
 				if (opts.parallel) await Promise.all(deliveries.map(runOne));
-				else for (const d of deliveries) await runOne(d);
+				else for (const [i, d] of deliveries.entries()) await runOne(d, i);
+				const unrecorded = (await Promise.allSettled(records)).filter(r => r.status === "rejected");
+				if (unrecorded.length) failures.push(`${unrecorded.length} deliveries made but not recorded: ${(unrecorded[0] as PromiseRejectedResult).reason}`);
 
 				if (failures.length) {
 					this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${failures.length} deliveries failed, will retry: ${failures.join("; ")}`);

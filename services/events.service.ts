@@ -9,12 +9,18 @@
  */
 import crypto from "crypto";
 import type { Context, ServiceSchema } from "moleculer";
+import { config } from "../config";
 import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/dead-letters";
 import { notFound, unavailable } from "../lib/errors";
 import { PUSH_CHANNEL } from "../lib/push-channel";
 import { validatePushPayload, type PushEvent } from "../lib/push-payload";
 import { adapterKind } from "../middlewares/channels.middleware";
 import type { ApiMeta } from "../lib/context";
+
+/** A publish attempt waits this long at most for JetStream's acknowledgement. */
+const PUBLISH_ATTEMPT_MS = 3000;
+/** Publishing gives up this long before the gateway's request timeout, so that the answer (202 or 503) reaches the client before it. */
+const PUBLISH_MARGIN_MS = 1500;
 
 const EventsService: ServiceSchema = {
 	name: "events",
@@ -56,12 +62,27 @@ const EventsService: ServiceSchema = {
 	},
 
 	methods: {
+		/**
+		 * Stores the event on the channel. On JetStream a failed publish is tried again (the
+		 * stream's leader may be being elected after a node was lost) until shortly before the
+		 * gateway's request timeout: the msgID makes a repeated publish store the event once.
+		 */
 		async publish(event: PushEvent, msgID: string): Promise<void> {
-			try {
-				await this.broker.sendToChannel(PUSH_CHANNEL, event, { msgID, xaddMaxLen: "~1000000" });
-			} catch (err) {
-				this.logger.error(`Publishing push event ${event.id} failed: ${(err as Error).message}`);
-				throw unavailable();
+			const retries = adapterKind((this.broker as unknown as { channelAdapter: unknown }).channelAdapter) === "nats";
+			const deadline = Date.now() + Math.max(500, config.requestTimeoutMs - PUBLISH_MARGIN_MS);
+			for (let pause = 100; ; pause = Math.min(2 * pause, 1000)) {
+				const timeout = Math.max(200, Math.min(PUBLISH_ATTEMPT_MS, deadline - Date.now()));
+				try {
+					await this.broker.sendToChannel(PUSH_CHANNEL, event, { msgID, xaddMaxLen: "~1000000", timeout });
+					return;
+				} catch (err) {
+					if (!retries || Date.now() + pause >= deadline) {
+						this.logger.error(`Publishing push event ${event.id} failed: ${(err as Error).message}`);
+						throw unavailable();
+					}
+					this.logger.warn(`Publishing push event ${event.id} failed (${(err as Error).message}); trying again`);
+					await new Promise(r => setTimeout(r, pause));
+				}
 			}
 		},
 

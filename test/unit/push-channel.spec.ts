@@ -11,6 +11,7 @@ const cfg = {
 	pushRetryDelayMs: 1000,
 	pushAckWaitMs: 15000,
 	pushStreamReplicas: 1,
+	dataDir: "/var/lib/gitlab-v3",
 };
 
 describe("push channel configuration", () => {
@@ -34,7 +35,10 @@ describe("push channel configuration", () => {
 			},
 		});
 		expect(JSON.stringify(adapter)).not.toContain("nats://");
-		expect(adapterFor({ kind: "memory" }, cfg)).toBeInstanceOf(InProcessChannelAdapter);
+		const local = adapterFor({ kind: "memory" }, cfg);
+		expect(local).toBeInstanceOf(InProcessChannelAdapter);
+		// The all-in-one channel keeps its journal under DATA_DIR.
+		expect((local as any).options.dir).toBe("/var/lib/gitlab-v3/channels");
 		expect(adapterFor({ kind: "redis", url: "redis://r:6379" }, cfg)).toMatchObject({
 			type: "Redis",
 			options: { redis: { url: "redis://r:6379" }, maxRetries: 5 },
@@ -46,12 +50,21 @@ describe("push channel configuration", () => {
 	});
 
 	it("names streams like @moleculer/channels 0.1.8 does, with the namespace prefix", () => {
-		expect(pushNames("")).toEqual({ channel: "push", stream: "push", deadLetterSubject: "DEAD_PUSH", deadLetterStream: "DEAD_PUSH" });
+		expect(pushNames("")).toEqual({
+			channel: "push",
+			stream: "push",
+			deadLetterSubject: "DEAD_PUSH",
+			deadLetterStream: "DEAD_PUSH",
+			deliveryBucket: "push_deliveries",
+			workersBucket: "push_workers",
+		});
 		expect(pushNames("e2e-1.x")).toEqual({
 			channel: "e2e-1.x.push",
 			stream: "e2e-1_x_push",
 			deadLetterSubject: "e2e-1.x.DEAD_PUSH",
 			deadLetterStream: "e2e-1_x_DEAD_PUSH",
+			deliveryBucket: "e2e-1_x_push_deliveries",
+			workersBucket: "e2e-1_x_push_workers",
 		});
 	});
 
