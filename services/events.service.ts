@@ -12,10 +12,32 @@ import type { Context, ServiceSchema } from "moleculer";
 import { config } from "../config";
 import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/dead-letters";
 import { notFound, unavailable } from "../lib/errors";
-import { PUSH_CHANNEL } from "../lib/push-channel";
+import { channelBackend, PUSH_CHANNEL } from "../lib/push-channel";
 import { validatePushPayload, type PushEvent } from "../lib/push-payload";
 import { adapterKind } from "../middlewares/channels.middleware";
 import type { ApiMeta } from "../lib/context";
+
+/**
+ * The event id of a push request: derived from the request id and the payload, so that the same
+ * request sent twice (a hedged call) names the same event, and two pushes never share one
+ * (a client-chosen X-Request-ID reused for another payload gives another id). UUID-shaped.
+ */
+export function requestEventId(requestID: string | null | undefined, params: unknown): string {
+	if (!requestID) return crypto.randomUUID();
+	const h = crypto.createHash("sha256").update(requestID).update("\n").update(JSON.stringify(params)).digest();
+	h[6] = (h[6] & 0x0f) | 0x50;
+	h[8] = (h[8] & 0x3f) | 0x80;
+	const hex = h.subarray(0, 16).toString("hex");
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+function channelBackendKind(): string {
+	try {
+		return channelBackend(config).kind;
+	} catch {
+		return "none";
+	}
+}
 
 /** A publish attempt waits this long at most for JetStream's acknowledgement. */
 const PUBLISH_ATTEMPT_MS = 3000;
@@ -29,11 +51,14 @@ const EventsService: ServiceSchema = {
 
 	actions: {
 		push: {
+			// Sent again by the caller when the first request is lost in transit: on JetStream the
+			// second publish has the same msgID (the event id follows from the request) and is stored once.
+			hedge: channelBackendKind() === "nats",
 			async handler(ctx: Context<Record<string, unknown>, ApiMeta>) {
 				const push = validatePushPayload(ctx.params);
 				const project = await ctx.call("accounts.projectById", { id: push.project_id });
 				if (!project) throw notFound("Project");
-				const event: PushEvent = { id: crypto.randomUUID(), received_at: new Date().toISOString(), push };
+				const event: PushEvent = { id: requestEventId(ctx.requestID, ctx.params), received_at: new Date().toISOString(), push };
 				await this.publish(event, event.id);
 				ctx.meta.$statusCode = 202;
 				return { id: event.id };
