@@ -73,7 +73,7 @@ export class KvDeliveryLog implements DeliveryLog {
 	private open(): Promise<{ records: KV; alive: KV }> {
 		this.buckets ??= (async () => {
 			this.nc = await connect({ ...natsConnectionOptions(this.url), name: "delivery-log", maxReconnectAttempts: -1, waitOnFirstConnect: true });
-			const js = this.nc.jetstream();
+			const js = this.nc.jetstream({ timeout: 10_000 });
 			const [records, alive] = await Promise.all(deliveryBuckets({ ...this.opts, aliveMs: this.aliveMs }).map(b => js.views.kv(b.name, b.options)));
 			const beat = () => alive.put(this.instance, sc.encode("1")).catch(() => undefined);
 			await beat();

@@ -31,7 +31,21 @@ function usesChannels(broker: ServiceBroker): boolean {
 	return broker.services.some(s => !!(s.schema as { channels?: unknown }).channels || !!(s.settings as { $channelPublisher?: boolean })?.$channelPublisher);
 }
 
-/** The adapter for a backend: always the object form for NATS (the URL-string form of 0.1.8 ignores the URL). */
+/** JetStream API calls wait this long for an answer (nats.js: 5 s), for a cluster that is busy or electing leaders. */
+const JS_API_TIMEOUT_MS = 15_000;
+
+const NatsAdapter = Adapters.NATS as unknown as new (opts: object) => { opts: any; connection: any; manager: any; client: any; connect(): Promise<void> };
+
+/** The JetStream adapter with more patience for the JetStream API (subscribing looks the consumer up). */
+export class PatientNatsAdapter extends NatsAdapter {
+	async connect(): Promise<void> {
+		await super.connect();
+		this.manager = await this.connection.jetstreamManager({ timeout: JS_API_TIMEOUT_MS });
+		this.client = this.connection.jetstream({ timeout: JS_API_TIMEOUT_MS });
+	}
+}
+
+/** The adapter for a backend: for NATS, options in object form (the URL-string form of 0.1.8 ignores the URL). */
 export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object {
 	const common = {
 		maxInFlight: cfg.pushMaxInFlight,
@@ -40,7 +54,7 @@ export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object
 	};
 	switch (backend.kind) {
 		case "nats":
-			return { type: "NATS", options: { ...common, nats: { connectionOptions: { ...natsConnectionOptions(backend.url), name: "channels" } } } };
+			return new PatientNatsAdapter({ ...common, nats: { connectionOptions: { ...natsConnectionOptions(backend.url), name: "channels" } } });
 		case "redis":
 			return { type: "Redis", options: { ...common, redis: { url: backend.url } } };
 		default:
