@@ -165,6 +165,8 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			for (const [group, state] of m.groups) {
 				if (state.dead) this.deadLetters.push(this.deadLetterOf(m, group, state));
 				else {
+					// Counts as delivered once: it may have been in the middle of it, so the worker checks its records.
+					state.deliveries = Math.max(state.deliveries, 1);
 					this.queue(m.channel, group).pending.push(m);
 					pending++;
 				}

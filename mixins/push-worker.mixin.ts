@@ -3,8 +3,9 @@
  * the integration's settings (active, event flags, secrets decrypted here), and idempotent
  * delivery. A worker only says which deliveries a push needs (`deliveries(event, settings)`:
  * one per target, e.g. a recipient or a task comment); for each one this mixin
- * - skips it when the delivery log says it was delivered already,
- * - runs it, and records it as delivered,
+ * - skips it when the delivery log says it was delivered already (an event delivered again:
+ *   its targets are claimed first; the first delivery of an event has nothing to skip),
+ * - runs it, and records it as delivered (the record lives where the events live),
  * - treats a PermanentError (4xx, refused target) as final: logged, not retried,
  * - and fails the message when any delivery failed otherwise, so the channel retries it with
  *   backoff and finally dead-letters it. Deliveries done in an earlier attempt are not repeated.
@@ -12,7 +13,7 @@
 import type { ServiceSchema } from "moleculer";
 import { config } from "../config";
 import { decryptSecret, isEncrypted, resolveSecretsKey } from "../lib/crypto";
-import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog, type DeliveryLogOptions } from "../lib/delivery-log";
+import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "../lib/delivery-log";
 import { InProcessChannelAdapter } from "../lib/in-process-channel-adapter";
 import { KvDeliveryLog } from "../lib/kv-delivery-log";
 import { findIntegration, isSecret } from "../lib/integrations/catalogue";
@@ -84,8 +85,8 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				nats: { consumerOptions: { config: { deliver_policy: "all", ack_wait: nanos(config.pushAckWaitMs) } } },
 				// Redis Streams: from the start of the stream; a failed or orphaned message is reclaimed after this idle time.
 				redis: { startID: "0", minIdleTime: Math.max(config.pushRetryDelayMs, claimMs(), 1000), claimInterval: 500 },
-				async handler(this: any, event: PushEvent) {
-					await this.handlePush(event);
+				async handler(this: any, event: PushEvent, raw?: { info?: { deliveryCount?: number } }) {
+					await this.handlePush(event, raw?.info?.deliveryCount);
 				},
 			},
 		},
@@ -127,7 +128,8 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				return { ...doc, properties };
 			},
 
-			async handlePush(event: PushEvent): Promise<void> {
+			/** `deliveryCount`: which delivery of this message to this group this is, when the channel says (1: the first). */
+			async handlePush(event: PushEvent, deliveryCount?: number): Promise<void> {
 				if (!event || typeof event.id !== "string" || !event.push) {
 					this.logger.error("Dropped a malformed push event", event && (event as { id?: unknown }).id);
 					return;
@@ -142,9 +144,14 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				const log: DeliveryLog = this.deliveryLog;
 				const failures: string[] = [];
 				const keys = deliveries.map(d => deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target));
-				// Every target claimed at once (one round trip for the event), and each delivery
-				// recorded without holding up the next one: all are recorded before the event is acknowledged.
-				const claims = await Promise.allSettled(keys.map(key => this.claimDelivery(log, key)));
+				// The first delivery of an event to this group (not a replay) has nothing recorded and
+				// nobody else working on it: no claim, one write per delivery. Any later one claims
+				// every target at once (one round trip for the event). Each delivery is recorded
+				// without holding up the next one; all are recorded before the event is acknowledged.
+				const first = deliveryCount === 1 && !event.replay_group;
+				const claims: PromiseSettledResult<ClaimResult>[] = first
+					? keys.map(() => ({ status: "fulfilled", value: "go" }))
+					: await Promise.allSettled(keys.map(key => this.claimDelivery(log, key)));
 				const records: Promise<void>[] = [];
 				const runOne = async (d: Delivery, i: number) => {
 					const claim = claims[i];
