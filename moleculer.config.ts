@@ -10,7 +10,11 @@ import { config } from "./config";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
 import { HealthMiddleware } from "./middlewares/health.middleware";
+import { HedgedCallsMiddleware } from "./middlewares/hedged-calls.middleware";
 import { ResilientCacheMiddleware } from "./middlewares/resilient-cache.middleware";
+
+/** How long a hedged call waits for its answer before sending the request once more (far above a normal answer). */
+const HEDGE_AFTER_MS = 1000;
 
 const brokerConfig: BrokerOptions = {
 	namespace: config.namespace,
@@ -48,7 +52,14 @@ const brokerConfig: BrokerOptions = {
 	// The durable `push` channel: JetStream, Redis Streams or in-process, from config (see the middleware).
 	// ActionSchemas: each action's declaration reaches other nodes whole (see the middleware).
 	// ResilientCache: a Redis outage degrades the cache (bounded, logged, replayed) instead of failing requests.
-	middlewares: [HealthMiddleware(config.healthPort), ActionSchemasMiddleware(), ResilientCacheMiddleware(), ...ChannelsMiddlewares(config)],
+	// HedgedCalls: a read (or a push) whose request was lost with a NATS node is sent again after a second.
+	middlewares: [
+		HealthMiddleware(config.healthPort),
+		ActionSchemasMiddleware(),
+		ResilientCacheMiddleware(),
+		...ChannelsMiddlewares(config),
+		HedgedCallsMiddleware(Math.min(HEDGE_AFTER_MS, Math.floor(config.requestTimeoutMs / 2))),
+	],
 };
 
 export default brokerConfig;

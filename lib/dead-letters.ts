@@ -6,7 +6,7 @@
  * dead letter.
  *
  * Where they live depends on the adapter: the JetStream stream `<ns>_DEAD_PUSH`, the Redis
- * stream `<ns>.DEAD_PUSH`, or the in-process adapter's list.
+ * stream `<ns>.DEAD_PUSH`, or the in-process adapter's journal (at most MAX_DEAD_LETTERS).
  */
 import type { PushEvent } from "./push-payload";
 import { pushNames } from "./push-channel";
@@ -141,8 +141,8 @@ export function memoryDeadLetters(adapter: InProcessChannelAdapter): DeadLetterS
 		async remove(id) {
 			const i = find(id);
 			if (i < 0) return false;
-			adapter.deadLetters.splice(i, 1);
-			return true;
+			const letter = adapter.deadLetters[i];
+			return adapter.removeDeadLetter(letter.seq, letter.group);
 		},
 	};
 }

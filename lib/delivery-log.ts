@@ -1,7 +1,9 @@
 /**
  * What a worker already delivered, so that a redelivered push event (delivery is
  * at-least-once) does not post, mail or announce twice (docs/architecture.md#workers). One record per
- * event id + target, taken with Redis `SET NX` before acting:
+ * event id + target, kept where the events are (mixins/push-worker.mixin.ts picks): Redis here
+ * (Redis Streams channel), a JetStream bucket (lib/kv-delivery-log.ts), or the in-process
+ * channel's journal. In Redis it is taken with `SET NX` before acting:
  * - `claim` → "go" (ours now), "done" (delivered before: skip) or "busy" (another live worker
  *   is on it right now: wait for it);
  * - `complete` marks it delivered for the retention time; `release` gives a failed claim back.
@@ -39,6 +41,12 @@ export interface DeliveryLogOptions {
 export function deliveryKey(prefix: string, group: string, eventId: string, target: string): string {
 	const t = crypto.createHash("sha256").update(target).digest("base64url").slice(0, 22);
 	return `${prefix}delivered:${group}:${eventId}:${t}`;
+}
+
+/** The group and event of a delivery key (see deliveryKey), or null. */
+export function parseDeliveryKey(key: string): { group: string; eventId: string } | null {
+	const m = /delivered:([^:]+):([^:]+):[^:]+$/.exec(key);
+	return m ? { group: m[1], eventId: m[2] } : null;
 }
 
 // KEYS[1] record; ARGV: our claim value, pendingMs, alive-key prefix.

@@ -61,12 +61,23 @@ export interface PushNames {
 	stream: string;
 	deadLetterSubject: string;
 	deadLetterStream: string;
+	/** JetStream key-value buckets of the workers' delivery records and of their heartbeats. */
+	deliveryBucket: string;
+	workersBucket: string;
 }
 
 export function pushNames(prefix: string): PushNames {
 	const channel = prefixed(prefix, PUSH_CHANNEL);
 	const deadLetterSubject = prefixed(prefix, DEAD_LETTER_QUEUE);
-	return { channel, stream: streamName(channel), deadLetterSubject, deadLetterStream: streamName(deadLetterSubject) };
+	const stream = streamName(channel);
+	return {
+		channel,
+		stream,
+		deadLetterSubject,
+		deadLetterStream: streamName(deadLetterSubject),
+		deliveryBucket: `${stream}_deliveries`,
+		workersBucket: `${stream}_workers`,
+	};
 }
 
 /** Delay before delivery n+1 after delivery n failed: first, then 4x each time, at most a minute. */

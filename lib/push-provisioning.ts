@@ -7,7 +7,9 @@
  * - Redis Streams: one consumer group per worker from ID 0 (the adapter's default `$` would
  *   skip what was published before the worker's first start).
  * Idempotent: existing streams and consumers are kept as they are (their config is frozen on
- * creation; change it with `jsm.consumers.update` or delete and re-provision).
+ * creation; change it with `jsm.consumers.update` or delete and re-provision). While a JetStream
+ * cluster is still electing its leaders (all nodes and services starting at once), a call that
+ * gets "not now" is made again, for up to a minute.
  */
 import Redis from "ioredis";
 import { connect, type JetStreamManager } from "nats";
@@ -22,27 +24,49 @@ export interface ProvisionOptions {
 	replicas?: number;
 }
 
+/** A JetStream API answer that says "not now": no leader yet, no responders, or no answer in time. */
+const transient = (err: unknown) =>
+	/TIMEOUT|503|no responders|temporarily unavailable|leader/i.test(`${(err as { code?: string })?.code ?? ""} ${(err as Error)?.message ?? err}`);
+/** How long provisioning keeps asking while a JetStream cluster elects its leaders (every node starts at once). */
+const PROVISION_PATIENCE_MS = 60_000;
+
+/** Runs a JetStream API call again while the cluster answers "not now". */
+async function patiently<T>(call: () => Promise<T>, deadline: number): Promise<T> {
+	for (let pause = 250; ; pause = Math.min(2 * pause, 2000)) {
+		try {
+			return await call();
+		} catch (err) {
+			if (!transient(err) || Date.now() + pause > deadline) throw err;
+			await new Promise(r => setTimeout(r, pause));
+		}
+	}
+}
+
 const alreadyExists = (err: unknown) => /already in use|already exists|BUSYGROUP/i.test(String((err as Error)?.message ?? err));
 const notFound = (err: unknown) => /not found/i.test(String((err as Error)?.message ?? err)) || (err as { code?: string })?.code === "404";
 
-async function ensureStream(jsm: JetStreamManager, name: string, subject: string, maxMsgs: number, replicas: number): Promise<void> {
+async function ensureStream(jsm: JetStreamManager, name: string, subject: string, maxMsgs: number, replicas: number, deadline: number): Promise<void> {
 	try {
-		await jsm.streams.info(name);
+		await patiently(() => jsm.streams.info(name), deadline);
 		return;
 	} catch (err) {
 		if (!notFound(err)) throw err;
 	}
 	try {
-		await jsm.streams.add({
-			name,
-			subjects: [subject],
-			storage: "file" as never,
-			retention: "limits" as never,
-			max_age: nanos(RETENTION_MS),
-			max_msgs: maxMsgs,
-			duplicate_window: nanos(120_000),
-			num_replicas: replicas,
-		});
+		await patiently(
+			() =>
+				jsm.streams.add({
+					name,
+					subjects: [subject],
+					storage: "file" as never,
+					retention: "limits" as never,
+					max_age: nanos(RETENTION_MS),
+					max_msgs: maxMsgs,
+					duplicate_window: nanos(120_000),
+					num_replicas: replicas,
+				}),
+			deadline,
+		);
 	} catch (err) {
 		if (!alreadyExists(err)) throw err;
 	}
@@ -51,29 +75,34 @@ async function ensureStream(jsm: JetStreamManager, name: string, subject: string
 export async function provisionJetStream(url: string, opts: ProvisionOptions): Promise<void> {
 	const names = pushNames(opts.prefix);
 	const nc = await connect({ ...natsConnectionOptions(url), name: "push-provisioner", timeout: 10_000 });
+	const deadline = Date.now() + PROVISION_PATIENCE_MS;
 	try {
-		const jsm = await nc.jetstreamManager();
-		await ensureStream(jsm, names.stream, names.channel, MAX_RETAINED_EVENTS, opts.replicas ?? 1);
-		await ensureStream(jsm, names.deadLetterStream, names.deadLetterSubject, MAX_RETAINED_EVENTS, opts.replicas ?? 1);
+		const jsm = await patiently(() => nc.jetstreamManager({ timeout: 10_000 }), deadline);
+		await ensureStream(jsm, names.stream, names.channel, MAX_RETAINED_EVENTS, opts.replicas ?? 1, deadline);
+		await ensureStream(jsm, names.deadLetterStream, names.deadLetterSubject, MAX_RETAINED_EVENTS, opts.replicas ?? 1, deadline);
 		for (const group of opts.groups ?? PUSH_GROUPS) {
 			try {
-				await jsm.consumers.info(names.stream, group);
+				await patiently(() => jsm.consumers.info(names.stream, group), deadline);
 				continue;
 			} catch (err) {
 				if (!notFound(err)) throw err;
 			}
 			try {
-				await jsm.consumers.add(names.stream, {
-					durable_name: group,
-					// The adapter's queue subscription: deliver_group must be the stream name.
-					deliver_subject: `_deliver.${names.stream}.${group}`,
-					deliver_group: names.stream,
-					deliver_policy: "all" as never,
-					ack_policy: "explicit" as never,
-					ack_wait: nanos(opts.ackWaitMs),
-					max_ack_pending: opts.maxInFlight,
-					max_deliver: -1,
-				});
+				await patiently(
+					() =>
+						jsm.consumers.add(names.stream, {
+							durable_name: group,
+							// The adapter's queue subscription: deliver_group must be the stream name.
+							deliver_subject: `_deliver.${names.stream}.${group}`,
+							deliver_group: names.stream,
+							deliver_policy: "all" as never,
+							ack_policy: "explicit" as never,
+							ack_wait: nanos(opts.ackWaitMs),
+							max_ack_pending: opts.maxInFlight,
+							max_deliver: -1,
+						}),
+					deadline,
+				);
 			} catch (err) {
 				if (!alreadyExists(err)) throw err;
 			}
@@ -106,7 +135,8 @@ export async function deleteJetStreamPush(url: string, prefix: string): Promise<
 	const nc = await connect({ ...natsConnectionOptions(url), name: "push-cleanup" });
 	try {
 		const jsm = await nc.jetstreamManager();
-		for (const s of [names.stream, names.deadLetterStream]) await jsm.streams.delete(s).catch(err => (notFound(err) ? false : Promise.reject(err)));
+		for (const s of [names.stream, names.deadLetterStream, `KV_${names.deliveryBucket}`, `KV_${names.workersBucket}`])
+			await jsm.streams.delete(s).catch(err => (notFound(err) ? false : Promise.reject(err)));
 	} finally {
 		await nc.close();
 	}
@@ -122,7 +152,7 @@ export async function deleteRedisPush(url: string, prefix: string): Promise<void
 	}
 }
 
-/** Everything the push channel left under one namespace: streams, dead letters, delivery records. */
+/** Everything the push channel left under one namespace: streams, dead letters, delivery records (buckets and Redis keys). */
 export async function deletePushChannel(natsUrl: string, redisUrl: string, prefix: string): Promise<void> {
 	if (!prefix) throw new Error("refusing to delete the push channel of the empty namespace");
 	await deleteJetStreamPush(natsUrl, prefix);

@@ -2,7 +2,8 @@
  * Durable channels (@moleculer/channels 0.1.8) for the `push` events, from the config:
  * JetStream on the NATS transporter (always the object adapter form: the URL-string form of
  * 0.1.8 silently connects to localhost, docs/architecture.md#channel-adapters), Redis Streams with
- * CHANNELS=redis://…, and the in-process adapter in the all-in-one default.
+ * CHANNELS=redis://…, and the in-process adapter (journaled under DATA_DIR/channels) in the
+ * all-in-one default.
  *
  * Two middlewares:
  * - the channels middleware, wrapped so that a node connects only when it runs a publisher or
@@ -12,6 +13,7 @@
  *   immediate NAK, and long handlers keep telling JetStream they are working (no redelivery
  *   to another replica while one is still busy).
  */
+import path from "path";
 import { Adapters, Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Middleware, ServiceBroker } from "moleculer";
 import type { Config } from "../config";
@@ -21,7 +23,7 @@ import { provisionJetStream, provisionRedis } from "../lib/push-provisioning";
 
 type ChannelsConfig = Pick<
 	Config,
-	"channels" | "transporter" | "namespace" | "pushMaxInFlight" | "pushMaxDeliveries" | "pushRetryDelayMs" | "pushAckWaitMs" | "pushStreamReplicas"
+	"channels" | "transporter" | "namespace" | "pushMaxInFlight" | "pushMaxDeliveries" | "pushRetryDelayMs" | "pushAckWaitMs" | "pushStreamReplicas" | "dataDir"
 >;
 
 /** Services that publish declare `settings.$channelPublisher: true`; consumers have `channels`. */
@@ -29,7 +31,21 @@ function usesChannels(broker: ServiceBroker): boolean {
 	return broker.services.some(s => !!(s.schema as { channels?: unknown }).channels || !!(s.settings as { $channelPublisher?: boolean })?.$channelPublisher);
 }
 
-/** The adapter for a backend: always the object form for NATS (the URL-string form of 0.1.8 ignores the URL). */
+/** JetStream API calls wait this long for an answer (nats.js: 5 s), for a cluster that is busy or electing leaders. */
+const JS_API_TIMEOUT_MS = 15_000;
+
+const NatsAdapter = Adapters.NATS as unknown as new (opts: object) => { opts: any; connection: any; manager: any; client: any; connect(): Promise<void> };
+
+/** The JetStream adapter with more patience for the JetStream API (subscribing looks the consumer up). */
+export class PatientNatsAdapter extends NatsAdapter {
+	async connect(): Promise<void> {
+		await super.connect();
+		this.manager = await this.connection.jetstreamManager({ timeout: JS_API_TIMEOUT_MS });
+		this.client = this.connection.jetstream({ timeout: JS_API_TIMEOUT_MS });
+	}
+}
+
+/** The adapter for a backend: for NATS, options in object form (the URL-string form of 0.1.8 ignores the URL). */
 export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object {
 	const common = {
 		maxInFlight: cfg.pushMaxInFlight,
@@ -38,11 +54,12 @@ export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object
 	};
 	switch (backend.kind) {
 		case "nats":
-			return { type: "NATS", options: { ...common, nats: { connectionOptions: { ...natsConnectionOptions(backend.url), name: "channels" } } } };
+			return new PatientNatsAdapter({ ...common, nats: { connectionOptions: { ...natsConnectionOptions(backend.url), name: "channels" } } });
 		case "redis":
 			return { type: "Redis", options: { ...common, redis: { url: backend.url } } };
 		default:
-			return new InProcessChannelAdapter(common, { [PUSH_CHANNEL]: PUSH_GROUPS });
+			// Durable: its journal under DATA_DIR (events, their state per group, dead letters, delivery records).
+			return new InProcessChannelAdapter(common, { [PUSH_CHANNEL]: PUSH_GROUPS }, { dir: path.join(cfg.dataDir, "channels") });
 	}
 }
 

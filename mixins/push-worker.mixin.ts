@@ -3,8 +3,9 @@
  * the integration's settings (active, event flags, secrets decrypted here), and idempotent
  * delivery. A worker only says which deliveries a push needs (`deliveries(event, settings)`:
  * one per target, e.g. a recipient or a task comment); for each one this mixin
- * - skips it when the delivery log says it was delivered already,
- * - runs it, and records it as delivered,
+ * - skips it when the delivery log says it was delivered already (an event delivered again:
+ *   its targets are claimed first; the first delivery of an event has nothing to skip),
+ * - runs it, and records it as delivered (the record lives where the events live),
  * - treats a PermanentError (4xx, refused target) as final: logged, not retried,
  * - and fails the message when any delivery failed otherwise, so the channel retries it with
  *   backoff and finally dead-letters it. Deliveries done in an earlier attempt are not repeated.
@@ -12,11 +13,13 @@
 import type { ServiceSchema } from "moleculer";
 import { config } from "../config";
 import { decryptSecret, isEncrypted, resolveSecretsKey } from "../lib/crypto";
-import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog } from "../lib/delivery-log";
+import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "../lib/delivery-log";
+import { InProcessChannelAdapter } from "../lib/in-process-channel-adapter";
+import { KvDeliveryLog } from "../lib/kv-delivery-log";
 import { findIntegration, isSecret } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
 import { PermanentError } from "../lib/outbound-http";
-import { DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, RETENTION_MS, type PushGroup } from "../lib/push-channel";
+import { channelBackend, DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, pushNames, RETENTION_MS, type PushGroup } from "../lib/push-channel";
 import type { PushEvent } from "../lib/push-payload";
 
 export interface Delivery {
@@ -41,6 +44,34 @@ export interface PushWorkerOptions {
 /** A claim must outlast the slowest delivery (several outbound steps, paced IRC lines). */
 export const claimMs = () => 4 * config.outboundTimeoutMs + 10 * config.ircMessageIntervalMs;
 
+/**
+ * The delivery records live where the events live, so that losing one store never loses the
+ * records of events the other still holds: a JetStream bucket beside the push stream, Redis
+ * beside Redis Streams, the in-process channel's journal in the all-in-one process.
+ */
+function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }, opts: DeliveryLogOptions): DeliveryLog {
+	let backend;
+	try {
+		backend = channelBackend(config);
+	} catch {
+		backend = { kind: "memory" as const };
+	}
+	if (backend.kind === "nats") {
+		const names = pushNames(broker.namespace ?? "");
+		return new KvDeliveryLog(backend.url, {
+			...opts,
+			bucket: names.deliveryBucket,
+			aliveBucket: names.workersBucket,
+			replicas: config.pushStreamReplicas,
+			// A worker that died is noticed about when JetStream hands its events to another replica.
+			aliveMs: config.pushAckWaitMs,
+		});
+	}
+	if (backend.kind === "redis") return new RedisDeliveryLog(backend.url, opts);
+	const adapter = broker.channelAdapter;
+	return adapter instanceof InProcessChannelAdapter ? adapter.deliveryLog : new MemoryDeliveryLog(opts);
+}
+
 export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema> {
 	const def = findIntegration(opts.slug)!;
 	return {
@@ -54,8 +85,8 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				nats: { consumerOptions: { config: { deliver_policy: "all", ack_wait: nanos(config.pushAckWaitMs) } } },
 				// Redis Streams: from the start of the stream; a failed or orphaned message is reclaimed after this idle time.
 				redis: { startID: "0", minIdleTime: Math.max(config.pushRetryDelayMs, claimMs(), 1000), claimInterval: 500 },
-				async handler(this: any, event: PushEvent) {
-					await this.handlePush(event);
+				async handler(this: any, event: PushEvent, raw?: { info?: { deliveryCount?: number } }) {
+					await this.handlePush(event, raw?.info?.deliveryCount);
 				},
 			},
 		},
@@ -66,8 +97,7 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 
 		async started() {
 			this.deliveryPrefix = `${this.broker.namespace || "gitlab"}:`;
-			const logOpts = { prefix: this.deliveryPrefix, pendingMs: claimMs(), doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS };
-			this.deliveryLog = config.redisUrl ? new RedisDeliveryLog(config.redisUrl, logOpts) : new MemoryDeliveryLog(logOpts);
+			this.deliveryLog = deliveryLogFor(this.broker, { prefix: this.deliveryPrefix, pendingMs: claimMs(), doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS });
 		},
 
 		async stopped() {
@@ -98,7 +128,8 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				return { ...doc, properties };
 			},
 
-			async handlePush(event: PushEvent): Promise<void> {
+			/** `deliveryCount`: which delivery of this message to this group this is, when the channel says (1: the first). */
+			async handlePush(event: PushEvent, deliveryCount?: number): Promise<void> {
 				if (!event || typeof event.id !== "string" || !event.push) {
 					this.logger.error("Dropped a malformed push event", event && (event as { id?: unknown }).id);
 					return;
@@ -112,26 +143,38 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				const deliveries: Delivery[] = await this.deliveries(event, settings!);
 				const log: DeliveryLog = this.deliveryLog;
 				const failures: string[] = [];
-				const runOne = async (d: Delivery) => {
-					const key = deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target);
-					const claim = await this.claimDelivery(log, key);
-					if (claim === "done") return;
-					if (claim === "busy") return void failures.push(`${d.target}: in progress elsewhere`);
+				const keys = deliveries.map(d => deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target));
+				// The first delivery of an event to this group (not a replay) has nothing recorded and
+				// nobody else working on it: no claim, one write per delivery. Any later one claims
+				// every target at once (one round trip for the event). Each delivery is recorded
+				// without holding up the next one; all are recorded before the event is acknowledged.
+				const first = deliveryCount === 1 && !event.replay_group;
+				const claims: PromiseSettledResult<ClaimResult>[] = first
+					? keys.map(() => ({ status: "fulfilled", value: "go" }))
+					: await Promise.allSettled(keys.map(key => this.claimDelivery(log, key)));
+				const records: Promise<void>[] = [];
+				const runOne = async (d: Delivery, i: number) => {
+					const claim = claims[i];
+					if (claim.status === "rejected") return void failures.push(`${d.target}: ${(claim.reason as Error)?.message ?? claim.reason}`);
+					if (claim.value === "done") return;
+					if (claim.value === "busy") return void failures.push(`${d.target}: in progress elsewhere`);
 					try {
 						await d.run();
-						await log.complete(key);
+						records.push(log.complete(keys[i]));
 					} catch (err) {
 						if (err instanceof PermanentError) {
 							this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${d.target} not delivered (${err.message}); not retried`);
-							await log.complete(key);
+							records.push(log.complete(keys[i]));
 						} else {
-							await log.release(key).catch(() => undefined);
+							await log.release(keys[i]).catch(() => undefined);
 							failures.push(`${d.target}: ${(err as Error).message}`);
 						}
 					}
 				};
 				if (opts.parallel) await Promise.all(deliveries.map(runOne));
-				else for (const d of deliveries) await runOne(d);
+				else for (const [i, d] of deliveries.entries()) await runOne(d, i);
+				const unrecorded = (await Promise.allSettled(records)).filter(r => r.status === "rejected");
+				if (unrecorded.length) failures.push(`${unrecorded.length} deliveries made but not recorded: ${(unrecorded[0] as PromiseRejectedResult).reason}`);
 
 				if (failures.length) {
 					this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${failures.length} deliveries failed, will retry: ${failures.join("; ")}`);

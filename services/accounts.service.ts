@@ -117,6 +117,7 @@ const AccountsService: ServiceSchema = {
 
 		/** Internal: users by id, without credentials, for presenters in other services. */
 		usersByIds: {
+			hedge: true,
 			visibility: "public",
 			params: { ids: { type: "array", items: { type: "number", integer: true }, max: 1000 } },
 			async handler(ctx: Ctx<{ ids: number[] }>): Promise<UserDoc[]> {
@@ -129,6 +130,7 @@ const AccountsService: ServiceSchema = {
 
 		/** Internal: a project by id, or null. */
 		projectById: {
+			hedge: true,
 			visibility: "public",
 			params: { id: { type: "number", integer: true } },
 			async handler(ctx: Ctx<{ id: number }>): Promise<ProjectDoc | null> {
@@ -165,6 +167,8 @@ const AccountsService: ServiceSchema = {
 		},
 
 		me: {
+			// A read: sent again if the first request is lost in transit (middlewares/hedged-calls.middleware.ts).
+			hedge: true,
 			async handler(ctx: Ctx) {
 				const user: StoredUser | null = await this.db.users.findOne({ id: this.caller(ctx).id });
 				if (!user) throw unauthorized();
@@ -191,6 +195,7 @@ const AccountsService: ServiceSchema = {
 		},
 
 		getUser: {
+			hedge: true,
 			params: { user_id: userIdParam },
 			async handler(ctx: Ctx<{ user_id: number }>) {
 				const user: StoredUser | null = await this.db.users.findOne({ id: ctx.params.user_id });
@@ -235,6 +240,7 @@ const AccountsService: ServiceSchema = {
 		},
 
 		getProject: {
+			hedge: true,
 			params: { id: "string" },
 			async handler(ctx: Ctx) {
 				const project: ProjectDoc | null = await this.db.projects.findOne({ id: this.access(ctx).project.id });
@@ -245,6 +251,7 @@ const AccountsService: ServiceSchema = {
 		},
 
 		listMembers: {
+			hedge: true,
 			params: { id: "string" },
 			async handler(ctx: Ctx) {
 				const projectId = this.access(ctx).project.id;

@@ -17,6 +17,7 @@ import { config } from "../config";
 import { AccessLevel, canReadBuilds, type ProjectAccess } from "../lib/access";
 import { ArtifactIncomplete, ArtifactInterrupted, ArtifactStore, ArtifactTooLarge, drain } from "../lib/artifact-store";
 import { attachmentDisposition, parseArtifactsFilename, parseId, parseNewBuild, seqKey, seqRange, shaKey, statusKey } from "../lib/build-input";
+import { BuildNumbers, NumberingBusy } from "../lib/build-numbers";
 import {
 	assertErasable,
 	assertRetryable,
@@ -36,7 +37,7 @@ import { WINDOW_BYTES, type DownloadInfo, type RangeParams } from "../lib/file-w
 import { ApiError, badRequest, forbidden, invalidValue, notFound, paramError, tooLarge } from "../lib/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, type PageRequest } from "../lib/pagination";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
-import { DbMixin, UniqueViolation, type Collection, type Doc } from "../mixins/db.mixin";
+import { DbMixin, type Doc } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { presentBuild, presentErasedBuild, type ArtifactsDoc, type BuildDoc } from "../presenters/build";
 import type { UserDoc } from "../presenters/user";
@@ -45,13 +46,6 @@ type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta & { contentLength?: n
 
 /** What a new build is made of; the store adds its numbers and index keys. */
 type NewBuildFields = Omit<BuildDoc, "id" | "seq" | "project_seq" | "project_status" | "project_sha" | "artifacts" | "erased_at" | "erased_by">;
-
-/** Per project: how many builds it has had (the last `seq`) and the id of the newest. */
-interface CounterDoc {
-	id: number;
-	seq: number;
-	last_id: number;
-}
 
 const buildParams = { id: "string", build_id: { type: "any" } } as const;
 const rangeParams = {
@@ -121,6 +115,9 @@ const BuildsService: ServiceSchema = {
 	},
 
 	async started() {
+		this.numbers = new BuildNumbers<BuildDoc>(this.db.builds, this.db.build_counters);
+		const renumbered: number[] = await this.numbers.repair((message: string) => this.logger.warn(message));
+		if (renumbered.length) await Promise.all(renumbered.map(id => this.cleanProjectCache(id)));
 		const removed = await this.store.sweepStaleUploads(STALE_UPLOAD_MS);
 		if (removed) this.logger.info(`Removed ${removed} artifacts upload(s) left unfinished by a stopped process.`);
 	},
@@ -502,8 +499,7 @@ const BuildsService: ServiceSchema = {
 
 		/** Unfiltered page: one index range over the project's build numbers; the total is the counter. */
 		async projectPage(projectId: number, page: PageRequest): Promise<{ rows: BuildDoc[]; total: number }> {
-			const counter: CounterDoc | null = await this.db.build_counters.findOne({ id: projectId });
-			const total = counter?.seq ?? 0;
+			const total = await (this.numbers as BuildNumbers<BuildDoc>).total(projectId);
 			const range = seqRange(total, page.page, page.perPage);
 			if (!range) return { rows: [], total };
 			const rows: BuildDoc[] = await this.db.builds.find(
@@ -523,72 +519,38 @@ const BuildsService: ServiceSchema = {
 		},
 
 		/**
-		 * Ids and per-project numbers for `n` new builds, such that within a project `seq` order
-		 * is id order even with several replicas: the project counter only moves forward past ids
-		 * newer than the last one it numbered (ids that lose that race are dropped: ids may have
-		 * gaps, never repeats).
+		 * Stores new builds (their states already worked out) under the project's next numbers
+		 * (lib/build-numbers.ts: a crash never leaves a gap). One project's creations take turns
+		 * in this process, so that they never race each other for a number (only other replicas'
+		 * can, and then cost a retry).
 		 */
-		async allocate(projectId: number, n = 1): Promise<{ id: number; seq: number }[]> {
-			// One allocation per project at a time in this process, so that our own concurrent
-			// creates never race each other (only other replicas' can, and then cost a retry).
+		async insertBuilds(projectId: number, fields: NewBuildFields[]): Promise<BuildDoc[]> {
 			const locks: Map<number, Promise<unknown>> = this.allocationLocks;
 			const previous = locks.get(projectId) ?? Promise.resolve();
-			const mine = previous.then(() => this.allocateUnlocked(projectId, n));
-			const settled = mine.catch(() => {});
-			locks.set(projectId, settled);
-			settled.then(() => {
-				if (locks.get(projectId) === settled) locks.delete(projectId);
-			});
-			return mine;
-		},
-
-		async allocateUnlocked(projectId: number, n: number): Promise<{ id: number; seq: number }[]> {
-			const counters: Collection<CounterDoc> = this.db.build_counters;
-			const freshIds = async () => {
-				const ids: number[] = [];
-				for (let i = 0; i < n; i++) ids.push(await this.db.builds.nextId());
-				return ids;
-			};
-			let ids = await freshIds();
-			for (let attempt = 0; attempt < 100; attempt++) {
-				let counter = await counters.findOne({ id: projectId });
-				if (!counter) {
-					try {
-						await counters.insert({ id: projectId, seq: 0, last_id: 0 });
-					} catch (err) {
-						if (!(err instanceof UniqueViolation)) throw err;
-					}
-					counter = (await counters.findOne({ id: projectId }))!;
-				}
-				if (counter.last_id > ids[0]) {
-					ids = await freshIds();
-					continue;
-				}
-				const { seq } = counter;
-				if (await counters.update({ id: projectId, seq }, { seq: seq + n, last_id: ids[n - 1] })) return ids.map((id, i) => ({ id, seq: seq + 1 + i }));
-			}
-			throw busy();
-		},
-
-		/** Stores new builds (their states already worked out) under freshly allocated numbers. */
-		async insertBuilds(projectId: number, fields: NewBuildFields[]): Promise<BuildDoc[]> {
-			const numbers = await this.allocate(projectId, fields.length);
-			const builds: BuildDoc[] = [];
-			for (const [i, f] of fields.entries()) {
-				const { id, seq } = numbers[i];
-				builds.push(
-					await this.db.builds.insert({
+			const mine = previous.then(() =>
+				(this.numbers as BuildNumbers<BuildDoc>).insert(projectId, fields.length, (_id, _seq, i) => {
+					const f = fields[i];
+					return {
 						...f,
-						id,
-						seq,
-						project_seq: seqKey(f.project_id, seq),
 						project_status: statusKey(f.project_id, f.status),
 						project_sha: shaKey(f.project_id, f.commit.id),
 						artifacts: null,
 						erased_at: null,
 						erased_by: null,
-					}),
-				);
+					};
+				}),
+			);
+			const settled = mine.catch(() => {});
+			locks.set(projectId, settled);
+			settled.then(() => {
+				if (locks.get(projectId) === settled) locks.delete(projectId);
+			});
+			let builds: BuildDoc[];
+			try {
+				builds = await mine;
+			} catch (err) {
+				if (err instanceof NumberingBusy) throw busy();
+				throw err;
 			}
 			await this.cleanProjectCache(projectId);
 			return builds;

@@ -9,12 +9,40 @@
  */
 import crypto from "crypto";
 import type { Context, ServiceSchema } from "moleculer";
+import { config } from "../config";
 import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/dead-letters";
 import { notFound, unavailable } from "../lib/errors";
-import { PUSH_CHANNEL } from "../lib/push-channel";
+import { channelBackend, PUSH_CHANNEL } from "../lib/push-channel";
 import { validatePushPayload, type PushEvent } from "../lib/push-payload";
 import { adapterKind } from "../middlewares/channels.middleware";
 import type { ApiMeta } from "../lib/context";
+
+/**
+ * The event id of a push request: derived from the request id and the payload, so that the same
+ * request sent twice (a hedged call) names the same event, and two pushes never share one
+ * (a client-chosen X-Request-ID reused for another payload gives another id). UUID-shaped.
+ */
+export function requestEventId(requestID: string | null | undefined, params: unknown): string {
+	if (!requestID) return crypto.randomUUID();
+	const h = crypto.createHash("sha256").update(requestID).update("\n").update(JSON.stringify(params)).digest();
+	h[6] = (h[6] & 0x0f) | 0x50;
+	h[8] = (h[8] & 0x3f) | 0x80;
+	const hex = h.subarray(0, 16).toString("hex");
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+function channelBackendKind(): string {
+	try {
+		return channelBackend(config).kind;
+	} catch {
+		return "none";
+	}
+}
+
+/** A publish attempt waits this long at most for JetStream's acknowledgement. */
+const PUBLISH_ATTEMPT_MS = 3000;
+/** Publishing gives up this long before the gateway's request timeout, so that the answer (202 or 503) reaches the client before it. */
+const PUBLISH_MARGIN_MS = 1500;
 
 const EventsService: ServiceSchema = {
 	name: "events",
@@ -23,11 +51,14 @@ const EventsService: ServiceSchema = {
 
 	actions: {
 		push: {
+			// Sent again by the caller when the first request is lost in transit: on JetStream the
+			// second publish has the same msgID (the event id follows from the request) and is stored once.
+			hedge: channelBackendKind() === "nats",
 			async handler(ctx: Context<Record<string, unknown>, ApiMeta>) {
 				const push = validatePushPayload(ctx.params);
 				const project = await ctx.call("accounts.projectById", { id: push.project_id });
 				if (!project) throw notFound("Project");
-				const event: PushEvent = { id: crypto.randomUUID(), received_at: new Date().toISOString(), push };
+				const event: PushEvent = { id: requestEventId(ctx.requestID, ctx.params), received_at: new Date().toISOString(), push };
 				await this.publish(event, event.id);
 				ctx.meta.$statusCode = 202;
 				return { id: event.id };
@@ -56,12 +87,27 @@ const EventsService: ServiceSchema = {
 	},
 
 	methods: {
+		/**
+		 * Stores the event on the channel. On JetStream a failed publish is tried again (the
+		 * stream's leader may be being elected after a node was lost) until shortly before the
+		 * gateway's request timeout: the msgID makes a repeated publish store the event once.
+		 */
 		async publish(event: PushEvent, msgID: string): Promise<void> {
-			try {
-				await this.broker.sendToChannel(PUSH_CHANNEL, event, { msgID, xaddMaxLen: "~1000000" });
-			} catch (err) {
-				this.logger.error(`Publishing push event ${event.id} failed: ${(err as Error).message}`);
-				throw unavailable();
+			const retries = adapterKind((this.broker as unknown as { channelAdapter: unknown }).channelAdapter) === "nats";
+			const deadline = Date.now() + Math.max(500, config.requestTimeoutMs - PUBLISH_MARGIN_MS);
+			for (let pause = 100; ; pause = Math.min(2 * pause, 1000)) {
+				const timeout = Math.max(200, Math.min(PUBLISH_ATTEMPT_MS, deadline - Date.now()));
+				try {
+					await this.broker.sendToChannel(PUSH_CHANNEL, event, { msgID, xaddMaxLen: "~1000000", timeout });
+					return;
+				} catch (err) {
+					if (!retries || Date.now() + pause >= deadline) {
+						this.logger.error(`Publishing push event ${event.id} failed: ${(err as Error).message}`);
+						throw unavailable();
+					}
+					this.logger.warn(`Publishing push event ${event.id} failed (${(err as Error).message}); trying again`);
+					await new Promise(r => setTimeout(r, pause));
+				}
 			}
 		},
 

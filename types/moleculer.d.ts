@@ -5,6 +5,8 @@ declare module "moleculer" {
 	interface ActionSchema {
 		/** Gateway authentication: default required; "optional" lets anonymous callers through; "none" ignores tokens. */
 		auth?: "required" | "optional" | "none";
+		/** Safe to run twice: a remote call of it is sent again when the first goes unanswered (middlewares/hedged-calls.middleware.ts). */
+		hedge?: boolean;
 	}
 	interface ServiceSchema {
 		/** @moleculer/channels 0.1.8 ships no types. */

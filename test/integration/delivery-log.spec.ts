@@ -1,29 +1,41 @@
-/** The workers' delivery records on the real Redis (and the in-memory twin of the all-in-one default). */
+/**
+ * The workers' delivery records on the real Redis, on a JetStream key-value bucket of the real
+ * NATS, and the in-memory twin.
+ */
 import Redis from "ioredis";
+import { connect, StringCodec } from "nats";
 import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog } from "../../lib/delivery-log";
-import { REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
+import { KvDeliveryLog, kvKey } from "../../lib/kv-delivery-log";
+import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
 
-const prefix = `${uniqueNamespace("dlog")}:`;
+const namespace = uniqueNamespace("dlog");
+const prefix = `${namespace}:`;
 const opts = { prefix, pendingMs: 60_000, doneMs: 60_000, aliveMs: 600 };
+const kvOpts = { ...opts, bucket: `${namespace}_deliveries`, aliveBucket: `${namespace}_workers`, replicas: 1, aliveMs: 1500 };
 const redis = new Redis(REDIS_URL);
 
-beforeAll(() => requireServers("redis"));
+beforeAll(() => requireServers("redis", "nats"));
 
 afterAll(async () => {
 	const keys = await redis.keys(`${prefix}*`);
 	if (keys.length) await redis.del(...keys);
 	redis.disconnect();
+	const nc = await connect({ servers: NATS_URL });
+	const jsm = await nc.jetstreamManager();
+	for (const b of [kvOpts.bucket, kvOpts.aliveBucket]) await jsm.streams.delete(`KV_${b}`).catch(() => undefined);
+	await nc.close();
 });
 
 describe.each([
 	["redis", () => new RedisDeliveryLog(REDIS_URL, opts)],
+	["kv", () => new KvDeliveryLog(NATS_URL, kvOpts)],
 	["memory", () => new MemoryDeliveryLog(opts)],
 ])("%s delivery log", (kind, make: () => DeliveryLog) => {
 	let a: DeliveryLog;
 	let b: DeliveryLog;
 	beforeEach(() => {
 		a = make();
-		b = kind === "redis" ? make() : a;
+		b = kind === "memory" ? a : make();
 	});
 	afterEach(async () => {
 		await a.close();
@@ -66,6 +78,51 @@ describe("redis delivery log across processes", () => {
 			expect(await redis.pttl(key)).toBeGreaterThan(50_000);
 		} finally {
 			await live.close();
+		}
+	});
+});
+
+describe("key-value delivery log across processes", () => {
+	it("takes over a claim whose holder stopped beating, not one of a live holder, and keeps what is done", async () => {
+		const key = deliveryKey(prefix, "g", "e-kv-dead", "irc://h/#a");
+		const dead = new KvDeliveryLog(NATS_URL, kvOpts);
+		const live = new KvDeliveryLog(NATS_URL, kvOpts);
+		try {
+			expect(await dead.claim(key)).toBe("go");
+			expect(await live.claim(key)).toBe("busy");
+			// close() removes its heartbeat key, as its expiry would after a crash.
+			await dead.close();
+			expect(await live.claim(key)).toBe("go");
+			await live.complete(key);
+		} finally {
+			await live.close();
+		}
+		const nc = await connect({ servers: NATS_URL });
+		try {
+			const kv = await nc.jetstream().views.kv(kvOpts.bucket, { bindOnly: true });
+			expect(kvKey(key)).toMatch(/^delivered\.g\.e-kv-dead\.[\w-]{22}$/);
+			expect(StringCodec().decode((await kv.get(kvKey(key)))!.value)).toBe("done");
+		} finally {
+			await nc.close();
+		}
+		// A new process (no memory of it) reads it back.
+		const fresh = new KvDeliveryLog(NATS_URL, kvOpts);
+		expect(await fresh.claim(key)).toBe("done");
+		await fresh.close();
+	});
+
+	it("lets the same process take back a claim it left behind (a release that did not reach NATS)", async () => {
+		const key = deliveryKey(prefix, "g", "e-kv-own", "t");
+		const log = new KvDeliveryLog(NATS_URL, kvOpts);
+		const other = new KvDeliveryLog(NATS_URL, kvOpts);
+		try {
+			expect(await log.claim(key)).toBe("go");
+			// Forgotten locally, still pending in the bucket: as if the release had failed.
+			(log as unknown as { claims: Map<string, unknown> }).claims.clear();
+			expect(await other.claim(key)).toBe("busy");
+			expect(await log.claim(key)).toBe("go");
+		} finally {
+			await Promise.all([log.close(), other.close()]);
 		}
 	});
 });

@@ -10,7 +10,7 @@ import path from "path";
 import { freePort, startProcess, stopProcess, type ManagedProcess } from "../../bench/support/service-process";
 
 /** An executable by name, from PATH or where Debian puts it (nats-server lands in /usr/sbin). */
-function executable(name: string): string {
+export function executable(name: string): string {
 	const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"];
 	for (const dir of dirs) {
 		const candidate = path.join(dir, name);
@@ -24,7 +24,7 @@ function executable(name: string): string {
 	throw new Error(`${name} is not installed (Debian: apt-get install ${name}; .ci/run installs it)`);
 }
 
-function listening(port: number): Promise<boolean> {
+export function listening(port: number): Promise<boolean> {
 	return new Promise(resolve => {
 		const socket = net.connect(port, "127.0.0.1");
 		socket.once("connect", () => (socket.destroy(), resolve(true)));

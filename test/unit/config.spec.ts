@@ -39,6 +39,17 @@ describe("loadConfig", () => {
 		});
 	});
 
+	it("takes every node of a NATS cluster, and the channel, its provisioning and the delivery records get all of them", async () => {
+		const urls = "nats://nats-0.nats:4222,nats://nats-1.nats:4222,nats://nats-2.nats:4222";
+		const c = loadConfig({ TRANSPORTER: urls, SECRETS_KEY: "a-shared-cluster-key", PUSH_STREAM_REPLICAS: "3" });
+		expect([c.transporter, c.pushStreamReplicas]).toEqual([urls, 3]);
+		const { channelBackend, natsConnectionOptions } = await import("../../lib/push-channel");
+		expect(channelBackend(c)).toEqual({ kind: "nats", url: urls });
+		// What the channel adapter, the provisioning and the delivery records connect with.
+		expect(natsConnectionOptions(urls).servers).toEqual(["nats-0.nats:4222", "nats-1.nats:4222", "nats-2.nats:4222"]);
+		expect(() => loadConfig({ TRANSPORTER: "nats://a:4222,bogus", SECRETS_KEY: "a-shared-cluster-key" })).toThrow(/TRANSPORTER/);
+	});
+
 	it("requires a shared SECRETS_KEY in a cluster", () => {
 		expect(() => loadConfig({ TRANSPORTER: "nats://nats:4222" })).toThrow(
 			'Invalid configuration: SECRETS_KEY="" (expected a key shared by every node whenever TRANSPORTER is set)',

@@ -1,4 +1,4 @@
-import { adapterFor } from "../../middlewares/channels.middleware";
+import { adapterFor, PatientNatsAdapter } from "../../middlewares/channels.middleware";
 import { InProcessChannelAdapter } from "../../lib/in-process-channel-adapter";
 import { channelBackend, natsConnectionOptions, pushNames, retryDelay } from "../../lib/push-channel";
 
@@ -11,6 +11,7 @@ const cfg = {
 	pushRetryDelayMs: 1000,
 	pushAckWaitMs: 15000,
 	pushStreamReplicas: 1,
+	dataDir: "/var/lib/gitlab-v3",
 };
 
 describe("push channel configuration", () => {
@@ -22,19 +23,20 @@ describe("push channel configuration", () => {
 		expect(() => channelBackend({ ...cfg, transporter: "tcp://h:6000" })).toThrow(/CHANNELS/);
 	});
 
-	it("gives the NATS adapter in object form with the servers and credentials of the URL, never the URL string", () => {
+	it("gives the NATS adapter the servers and credentials of the URL in object form, never the URL string", () => {
 		const adapter = adapterFor({ kind: "nats", url: "nats://u:p%40ss@n1:4222,nats://n2:4223" }, cfg) as any;
-		expect(adapter).toEqual({
-			type: "NATS",
-			options: {
-				maxInFlight: 7,
-				maxRetries: 5,
-				deadLettering: { enabled: true, queueName: "DEAD_PUSH" },
-				nats: { connectionOptions: { servers: ["n1:4222", "n2:4223"], user: "u", pass: "p@ss", name: "channels" } },
-			},
+		expect(adapter).toBeInstanceOf(PatientNatsAdapter);
+		expect(adapter.opts).toMatchObject({
+			maxInFlight: 7,
+			maxRetries: 5,
+			deadLettering: { enabled: true, queueName: "DEAD_PUSH" },
+			nats: { connectionOptions: { servers: ["n1:4222", "n2:4223"], user: "u", pass: "p@ss", name: "channels" } },
 		});
-		expect(JSON.stringify(adapter)).not.toContain("nats://");
-		expect(adapterFor({ kind: "memory" }, cfg)).toBeInstanceOf(InProcessChannelAdapter);
+		expect(JSON.stringify(adapter.opts)).not.toContain("nats://");
+		const local = adapterFor({ kind: "memory" }, cfg);
+		expect(local).toBeInstanceOf(InProcessChannelAdapter);
+		// The all-in-one channel keeps its journal under DATA_DIR.
+		expect((local as any).options.dir).toBe("/var/lib/gitlab-v3/channels");
 		expect(adapterFor({ kind: "redis", url: "redis://r:6379" }, cfg)).toMatchObject({
 			type: "Redis",
 			options: { redis: { url: "redis://r:6379" }, maxRetries: 5 },
@@ -46,12 +48,21 @@ describe("push channel configuration", () => {
 	});
 
 	it("names streams like @moleculer/channels 0.1.8 does, with the namespace prefix", () => {
-		expect(pushNames("")).toEqual({ channel: "push", stream: "push", deadLetterSubject: "DEAD_PUSH", deadLetterStream: "DEAD_PUSH" });
+		expect(pushNames("")).toEqual({
+			channel: "push",
+			stream: "push",
+			deadLetterSubject: "DEAD_PUSH",
+			deadLetterStream: "DEAD_PUSH",
+			deliveryBucket: "push_deliveries",
+			workersBucket: "push_workers",
+		});
 		expect(pushNames("e2e-1.x")).toEqual({
 			channel: "e2e-1.x.push",
 			stream: "e2e-1_x_push",
 			deadLetterSubject: "e2e-1.x.DEAD_PUSH",
 			deadLetterStream: "e2e-1_x_DEAD_PUSH",
+			deliveryBucket: "e2e-1_x_push_deliveries",
+			workersBucket: "e2e-1_x_push_workers",
 		});
 	});
 

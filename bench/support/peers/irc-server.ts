@@ -28,8 +28,9 @@ function connectable(port: number): Promise<boolean> {
 	});
 }
 
-export async function startIrcServer(): Promise<IrcServer> {
-	const port = await freePort();
+/** Starts ngircd on `port` (default: a free one). */
+export async function startIrcServer(port?: number): Promise<IrcServer> {
+	port ??= await freePort();
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ngircd-"));
 	// Started as root, ngircd drops to `nobody`, which must still read its files and write its pid.
 	fs.chmodSync(dir, 0o755);

@@ -1,7 +1,8 @@
 /**
  * A real SMTP server for tests (npm smtp-server, no TLS, any auth) on a free loopback port;
  * every accepted message is parsed with mailparser (pinned 3.9.31).
- * `refuse(code)` makes it answer the DATA command with that code until `accept()`.
+ * `refuse(code)` makes it answer the DATA command with that code until `accept()`;
+ * `refuseRecipient(address, code)` refuses that one recipient (RCPT TO) until `acceptRecipients()`.
  * `hold()` keeps every message that arrives from being acknowledged until `release()`; a
  * message whose client went away meanwhile was never delivered and is not recorded.
  */
@@ -22,6 +23,8 @@ export interface SmtpSink {
 	refused: number;
 	refuse(code?: number): void;
 	accept(): void;
+	refuseRecipient(address: string, code?: number): void;
+	acceptRecipients(): void;
 	/** Messages received but not yet acknowledged (while held). */
 	readonly held: number;
 	hold(): void;
@@ -31,6 +34,7 @@ export interface SmtpSink {
 
 export async function startSmtpSink(): Promise<SmtpSink> {
 	let refuseCode: number | null = null;
+	const refusedRecipients = new Map<string, number>();
 	let holding = false;
 	const waiting: (() => void)[] = [];
 	const closedSessions = new Set<string>();
@@ -46,6 +50,11 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 		logger: false,
 		// Pooled client connections stay open; stop() should not wait long for them.
 		closeTimeout: 1000,
+		onRcptTo(address, _session, callback) {
+			const code = refusedRecipients.get(address.address.toLowerCase());
+			if (code === undefined) return callback();
+			callback(Object.assign(new Error(`recipient ${address.address} refused by test`), { responseCode: code }));
+		},
 		onData(stream, session, callback) {
 			if (refuseCode !== null) {
 				sink.refused++;
@@ -84,6 +93,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 	sink.url = `smtp://127.0.0.1:${port}`;
 	sink.refuse = (code = 451) => void (refuseCode = code);
 	sink.accept = () => void (refuseCode = null);
+	sink.refuseRecipient = (address, code = 451) => void refusedRecipients.set(address.toLowerCase(), code);
+	sink.acceptRecipients = () => refusedRecipients.clear();
 	Object.defineProperty(sink, "held", { get: () => waiting.length });
 	sink.hold = () => void (holding = true);
 	sink.release = () => {

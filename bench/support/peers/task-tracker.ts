@@ -2,7 +2,9 @@
  * A task tracker for tests: a real HTTP server speaking the slice of the Asana-style API the
  * task-tracker commenter uses (GET /tasks/:id, POST /tasks/:id/stories, PUT /tasks/:id) under
  * `/api/1.0`, recording every request. Tasks exist when listed in `tasks`; `down(status)` makes
- * every answer that status until `up()`.
+ * every answer (or only the requests `only` picks) that status until `up()`. `hold()` keeps every request that arrives unanswered
+ * (not recorded, no effect) until `release()`; one whose client went away meanwhile never
+ * happened.
  */
 import http from "http";
 import type { AddressInfo } from "net";
@@ -27,13 +29,20 @@ export interface TaskTracker {
 	tasks: Map<string, boolean>;
 	/** Comments per task id, in arrival order. */
 	comments: Map<string, string[]>;
-	down(status?: number): void;
+	down(status?: number, only?: (req: { method: string; path: string }) => boolean): void;
 	up(): void;
+	/** Requests arrived but not yet handled (while held). */
+	readonly held: number;
+	hold(): void;
+	release(): void;
 	stop(): Promise<void>;
 }
 
 export async function startTaskTracker(taskIds: string[] = []): Promise<TaskTracker> {
 	let downStatus: number | null = null;
+	let downOnly: ((req: { method: string; path: string }) => boolean) | undefined;
+	let holding = false;
+	const waiting: (() => void)[] = [];
 	const tracker = {
 		requests: [] as RecordedRequest[],
 		tasks: new Map(taskIds.map(id => [id, false])),
@@ -44,7 +53,10 @@ export async function startTaskTracker(taskIds: string[] = []): Promise<TaskTrac
 		let raw = "";
 		req.setEncoding("utf8");
 		req.on("data", c => (raw += c));
-		req.on("end", () => {
+		let gone = false;
+		res.on("close", () => (gone = !res.writableFinished));
+		req.on("end", () => (holding ? waiting.push(() => gone || handle()) : handle()));
+		const handle = () => {
 			let body: any = raw;
 			try {
 				body = raw ? JSON.parse(raw) : null;
@@ -64,7 +76,8 @@ export async function startTaskTracker(taskIds: string[] = []): Promise<TaskTrac
 				res.writeHead(status, { "Content-Type": "application/json" });
 				res.end(JSON.stringify(payload));
 			};
-			if (downStatus !== null) return send(downStatus, { errors: [{ message: "Service Unavailable" }] });
+			if (downStatus !== null && (!downOnly || downOnly({ method: req.method ?? "", path })))
+				return send(downStatus, { errors: [{ message: "Service Unavailable" }] });
 			if (!/^Bearer \S+$/.test(req.headers.authorization ?? "")) return send(401, { errors: [{ message: "Not Authorized" }] });
 			const m = /^\/api\/1\.0\/tasks\/(\d+)(\/stories)?$/.exec(path);
 			if (!m || !tracker.tasks.has(m[1])) return send(404, { errors: [{ message: "task: Not a recognized ID" }] });
@@ -81,15 +94,28 @@ export async function startTaskTracker(taskIds: string[] = []): Promise<TaskTrac
 				return send(200, { data: { gid: id, completed: tracker.tasks.get(id) } });
 			}
 			send(405, { errors: [{ message: "Method not allowed" }] });
-		});
+		};
 	});
 	await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
 	tracker.port = (server.address() as AddressInfo).port;
 	tracker.apiUrl = `http://127.0.0.1:${tracker.port}/api/1.0`;
-	tracker.down = (status = 503) => void (downStatus = status);
-	tracker.up = () => void (downStatus = null);
+	tracker.down = (status = 503, only) => {
+		downStatus = status;
+		downOnly = only;
+	};
+	tracker.up = () => {
+		downStatus = null;
+		downOnly = undefined;
+	};
+	Object.defineProperty(tracker, "held", { get: () => waiting.length });
+	tracker.hold = () => void (holding = true);
+	tracker.release = () => {
+		holding = false;
+		for (const handle of waiting.splice(0)) handle();
+	};
 	tracker.stop = () =>
 		new Promise<void>(resolve => {
+			waiting.length = 0;
 			server.closeAllConnections();
 			server.close(() => resolve());
 		});

@@ -1,0 +1,108 @@
+/**
+ * The in-process channel with its journal, on a real broker and real files: what a group had not
+ * finished is delivered after a restart and what it had finished is not, delivery records come
+ * back while their event may still be delivered and are dropped once it cannot, dead letters
+ * survive restarts and are bounded.
+ */
+import fs from "fs";
+import os from "os";
+import path from "path";
+import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
+import { ServiceBroker } from "moleculer";
+import { deliveryKey } from "../../lib/delivery-log";
+import { InProcessChannelAdapter } from "../../lib/in-process-channel-adapter";
+import { waitFor } from "../support/http";
+
+type Handler = (msg: { id: string }) => Promise<void>;
+
+let dir: string;
+const brokers: ServiceBroker[] = [];
+
+beforeEach(() => {
+	dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-channel-"));
+});
+
+afterEach(async () => {
+	await Promise.all(brokers.splice(0).map(b => b.stop()));
+	fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A broker with the journaled adapter and a consumer for each group given a handler. */
+async function start(handlers: Partial<Record<"g1" | "g2", Handler>>, opts: { maxDeadLetters?: number; maxRetries?: number } = {}) {
+	const warnings: string[] = [];
+	const adapter = new InProcessChannelAdapter(
+		{ maxInFlight: 4, maxRetries: opts.maxRetries ?? 3, deadLettering: { enabled: true, queueName: "DEAD" } },
+		{ push: ["g1", "g2"] },
+		{ dir, maxDeadLetters: opts.maxDeadLetters },
+	);
+	const broker = new ServiceBroker({
+		logger: { type: "Console", options: { level: "error" } },
+		middlewares: [ChannelsMiddleware({ adapter, context: false } as never) as never],
+	});
+	for (const [group, handler] of Object.entries(handlers)) broker.createService({ name: `consumer-${group}`, channels: { push: { group, handler } } });
+	brokers.push(broker);
+	await broker.start();
+	// The adapter's warnings (dropped dead letters, recovery) are what an operator reads.
+	const logger = (adapter as any).logger;
+	const warn = logger.warn.bind(logger);
+	logger.warn = (...args: unknown[]) => (warnings.push(args.join(" ")), warn(...args));
+	return { broker, adapter, warnings };
+}
+
+const stop = async (broker: ServiceBroker) => {
+	brokers.splice(brokers.indexOf(broker), 1);
+	await broker.stop();
+};
+
+it("delivers after a restart what a group had not finished, not what it had, and keeps delivery records while they matter", async () => {
+	const seen = { g1: [] as string[], g2: [] as string[] };
+	const record =
+		(g: "g1" | "g2"): Handler =>
+		async msg =>
+			void seen[g].push(msg.id);
+
+	// g2 has not started yet: its events wait in the journal. A delivery of e0 to g2 was made (recorded) before the stop.
+	const first = await start({ g1: record("g1") });
+	for (let i = 0; i < 5; i++) await first.broker.sendToChannel("push", { id: `e${i}` });
+	await waitFor("g1's deliveries", async () => seen.g1.length === 5);
+	const key = deliveryKey("t:", "g2", "e0", "mail:dev@example.com");
+	expect(await first.adapter.deliveryLog.claim(key)).toBe("go");
+	await first.adapter.deliveryLog.complete(key);
+	await stop(first.broker);
+
+	const second = await start({ g1: record("g1"), g2: record("g2") });
+	await waitFor("g2's deliveries", async () => seen.g2.length === 5);
+	expect(seen.g2).toEqual(["e0", "e1", "e2", "e3", "e4"]);
+	expect(seen.g1).toHaveLength(5);
+	expect(await second.adapter.deliveryLog.claim(key)).toBe("done");
+	await stop(second.broker);
+
+	// Everything finished: the journal is compacted at the next start and the record is no longer needed.
+	const third = await start({ g1: record("g1"), g2: record("g2") });
+	await new Promise(r => setTimeout(r, 200));
+	expect([seen.g1.length, seen.g2.length]).toEqual([5, 5]);
+	expect(await third.adapter.deliveryLog.claim(key)).toBe("go");
+	expect(fs.readFileSync(path.join(dir, "journal.log"), "utf8").trim().split("\n")).toEqual([expect.stringMatching(/^\{"t":"s","s":5\}$/)]);
+});
+
+it("keeps dead letters across restarts, at most maxDeadLetters of them (the oldest dropped with a warning)", async () => {
+	const failing: Handler = async () => {
+		throw new Error("peer down");
+	};
+	const first = await start({ g1: failing, g2: async () => undefined }, { maxDeadLetters: 3, maxRetries: 2 });
+	for (let i = 0; i < 5; i++) await first.broker.sendToChannel("push", { id: `d${i}` });
+	await waitFor("five dead letters' worth of failures", async () => first.warnings.filter(w => /Moved message/.test(w)).length === 5);
+	const ids = (adapter: InProcessChannelAdapter) => adapter.deadLetters.map(d => JSON.parse(d.data.toString()).id);
+	expect(ids(first.adapter)).toEqual(["d2", "d3", "d4"]);
+	expect(first.adapter.deadLetters[0]).toMatchObject({ group: "g1", headers: { "x-original-group": "g1", "x-error-message": "peer down" } });
+	expect(first.warnings.filter(w => /More than 3 dead letters: dropped the oldest/.test(w))).toHaveLength(2);
+	await stop(first.broker);
+
+	const second = await start({ g2: async () => undefined }, { maxDeadLetters: 3 });
+	expect(ids(second.adapter)).toEqual(["d2", "d3", "d4"]);
+	expect(second.adapter.removeDeadLetter(second.adapter.deadLetters[1].seq, "g1")).toBe(true);
+	await stop(second.broker);
+
+	const third = await start({}, { maxDeadLetters: 3 });
+	expect(ids(third.adapter)).toEqual(["d2", "d4"]);
+});
