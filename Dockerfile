@@ -10,9 +10,10 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-# Only compiled JavaScript goes on: no source maps, no build info, no benchmark harness.
+# Only the service's compiled JavaScript goes on (tsconfig.build.json: no benchmark harness, no
+# scripts, no test support), without source maps or build info.
 RUN npm run build \
-	&& rm -rf dist/bench dist/.tsbuildinfo \
+	&& rm -rf dist/.tsbuildinfo \
 	&& find dist -name '*.map' -delete
 
 # ---- deps: production dependencies only ----------------------------------------------------------

@@ -20,7 +20,7 @@ import type { BenchContext, Row, Scenario, Summary } from "./scenario";
 import { startBareServer } from "./support/bare-server";
 import { startFrameworkBaseline } from "./support/framework-baseline";
 import { runLoad } from "./support/load";
-import { ROOT } from "./support/service-process";
+import { ROOT } from "../test/support/processes";
 import { Stack } from "./support/stack";
 
 /** The scenarios of issue 7; a module `NN-*.ts` fills slot NN. */

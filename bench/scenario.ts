@@ -9,15 +9,12 @@
  * (stacks, baseline servers, `ctx.defer` clean-ups) is stopped after it, even when it fails.
  */
 import type { BareServer } from "./support/bare-server";
+import type { Summary } from "./support/stats";
 import type { FrameworkBaseline } from "./support/framework-baseline";
 import type { LoadOptions, LoadResult } from "./support/load";
 import type { Stack, StackOptions } from "./support/stack";
 
-/** A distribution summarised: the median and the 99th percentile (null when not meaningful). */
-export interface Summary {
-	median: number;
-	p99: number | null;
-}
+export type { Summary };
 
 export interface Row {
 	/** What was measured: "all-in-one", "split over NATS + Redis cacher", "100,000 builds, page 1". */

@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from "http";
 import qs from "qs";
 import type { Readable } from "stream";
 import zlib from "zlib";
-import { ApiError, tooLarge } from "../lib/errors";
+import { ApiError, tooLarge } from "../lib/api/errors";
 
 /** Deeper JSON is refused before it is parsed (GitLab's bodies are a few levels deep). */
 export const MAX_JSON_DEPTH = 32;

@@ -2,7 +2,7 @@
  * Any error that reaches the gateway, as the status and body GitLab 8.x would send.
  * Pure, so the whole mapping is unit-tested.
  */
-import type { ErrorBody } from "../lib/errors";
+import type { ErrorBody } from "../lib/api/errors";
 
 interface AnyError {
 	name?: string;

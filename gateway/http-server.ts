@@ -11,7 +11,7 @@
  *   sends it.
  */
 import http from "http";
-import { tooLarge } from "../lib/errors";
+import { tooLarge } from "../lib/api/errors";
 
 export interface ServerLimits {
 	headersTimeoutMs: number;

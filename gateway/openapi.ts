@@ -9,7 +9,7 @@
  * "2XX" (a POST answers 201 as GitLab does, with the exceptions docs/api.md lists) and response
  * bodies are not modelled; docs/api.md describes both for every endpoint.
  */
-import { MAX_PER_PAGE } from "../lib/pagination";
+import { MAX_PER_PAGE } from "../lib/api/pagination";
 import type { AliasTarget, RouteTable } from "./routes/types";
 
 /** What the document needs of an action definition (as the registry holds it). */
@@ -150,7 +150,7 @@ function objectSchema(params: Record<string, unknown>, leaveOut: string[] = []):
 	return required.length ? { properties, required } : { properties };
 }
 
-/** `page` and `per_page` follow the gateway's pagination contract (lib/pagination.ts) whatever their rule says. */
+/** `page` and `per_page` follow the gateway's pagination contract (lib/api/pagination.ts) whatever their rule says. */
 function pageSchema(name: string, rule: unknown): Schema {
 	if (name === "page") return { type: "integer", minimum: 1 };
 	if (name === "per_page") return { type: "integer", minimum: 1, maximum: MAX_PER_PAGE };

@@ -6,15 +6,15 @@
  *   address (gateway/client-address.ts), so made-up tokens buy no fresh budget;
  * - a wrong `Gitlab-Shared-Secret` on the internal API counts against the address too, with
  *   the failed-login budget (a right one is not limited: the CI side and the git server).
- * Limits are per minute, shared by every gateway replica through Redis (lib/rate-limiter.ts).
+ * Limits are per minute, shared by every gateway replica through Redis (lib/api/rate-limiter.ts).
  * Answers carry GitLab's headers (`RateLimit-*`) and moleculer-web's (`X-Rate-Limit-*`), all in
  * seconds; a 429 adds `Retry-After`.
  */
 import type { ServerResponse } from "http";
 import type Redis from "ioredis";
 import type { RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
-import { tooManyRequests } from "../lib/errors";
-import { isLimited, makeLimiter } from "../lib/rate-limiter";
+import { tooManyRequests } from "../lib/api/errors";
+import { isLimited, makeLimiter } from "../lib/api/rate-limiter";
 
 export interface RequestLimitOptions {
 	/** Names the counters: the namespace, so clusters sharing a Redis stay apart. */

@@ -8,7 +8,7 @@
  * Moleculer stream of its own, and asks for the next window only while the client keeps up:
  * at most two windows (the one being written and the one prefetched) are ever in the gateway.
  *
- * The service provides two actions (lib/file-window.ts): `<info>` (permission checks, then
+ * The service provides two actions (lib/builds/file-window.ts): `<info>` (permission checks, then
  * `{size, version, contentType, headers}`) and `<range>` (`{...params, version, start, end}` →
  * a stream of those bytes, or 404 when the file is no longer that version). A file replaced or
  * erased mid-download ends the response early, which the client sees as a short body against
@@ -17,7 +17,7 @@
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Context } from "moleculer";
 import type { Readable } from "stream";
-import { WINDOW_BYTES, type DownloadInfo } from "../lib/file-window";
+import { WINDOW_BYTES, type DownloadInfo } from "../lib/builds/file-window";
 
 type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
 export type AliasFunction = (this: any, req: Req, res: ServerResponse, next: (err?: unknown) => void) => void;

@@ -17,9 +17,9 @@ import path from "path";
 import { Adapters, Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Middleware, ServiceBroker } from "moleculer";
 import type { Config } from "../config";
-import { InProcessChannelAdapter } from "../lib/in-process-channel-adapter";
-import { channelBackend, DEAD_LETTER_QUEUE, natsConnectionOptions, PUSH_CHANNEL, PUSH_GROUPS, retryDelay, type ChannelBackend } from "../lib/push-channel";
-import { provisionJetStream, provisionRedis } from "../lib/push-provisioning";
+import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
+import { channelBackend, DEAD_LETTER_QUEUE, natsConnectionOptions, PUSH_CHANNEL, PUSH_GROUPS, retryDelay, type ChannelBackend } from "../lib/push/channel";
+import { provisionJetStream, provisionRedis } from "../lib/push/provisioning";
 
 type ChannelsConfig = Pick<
 	Config,

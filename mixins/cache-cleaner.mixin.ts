@@ -37,6 +37,11 @@ export async function cleanTwice(broker: ServiceBroker, patterns: string[], what
 	setTimeout(clean, RECLEAN_DELAY_MS).unref();
 }
 
+export interface CacheCleanerMethods {
+	/** Drops every cached read of this service for one project. */
+	cleanProjectCache(projectId: number | string): Promise<void>;
+}
+
 export function CacheCleanerMixin(): Partial<ServiceSchema> {
 	return {
 		methods: {

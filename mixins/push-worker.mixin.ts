@@ -12,15 +12,16 @@
  */
 import type { ServiceSchema } from "moleculer";
 import { config } from "../config";
-import { decryptSecret, isEncrypted, resolveSecretsKey } from "../lib/crypto";
-import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "../lib/delivery-log";
-import { InProcessChannelAdapter } from "../lib/in-process-channel-adapter";
-import { KvDeliveryLog } from "../lib/kv-delivery-log";
+import { decryptSecret, isEncrypted } from "../lib/crypto/secrets";
+import { SecretsMixin } from "./secrets.mixin";
+import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "../lib/push/delivery-log";
+import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
+import { KvDeliveryLog } from "../lib/push/kv-delivery-log";
 import { findIntegration, isSecret } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
-import { PermanentError } from "../lib/outbound-http";
-import { channelBackend, DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, pushNames, RETENTION_MS, type PushGroup } from "../lib/push-channel";
-import type { PushEvent } from "../lib/push-payload";
+import { PermanentError } from "../lib/outbound/errors";
+import { channelBackend, DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, pushNames, RETENTION_MS, type PushGroup } from "../lib/push/channel";
+import type { PushEvent } from "../lib/push/payload";
 
 export interface Delivery {
 	/** What the delivery goes to (recipient, channel URI, task action): with the event id, its idempotency key. */
@@ -32,6 +33,11 @@ export interface IntegrationSettings {
 	active: boolean;
 	properties: Record<string, unknown>;
 	[flag: string]: unknown;
+}
+
+/** What a worker provides: the deliveries one push event needs (one per target). */
+export interface PushWorkerMethods {
+	deliveries(event: PushEvent, settings: IntegrationSettings): Delivery[] | Promise<Delivery[]>;
 }
 
 export interface PushWorkerOptions {
@@ -75,13 +81,14 @@ function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }
 export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema> {
 	const def = findIntegration(opts.slug)!;
 	return {
+		mixins: [SecretsMixin()],
 		channels: {
 			[PUSH_CHANNEL]: {
 				group: opts.group,
 				maxInFlight: config.pushMaxInFlight,
 				maxRetries: config.pushMaxDeliveries,
 				deadLettering: { enabled: true, queueName: DEAD_LETTER_QUEUE },
-				// Only used if the consumer was not provisioned (see lib/push-provisioning.ts).
+				// Only used if the consumer was not provisioned (see lib/push/provisioning.ts).
 				nats: { consumerOptions: { config: { deliver_policy: "all", ack_wait: nanos(config.pushAckWaitMs) } } },
 				// Redis Streams: from the start of the stream; a failed or orphaned message is reclaimed after this idle time.
 				redis: { startID: "0", minIdleTime: Math.max(config.pushRetryDelayMs, claimMs(), 1000), claimInterval: 500 },
@@ -89,10 +96,6 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 					await this.handlePush(event, raw?.info?.deliveryCount);
 				},
 			},
-		},
-
-		created() {
-			this.secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir).key;
 		},
 
 		async started() {

@@ -1,54 +1,7 @@
 /** GitLab 8.x Build entity (docs/api.md#build-entity) and the erased-build record, pure. */
-import type { BuildStatus } from "../lib/build-state";
-import { presentUser, type UserDoc } from "./user";
-
-export interface CommitDoc {
-	id: string;
-	short_id: string;
-	title: string;
-	message: string;
-	author_name: string;
-	author_email: string;
-	/** As the CI side sent it; shown with a numeric UTC offset. */
-	created_at: string;
-}
-
-export interface ArtifactsDoc {
-	/** The name the upload gave, shown and sent back in Content-Disposition. */
-	filename: string;
-	size: number;
-	/** The stored file's name under the build's directory (a new one per upload). */
-	file: string;
-}
-
-/** A build as stored. */
-export interface BuildDoc {
-	id: number;
-	project_id: number;
-	/** Position in its project, 1-based and dense: pages are ranges of it. */
-	seq: number;
-	/** `"<project_id>|<seq, zero-padded>"`: the one-field index NeDB can range-scan. */
-	project_seq: string;
-	/** `"<project_id>|<status>"` and `"<project_id>|<commit sha>"`: one-field indexes for the filters. */
-	project_status: string;
-	project_sha: string;
-	name: string;
-	stage: string;
-	ref: string;
-	tag: boolean;
-	status: BuildStatus;
-	coverage: number | null;
-	created_at: string;
-	started_at: string | null;
-	finished_at: string | null;
-	commit: CommitDoc;
-	user_id: number | null;
-	artifacts: ArtifactsDoc | null;
-	erased_at: string | null;
-	erased_by: number | null;
-	/** The build this one retried, when it is a retry. */
-	retried_from?: number | null;
-}
+import type { BuildDoc, CommitDoc } from "../models/build";
+import type { UserDoc } from "../models/user";
+import { presentUser } from "./user";
 
 /**
  * ISO 8601 with a numeric UTC offset, as GitLab shows a commit's date

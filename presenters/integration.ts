@@ -5,17 +5,8 @@
  */
 import type { IntegrationDef } from "../lib/integrations/catalogue";
 import { isSecret } from "../lib/integrations/catalogue";
-import { EVENT_FLAGS, type EventFlag } from "../lib/integrations/settings";
-
-export interface IntegrationDoc extends Partial<Record<EventFlag, boolean>> {
-	id: number;
-	project_id: number;
-	slug: string;
-	active: boolean;
-	properties: Record<string, unknown>;
-	created_at: string;
-	updated_at: string;
-}
+import { EVENT_FLAGS, type EventFlag } from "../models/integration";
+import type { IntegrationDoc } from "../models/integration";
 
 export interface IntegrationEntity extends Record<EventFlag, boolean> {
 	id: number | null;

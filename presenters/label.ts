@@ -1,15 +1,5 @@
 /** Label entities (docs/api.md#label-entity, and #decisions). */
-export interface LabelDoc {
-	id: number;
-	project_id: number;
-	title: string;
-	color: string;
-	description: string | null;
-	template: boolean;
-	created_at: string;
-	updated_at: string;
-	project_title: string;
-}
+import type { LabelDoc } from "../models/label";
 
 export interface LabelCounts {
 	open_issues_count: number;

@@ -1,19 +1,7 @@
 /** GitLab 8.x project and member entities. */
-import { presentUser, presentUserBasic, type UserDoc } from "./user";
-
-export interface ProjectDoc {
-	id: number;
-	name: string;
-	path: string;
-	namespace: string;
-	path_with_namespace: string;
-	description: string | null;
-	visibility_level: number;
-	public_builds: boolean;
-	creator_id: number;
-	created_at: string;
-	last_activity_at?: string;
-}
+import type { ProjectDoc } from "../models/project";
+import type { UserDoc } from "../models/user";
+import { presentUser, presentUserBasic } from "./user";
 
 export function presentProject(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string) {
 	const webUrl = `${gitlabUrl}/${p.path_with_namespace}`;

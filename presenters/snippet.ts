@@ -1,21 +1,6 @@
 /** Project snippet entity (docs/api.md#snippet-entity), pure. */
-import type { UserDoc } from "./user";
-
-/** A project snippet as stored. */
-export interface SnippetDoc {
-	id: number;
-	project_id: number;
-	title: string;
-	file_name: string;
-	/** The `code` parameter, byte-exact. */
-	content: string;
-	visibility_level: number;
-	author_id: number;
-	/** Snippets here never expire; kept for the entity's `expires_at`. */
-	expires_at: string | null;
-	created_at: string;
-	updated_at: string;
-}
+import type { SnippetDoc } from "../models/snippet";
+import type { UserDoc } from "../models/user";
 
 /** The author as docs/api.md#snippet-entity shows it: `{id, username, email, name, state, created_at}`. */
 export function presentSnippetAuthor(u: UserDoc) {

@@ -1,23 +1,6 @@
 /** GitLab 8.x user entities. */
 import crypto from "crypto";
-
-export interface UserDoc {
-	id: number;
-	username: string;
-	email: string;
-	name: string;
-	state: string;
-	is_admin: boolean;
-	bio?: string | null;
-	location?: string | null;
-	skype?: string;
-	linkedin?: string;
-	twitter?: string;
-	website_url?: string;
-	organization?: string | null;
-	projects_limit?: number;
-	created_at: string;
-}
+import type { UserDoc } from "../models/user";
 
 export function avatarUrl(email: string): string {
 	const hash = crypto.createHash("md5").update(email.trim().toLowerCase()).digest("hex");

@@ -13,8 +13,8 @@
  */
 import path from "path";
 import { loadConfig } from "../config";
-import { freePort, SERVICE_DIR, serviceNames, startServiceProcess, stopProcess, type ServiceProcess } from "../bench/support/service-process";
-import { generatedSecretsKey } from "../lib/crypto";
+import { freePort, nodeSeesAll, SERVICE_DIR, serviceNames, startServiceProcess, stopProcess, type ServiceProcess } from "../test/support/processes";
+import { generatedSecretsKey } from "../lib/crypto/secrets-key";
 
 type Env = Record<string, string | undefined>;
 
@@ -95,23 +95,6 @@ function forward(proc: ServiceProcess, width: number) {
 	}
 }
 
-/**
- * Ready processes are not yet known to the gateway (discovery takes a moment): waits until its
- * registry counts every node online (Moleculer's own gauge on its metrics port), up to 30 s.
- */
-async function gatewaySeesAll(metricsPort: number, nodes: number, cancelled: () => boolean): Promise<boolean> {
-	const deadline = Date.now() + 30000;
-	while (Date.now() < deadline && !cancelled()) {
-		const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(2000) })
-			.then(r => r.text())
-			.catch(() => "");
-		const online = /^moleculer_registry_nodes_online_total(?:\{[^}]*\})? (\d+)/m.exec(text);
-		if (online && Number(online[1]) >= nodes) return true;
-		await new Promise(r => setTimeout(r, 200));
-	}
-	return false;
-}
-
 async function main(): Promise<void> {
 	const services = serviceNames();
 	if (!services.includes("api")) throw new Error(`no compiled services in ${SERVICE_DIR}: run \`npm run build\` first`);
@@ -164,7 +147,7 @@ async function main(): Promise<void> {
 	}
 	if (stopping) return;
 	const gateway = plan.processes.find(p => p.services === "api")!;
-	if (!(await gatewaySeesAll(gateway.metricsPort, plan.processes.length, () => !!stopping)))
+	if (!(await nodeSeesAll(gateway.metricsPort, plan.processes.length, () => !!stopping)))
 		console.log(`The gateway does not see all ${plan.processes.length} processes yet: requests may answer 503 for a moment.`);
 	if (stopping) return;
 

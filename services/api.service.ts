@@ -24,18 +24,18 @@ import { linkBase } from "../gateway/links";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
 import { docsRoute } from "../gateway/routes/docs.routes";
-import type { Caller, ProjectAccess } from "../lib/access";
-import { ACCESS_CHANGED_EVENT, changedPatterns, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type AccessChange, type CachedLookup } from "../lib/auth-cache";
-import type { ApiMeta } from "../lib/context";
-import { hashToken, safeEqual } from "../lib/crypto";
-import { notFound, unauthorized } from "../lib/errors";
-import { isPaginated, paginationHeaders } from "../lib/pagination";
-import { limiterRedis } from "../lib/rate-limiter";
-import { cleanTwice } from "../mixins/cache-cleaner.mixin";
+import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
+import { PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
+import type { ApiMeta } from "../lib/api/context";
+import { hashToken, safeEqual } from "../lib/crypto/tokens";
+import { forbidden, notFound, unauthorized } from "../lib/api/errors";
+import { isPaginated, paginationHeaders } from "../lib/api/pagination";
+import { limiterRedis } from "../lib/api/rate-limiter";
+import { AccessCacheMixin } from "../mixins/access-cache.mixin";
 
 type Req = IncomingMessage & {
 	$params: Record<string, unknown>;
-	$action?: ActionLike & { auth?: string };
+	$action?: ActionLike & { auth?: string; access?: number };
 	$alias?: { path: string };
 	$ctx?: Context<unknown, ApiMeta>;
 	query: Record<string, unknown>;
@@ -73,9 +73,31 @@ function sendJson(res: Res, status: number, body: unknown, headers: Record<strin
 	res.end(payload);
 }
 
-const ApiService: ServiceSchema<any> = {
+interface Vars {
+	edgeValidator: EdgeValidator;
+	limits: RequestLimits;
+	limiterRedis: Redis | null;
+	server: ReturnType<typeof createHardenedServer>;
+	isHTTPS: boolean;
+}
+
+interface Methods {
+	authenticate(ctx: Ctx, route: unknown, req: Req, res: Res): Promise<Caller | null>;
+	authorize(ctx: Ctx, route: unknown, req: Req): Promise<void>;
+	resolveCaller(ctx: Ctx, res: Res, address: string, tokenHash: string): Promise<Caller>;
+	cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T>;
+	cacheHit(action: CachedAction, params: object, meta: object): Promise<unknown>;
+	internalCaller(ctx: Ctx, req: Req): Promise<void>;
+	linkBase(req: Req): string;
+	// moleculer-web's own, used here:
+	httpHandler(req: IncomingMessage, res: ServerResponse): void;
+	sendResponse(req: Req, res: Res, data: unknown, action: unknown): void;
+}
+
+// Settings stay loose: moleculer-web types route hooks with a meta of `{}`, which ApiMeta is not.
+const ApiService: ServiceSchema<any, Methods, Vars> = {
 	name: "api",
-	mixins: [ApiGateway as unknown as Partial<ServiceSchema>],
+	mixins: [ApiGateway as unknown as Partial<ServiceSchema>, AccessCacheMixin()],
 
 	settings: {
 		port: config.port,
@@ -212,7 +234,7 @@ const ApiService: ServiceSchema<any> = {
 				const ref = req.$params.id;
 				if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
 				const user = ctx.meta.user ?? null;
-				const access: ProjectAccess = await this.cachedCall(ctx, PROJECT_ACCESS, {
+				const access = await this.cachedCall<ProjectAccess>(ctx, PROJECT_ACCESS, {
 					project: projectRefKey(ref),
 					userId: user ? user.id : 0,
 					admin: !!user?.is_admin,
@@ -225,7 +247,11 @@ const ApiService: ServiceSchema<any> = {
 				ctx.meta.access = access;
 				ctx.meta.projectKey = String(access.project.id);
 			}
-			if (req.$action) await (this.edgeValidator as EdgeValidator).validate(req.$action, req.$params);
+			if (!req.$action) return;
+			await (this.edgeValidator as EdgeValidator).validate(req.$action, req.$params);
+			// The level the action declares (types/moleculer.d.ts), checked before any call or cache read.
+			const needed = req.$action.access;
+			if (needed !== undefined && !(ctx.meta.access && hasLevel(ctx.meta.access, needed))) throw forbidden();
 		},
 
 		/** The token's owner; an unknown token counts against the address. */
@@ -301,10 +327,6 @@ const ApiService: ServiceSchema<any> = {
 	},
 
 	events: {
-		/** With a per-process cacher, this gateway's copies of access entries must go too. */
-		async [ACCESS_CHANGED_EVENT](ctx: Context<AccessChange>) {
-			await cleanTwice(this.broker, changedPatterns(ctx.params), "access look-ups");
-		},
 		/** Parameter schemas may have changed with the services. */
 		"$services.changed"() {
 			(this.edgeValidator as EdgeValidator).forget();

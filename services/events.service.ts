@@ -5,17 +5,17 @@
  *
  * Dead letters (events a worker group gave up on) are listed and replayed through the same
  * internal API: `GET /api/v3/internal/dead-letters` and
- * `POST /api/v3/internal/dead-letters/:id/replay` (lib/dead-letters.ts).
+ * `POST /api/v3/internal/dead-letters/:id/replay` (lib/push/dead-letters.ts).
  */
 import crypto from "crypto";
-import type { Context, ServiceSchema } from "moleculer";
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
-import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/dead-letters";
-import { notFound, unavailable } from "../lib/errors";
-import { channelBackend, PUSH_CHANNEL } from "../lib/push-channel";
-import { validatePushPayload, type PushEvent } from "../lib/push-payload";
+import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/push/dead-letters";
+import { notFound, unavailable } from "../lib/api/errors";
+import { channelBackend, PUSH_CHANNEL } from "../lib/push/channel";
+import { validatePushPayload, type PushEvent } from "../lib/push/payload";
 import { adapterKind } from "../middlewares/channels.middleware";
-import type { ApiMeta } from "../lib/context";
+import type { ApiMeta } from "../lib/api/context";
 
 /**
  * The event id of a push request: derived from the request id and the payload, so that the same
@@ -44,10 +44,15 @@ const PUBLISH_ATTEMPT_MS = 3000;
 /** Publishing gives up this long before the gateway's request timeout, so that the answer (202 or 503) reaches the client before it. */
 const PUBLISH_MARGIN_MS = 1500;
 
-const EventsService: ServiceSchema = {
+interface Methods {
+	publish(event: PushEvent, msgID: string): Promise<void>;
+	deadLetterStore(): DeadLetterStore;
+}
+
+const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: boolean }, Methods> = {
 	name: "events",
 	// Tells the channels middleware that this node publishes (it connects and provisions first).
-	settings: { $channelPublisher: true } as Record<string, unknown>,
+	settings: { $channelPublisher: true },
 
 	actions: {
 		push: {
@@ -75,7 +80,7 @@ const EventsService: ServiceSchema = {
 		replay: {
 			params: { id: { type: "string", min: 1, max: 200 } },
 			async handler(ctx: Context<{ id: string }>) {
-				const store: DeadLetterStore = this.deadLetterStore();
+				const store = this.deadLetterStore();
 				const letter = await store.take(ctx.params.id);
 				if (!letter?.event?.push || !letter.group) throw notFound("Dead Letter");
 				const event: PushEvent = { ...letter.event, replay_group: letter.group };

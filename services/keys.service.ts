@@ -11,49 +11,54 @@
  * saw with no links left: either the remover sees the new link, or the joiner sees the key
  * gone and starts again.
  */
-import type { Context, ServiceSchema } from "moleculer";
-import { AccessLevel, type ProjectAccess } from "../lib/access";
-import type { ApiMeta } from "../lib/context";
-import { conflict, recordNotFound, validation } from "../lib/errors";
-import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/pagination";
-import { recordId } from "../lib/record-id";
-import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/ssh-key";
-import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
-import { DbMixin, UniqueViolation } from "../mixins/db.mixin";
-import { ProjectAccessMixin } from "../mixins/project-access.mixin";
-import { presentDeletedDeployKey, presentDeployKey, type DeployKeyDoc, type DeployKeyLinkDoc } from "../presenters/deploy-key";
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
+import type { ApiMeta } from "../lib/api/context";
+import { conflict, recordNotFound, validation } from "../lib/api/errors";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
+import { recordId } from "../lib/api/record-id";
+import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/keys/ssh-key";
+import { CacheCleanerMixin, PROJECT_CACHE_KEY, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
+import { DbMixin } from "../mixins/db.mixin";
+import { UniqueViolation, type Collection } from "../lib/store/collection";
+import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
+import { deployKeyLinksCollection, deployKeysCollection, keyLinkKey, type DeployKeyDoc, type DeployKeyLinkDoc } from "../models/deploy-key";
+import { presentDeletedDeployKey, presentDeployKey } from "../presenters/deploy-key";
 
 type Ctx<P> = Context<P, ApiMeta>;
-type StoredKey = DeployKeyDoc & { lock_version: number };
+type StoredKey = DeployKeyDoc;
 
-/**
- * Reads are master-only and the check runs in the handler, which a cache hit skips: entries are
- * per project *and* per access level, so a lower level never finds a master's entry.
- */
-const cacheKeys = [PROJECT_CACHE_KEY, "#access.level", "#access.admin"];
-/** Ids come from the path as text; anything but a positive integer is simply not found (lib/record-id). */
+interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
+	linkedKey(projectId: number, rawId: string): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }>;
+	keysOf(links: DeployKeyLinkDoc[]): Promise<StoredKey[]>;
+	addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey): Promise<StoredKey>;
+	mayJoin(ctx: Ctx<unknown>, keyId: number, projectId: number): Promise<boolean>;
+	link(projectId: number, keyId: number): Promise<boolean>;
+	removeIfUnlinked(keyId: number): Promise<void>;
+}
+interface Vars {
+	db: { deploy_keys: Collection<StoredKey>; deploy_key_links: Collection<DeployKeyLinkDoc> };
+}
+
+/** Masters only (declared on every action, checked at the gateway before a cache is read): entries are per project. */
+const cacheKeys = [PROJECT_CACHE_KEY];
+/** Ids come from the path as text; anything but a positive integer is simply not found (lib/api/record-id). */
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
 /** Joins and creations that lose a race start again, a bounded number of times. */
 const MAX_ATTEMPTS = 5;
 
-const KeysService: ServiceSchema = {
+const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "keys",
-	mixins: [
-		DbMixin({
-			deploy_keys: { indexes: [{ fields: { fingerprint: 1 }, unique: true }] },
-			deploy_key_links: { indexes: [{ fields: { project_key: 1 }, unique: true }, { fields: { key_id: 1 } }, { fields: { project_id: 1 } }] },
-		}),
-		CacheCleanerMixin(),
-		ProjectAccessMixin(),
-	],
+	mixins: [DbMixin({ deploy_keys: deployKeysCollection, deploy_key_links: deployKeyLinksCollection }), CacheCleanerMixin(), ProjectAccessMixin()],
 
 	actions: {
 		/** Every key of the project in the order they were added; a page when the caller asks for one. */
 		list: {
+			access: AccessLevel.MASTER,
 			params: { id: "string", ...PAGE_PARAMS },
 			cache: { keys: [...cacheKeys, "page", "per_page"], ttl: 300 },
-			async handler(ctx: Ctx<{ page?: unknown; per_page?: unknown }>) {
-				const projectId = this.requireLevel(ctx, AccessLevel.MASTER).project.id;
+			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
+				const projectId = this.access(ctx).project.id;
 				const query = { project_id: projectId };
 				if (!wantsPage(ctx.params)) return (await this.keysOf(await this.db.deploy_key_links.find(query, { sort: "id" }))).map(presentDeployKey);
 				const page = parsePage(ctx.params);
@@ -66,10 +71,11 @@ const KeysService: ServiceSchema = {
 		},
 
 		get: {
+			access: AccessLevel.MASTER,
 			params: keyIdParams,
 			cache: { keys: [...cacheKeys, "key_id"], ttl: 300 },
 			async handler(ctx: Ctx<{ key_id: string }>) {
-				const projectId = this.requireLevel(ctx, AccessLevel.MASTER).project.id;
+				const projectId = this.access(ctx).project.id;
 				const { key } = await this.linkedKey(projectId, ctx.params.key_id);
 				return presentDeployKey(key);
 			},
@@ -77,9 +83,10 @@ const KeysService: ServiceSchema = {
 
 		/** Adds a key, returns the project's copy of it, or joins one the caller can reach. 201. */
 		create: {
+			access: AccessLevel.MASTER,
 			params: { id: "string", title: { type: "any", optional: true }, key: { type: "any", optional: true } },
 			async handler(ctx: Ctx<{ title?: unknown; key?: unknown }>) {
-				const access = this.requireLevel(ctx, AccessLevel.MASTER);
+				const access = this.access(ctx);
 				const checked = validateDeployKey(ctx.params);
 				if (!checked.ok) throw validation(checked.errors);
 				const key = await this.addKey(ctx, access, checked.value);
@@ -91,9 +98,10 @@ const KeysService: ServiceSchema = {
 
 		/** Unlinks the key from this project (deleting it with its last link); answers the record. */
 		remove: {
+			access: AccessLevel.MASTER,
 			params: keyIdParams,
 			async handler(ctx: Ctx<{ key_id: string }>) {
-				const projectId = this.requireLevel(ctx, AccessLevel.MASTER).project.id;
+				const projectId = this.access(ctx).project.id;
 				const { key, link } = await this.linkedKey(projectId, ctx.params.key_id);
 				if (!(await this.db.deploy_key_links.remove({ id: link.id }))) throw recordNotFound();
 				await this.cleanProjectCache(projectId);
@@ -108,7 +116,7 @@ const KeysService: ServiceSchema = {
 		async linkedKey(projectId: number, rawId: string): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }> {
 			const keyId = recordId(rawId);
 			if (keyId === null) throw recordNotFound();
-			const link: DeployKeyLinkDoc | null = await this.db.deploy_key_links.findOne({ project_key: `${projectId}|${keyId}` });
+			const link: DeployKeyLinkDoc | null = await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, keyId) });
 			if (!link) throw recordNotFound();
 			const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
 			if (!key) {
@@ -133,7 +141,7 @@ const KeysService: ServiceSchema = {
 				const existing: StoredKey | null = await this.db.deploy_keys.findOne({ fingerprint: input.fingerprint });
 				if (existing) {
 					// The project has it already: answered as it is, no duplicate.
-					if (await this.db.deploy_key_links.findOne({ project_key: `${projectId}|${existing.id}` })) return existing;
+					if (await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, existing.id) })) return existing;
 					if (!(await this.mayJoin(ctx, existing.id, projectId))) throw validation(FINGERPRINT_TAKEN);
 					if (await this.link(projectId, existing.id)) return existing;
 					continue;
@@ -193,7 +201,7 @@ const KeysService: ServiceSchema = {
 				await this.db.deploy_key_links.insert({
 					project_id: projectId,
 					key_id: keyId,
-					project_key: `${projectId}|${keyId}`,
+					project_key: keyLinkKey(projectId, keyId),
 					created_at: new Date().toISOString(),
 				});
 			} catch (err) {
@@ -205,7 +213,7 @@ const KeysService: ServiceSchema = {
 				if (!key) break;
 				if (await this.db.deploy_keys.update({ id: keyId, lock_version: key.lock_version }, { lock_version: key.lock_version + 1 })) return true;
 			}
-			await this.db.deploy_key_links.remove({ project_key: `${projectId}|${keyId}` });
+			await this.db.deploy_key_links.remove({ project_key: keyLinkKey(projectId, keyId) });
 			return false;
 		},
 

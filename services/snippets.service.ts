@@ -7,12 +7,12 @@
  *
  * `code` is kept byte-exact and served back by `raw` as text/plain; charset=utf-8.
  */
-import type { Context, ServiceSchema } from "moleculer";
-import type { ProjectAccess } from "../lib/access";
-import type { ApiMeta } from "../lib/context";
-import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/errors";
-import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../lib/pagination";
-import { recordId } from "../lib/record-id";
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
+import type { ApiMeta } from "../lib/api/context";
+import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/api/errors";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../lib/api/pagination";
+import { recordId } from "../lib/api/record-id";
 import {
 	canCreateSnippet,
 	canModifySnippet,
@@ -21,17 +21,28 @@ import {
 	readSnippetCreate,
 	readSnippetUpdate,
 	visibleSnippetsQuery,
-} from "../lib/snippet-rules";
-import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
+} from "../lib/snippets/snippet-rules";
+import { CacheCleanerMixin, PROJECT_CACHE_KEY, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
-import { ProjectAccessMixin } from "../mixins/project-access.mixin";
-import { presentDeletedSnippet, presentSnippet, type SnippetDoc } from "../presenters/snippet";
-import type { UserDoc } from "../presenters/user";
+import type { Collection } from "../lib/store/collection";
+import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
+import { presentDeletedSnippet, presentSnippet } from "../presenters/snippet";
+import { snippetsCollection, type SnippetDoc } from "../models/snippet";
+import type { UserDoc } from "../models/user";
 
 type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
+interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
+	visibleSnippet(ctx: Ctx, rawId: string): Promise<SnippetDoc | null>;
+	hidden(ctx: Ctx, notFoundError: ApiError): ApiError;
+	present(ctx: Ctx, snippets: SnippetDoc[]): Promise<ReturnType<typeof presentSnippet>[]>;
+}
+interface Vars {
+	db: { snippets: Collection<SnippetDoc> };
+}
+
 const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
-/** Every body field is checked by lib/snippet-rules, with GitLab's messages, not by the validator. */
+/** Every body field is checked by lib/snippets/snippet-rules, with GitLab's messages, not by the validator. */
 const fieldParams = {
 	title: { type: "any", optional: true },
 	file_name: { type: "any", optional: true },
@@ -43,17 +54,18 @@ const callerKeys = [PROJECT_CACHE_KEY, "#user.id", "#user.is_admin"];
 /** Newest first; the id breaks ties within a millisecond. */
 const NEWEST_FIRST = ["-created_at", "-id"];
 
-const SnippetsService: ServiceSchema = {
+const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "snippets",
-	mixins: [DbMixin({ snippets: { indexes: [{ fields: { project_id: 1, created_at: -1 } }] } }), CacheCleanerMixin(), ProjectAccessMixin()],
+	mixins: [DbMixin({ snippets: snippetsCollection }), CacheCleanerMixin(), ProjectAccessMixin()],
 
 	actions: {
 		/** The snippets the caller may see, newest first, always paginated. */
 		list: {
+			access: AccessLevel.NONE,
 			auth: "optional",
 			params: { id: "string", ...PAGE_PARAMS },
 			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
-			async handler(ctx: Ctx<{ page?: unknown; per_page?: unknown }>) {
+			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
 				const access = this.access(ctx);
 				const query = visibleSnippetsQuery(access.project.id, ctx.meta.user ?? null, access);
 				if (!query) throw notFound("Project");
@@ -67,6 +79,7 @@ const SnippetsService: ServiceSchema = {
 		},
 
 		get: {
+			access: AccessLevel.NONE,
 			auth: "optional",
 			params: snippetIdParams,
 			cache: { keys: [...callerKeys, "snippet_id"], ttl: 300 },
@@ -79,6 +92,7 @@ const SnippetsService: ServiceSchema = {
 
 		/** The content, byte for byte, as text/plain. */
 		raw: {
+			access: AccessLevel.NONE,
 			auth: "optional",
 			params: snippetIdParams,
 			async handler(ctx: Ctx<{ snippet_id: string }>) {
@@ -89,8 +103,12 @@ const SnippetsService: ServiceSchema = {
 			},
 		},
 
-		/** Reporter or above; all four fields required. 201 with the snippet. */
+		/**
+		 * Reporter or above; all four fields required. 201 with the snippet. The level is checked in
+		 * the handler, after the fields, as GitLab answers a bad body before the permission.
+		 */
 		create: {
+			access: AccessLevel.NONE,
 			params: { id: "string", ...fieldParams },
 			async handler(ctx: Ctx) {
 				const access = this.access(ctx);
@@ -114,6 +132,7 @@ const SnippetsService: ServiceSchema = {
 
 		/** The author, a master or above, or an admin, among those who can see it. */
 		update: {
+			access: AccessLevel.NONE,
 			params: { ...snippetIdParams, ...fieldParams },
 			async handler(ctx: Ctx<{ snippet_id: string }>) {
 				const access = this.access(ctx);
@@ -137,6 +156,7 @@ const SnippetsService: ServiceSchema = {
 		 * may not see, answers `{}` and changes nothing; a deleted one answers its record.
 		 */
 		remove: {
+			access: AccessLevel.NONE,
 			params: snippetIdParams,
 			async handler(ctx: Ctx<{ snippet_id: string }>) {
 				const access = this.access(ctx);

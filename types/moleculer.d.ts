@@ -5,6 +5,12 @@ declare module "moleculer" {
 	interface ActionSchema {
 		/** Gateway authentication: default required; "optional" lets anonymous callers through; "none" ignores tokens. */
 		auth?: "required" | "optional" | "none";
+		/**
+		 * The project access level the action needs (`/projects/:id/…` routes): the gateway refuses a
+		 * caller below it (403) before the call and before any cache is read. NONE: whoever may read
+		 * the project. Rules that depend on the record (a snippet's visibility) stay in the handler.
+		 */
+		access?: import("../lib/accounts/access").AccessLevelValue;
 		/** Safe to run twice: a remote call of it is sent again when the first goes unanswered (middlewares/hedged-calls.middleware.ts). */
 		hedge?: boolean;
 	}

@@ -12,7 +12,7 @@ import { Readable, Writable } from "stream";
 import { pipeline } from "stream/promises";
 import type { BenchContext, Row, Scenario } from "../scenario";
 import { single, summarize } from "../support/stats";
-import type { ServiceProcess } from "../support/service-process";
+import type { ServiceProcess } from "../../test/support/processes";
 
 const MiB = 1024 * 1024;
 const SECRET = "bench-internal-secret";

@@ -14,11 +14,11 @@
  */
 import crypto from "crypto";
 import { performance } from "perf_hooks";
-import { deletePushChannel } from "../../lib/push-provisioning";
+import { deletePushChannel } from "../../lib/push/provisioning";
 import type { BenchContext, Row, Scenario } from "../scenario";
-import { listenOnIrc, startIrcServer, type IrcListener } from "../support/peers/irc-server";
-import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
-import { startTaskTracker, type TaskTracker } from "../support/peers/task-tracker";
+import { listenOnIrc, startIrcServer, type IrcListener } from "../../test/support/peers/irc-server";
+import { startSmtpSink, type SmtpSink } from "../../test/support/peers/smtp-sink";
+import { startTaskTracker, type TaskTracker } from "../../test/support/peers/task-tracker";
 import { NATS_URL, REDIS_URL, type Stack } from "../support/stack";
 import { single, summarize } from "../support/stats";
 

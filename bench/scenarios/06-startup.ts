@@ -9,7 +9,7 @@
 import fs from "fs";
 import path from "path";
 import type { BenchContext, Row, Scenario, Summary } from "../scenario";
-import { rssBytes, serviceNames } from "../support/service-process";
+import { rssBytes, serviceNames } from "../../test/support/processes";
 import { summarize } from "../support/stats";
 import type { StackOptions } from "../support/stack";
 

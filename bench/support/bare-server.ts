@@ -6,7 +6,7 @@
 import fs from "fs";
 import http from "http";
 import path from "path";
-import { answers200, freePort, startProcess, type ManagedProcess } from "./service-process";
+import { answers200, freePort, startProcess, type ManagedProcess } from "../../test/support/processes";
 
 export interface BareServer {
 	url: string;

@@ -13,7 +13,7 @@
 import fs from "fs";
 import { ServiceBroker } from "moleculer";
 import ApiGateway from "moleculer-web";
-import { answers200, freePort, startProcess, type ManagedProcess } from "./service-process";
+import { answers200, freePort, startProcess, type ManagedProcess } from "../../test/support/processes";
 import path from "path";
 
 export const BASELINE_PATH = "/api/v3/projects/1/labels";

@@ -5,8 +5,7 @@
  * event (hrtime, sub-millisecond) and summarised exactly.
  */
 import autocannon from "autocannon";
-import type { Summary } from "../scenario";
-import { summarize } from "./stats";
+import { summarize, type Summary } from "./stats";
 
 export interface LoadOptions {
 	url: string;

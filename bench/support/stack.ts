@@ -8,9 +8,9 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import Redis from "ioredis";
-import { generateToken } from "../../lib/crypto";
+import { generateToken } from "../../lib/crypto/tokens";
 import { apiRequest, expectStatus, type ApiReply } from "./http";
-import { freePort, startServiceProcess, stopProcess, type ServiceProcess } from "./service-process";
+import { freePort, startServiceProcess, stopProcess, type ServiceProcess } from "../../test/support/processes";
 
 export const NATS_URL = "nats://127.0.0.1:4222";
 export const REDIS_URL = "redis://127.0.0.1:6379";

@@ -1,5 +1,10 @@
 /** Percentiles of measured samples (nearest rank, exact: every sample is kept). */
-import type { Summary } from "../scenario";
+
+/** A distribution summarised: the median and the 99th percentile (null when not meaningful). */
+export interface Summary {
+	median: number;
+	p99: number | null;
+}
 
 export function percentile(sorted: number[], p: number): number {
 	if (!sorted.length) return NaN;

@@ -7,7 +7,7 @@
  * (pipeline-service-a = Buildkite, team-chat = Slack). Secret fields (passwords, tokens, API
  * keys, user keys) are encrypted at rest by the integrations service and never presented.
  */
-import { parseRecipients } from "../irc/recipients";
+import { parseRecipients } from "./irc/recipients";
 
 export type FieldType = "string" | "url" | "boolean" | "integer" | "select" | "password";
 

@@ -12,9 +12,10 @@
  * password is dropped when its server URL changes and the password is not sent again, which
  * then makes it missing: the stored password never follows a URL to another server.
  */
-import { paramError, validation } from "../errors";
+import { paramError, validation } from "../api/errors";
 import type { FieldDef, IntegrationDef } from "./catalogue";
 import { isSecret } from "./catalogue";
+import type { EventFlag } from "../../models/integration";
 
 export type Properties = Record<string, unknown>;
 
@@ -149,10 +150,6 @@ export function mergeSettings(def: IntegrationDef, stored: Properties | null | u
 
 	return { properties, secretsChanged };
 }
-
-/** The event flags GitLab 8 shows; all true unless a record says otherwise. */
-export const EVENT_FLAGS = ["push_events", "tag_push_events", "issues_events", "merge_requests_events", "note_events", "build_events"] as const;
-export type EventFlag = (typeof EVENT_FLAGS)[number];
 
 const FLAG_OF_KIND: Record<string, EventFlag | undefined> = {
 	push: "push_events",

@@ -4,15 +4,15 @@
  * (branch created/deleted, a summary with the compare link, at most 3 commits, mIRC colours
  * with `colorize_messages`) over pooled, paced connections with time limits.
  */
-import type { ServiceSchema } from "moleculer";
+import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../../config";
-import { buildIrcMessages } from "../../lib/irc/messages";
-import { parseRecipients, parseTarget, type IrcTarget } from "../../lib/irc/recipients";
-import { IrcPool } from "../../lib/irc/sender";
-import type { PushEvent } from "../../lib/push-payload";
-import { PushWorkerMixin, type Delivery, type IntegrationSettings } from "../../mixins/push-worker.mixin";
+import { buildIrcMessages } from "../../lib/integrations/irc/messages";
+import { parseRecipients, parseTarget, type IrcTarget } from "../../lib/integrations/irc/recipients";
+import { IrcPool } from "../../lib/integrations/irc/sender";
+import type { PushEvent } from "../../lib/push/payload";
+import { PushWorkerMixin, type Delivery, type IntegrationSettings, type PushWorkerMethods } from "../../mixins/push-worker.mixin";
 
-const IrcSender: ServiceSchema = {
+const IrcSender: ServiceSchema<ServiceSettingSchema, PushWorkerMethods, { pool: IrcPool }> = {
 	name: "irc-sender",
 	mixins: [PushWorkerMixin({ group: "irc-sender", slug: "irc-gateway", parallel: true })],
 
@@ -27,7 +27,7 @@ const IrcSender: ServiceSchema = {
 	},
 
 	async stopped() {
-		await (this.pool as IrcPool).close();
+		await this.pool.close();
 	},
 
 	methods: {
@@ -38,7 +38,7 @@ const IrcSender: ServiceSchema = {
 			const targets = parseRecipients(String(p.recipients ?? ""), p.default_irc_uri as string | undefined)
 				.map(parseTarget)
 				.filter((t): t is IrcTarget => !!t);
-			return targets.map(t => ({ target: `irc:${t.uri}`, run: () => (this.pool as IrcPool).send(t, lines) }));
+			return targets.map(t => ({ target: `irc:${t.uri}`, run: () => this.pool.send(t, lines) }));
 		},
 	},
 };

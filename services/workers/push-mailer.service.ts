@@ -4,14 +4,14 @@
  * `disable_diffs`) and sender rules (`send_from_committer_email`). SMTP via SMTP_URL, or `.eml`
  * files under DATA_DIR/mail by default.
  */
-import type { ServiceSchema } from "moleculer";
+import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../../config";
-import { createMailer, type Mailer } from "../../lib/mailer";
-import { buildPushEmail, splitRecipients } from "../../lib/push-email";
-import type { PushEvent } from "../../lib/push-payload";
-import { PushWorkerMixin, type Delivery, type IntegrationSettings } from "../../mixins/push-worker.mixin";
+import { createMailer, type Mailer } from "../../lib/integrations/email/mailer";
+import { buildPushEmail, splitRecipients } from "../../lib/integrations/email/push-email";
+import type { PushEvent } from "../../lib/push/payload";
+import { PushWorkerMixin, type Delivery, type IntegrationSettings, type PushWorkerMethods } from "../../mixins/push-worker.mixin";
 
-const PushMailer: ServiceSchema = {
+const PushMailer: ServiceSchema<ServiceSettingSchema, PushWorkerMethods, { mailer: Mailer }> = {
 	name: "push-mailer",
 	mixins: [PushWorkerMixin({ group: "push-mailer", slug: "emails-on-push", parallel: true })],
 
@@ -20,7 +20,7 @@ const PushMailer: ServiceSchema = {
 	},
 
 	stopped() {
-		(this.mailer as Mailer).close();
+		this.mailer.close();
 	},
 
 	methods: {
@@ -38,7 +38,7 @@ const PushMailer: ServiceSchema = {
 			return valid.map((to, i) => ({
 				target: `mail:${to.toLowerCase()}`,
 				run: () =>
-					(this.mailer as Mailer).send(
+					this.mailer.send(
 						{ from: mail.from, to, replyTo: mail.replyTo, subject: mail.subject, text: mail.text, headers: mail.headers },
 						`${event.id}-${i}-${to}`,
 					),

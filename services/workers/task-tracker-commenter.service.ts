@@ -5,14 +5,18 @@
  * the tracker API at TASK_TRACKER_API_URL with the integration's `api_key`. A task that does
  * not exist (404) is logged and skipped, as GitLab did; a tracker that is down is retried.
  */
-import type { ServiceSchema } from "moleculer";
+import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../../config";
-import { checkStatus, closeAgents, requestJson } from "../../lib/outbound-http";
-import type { PushEvent } from "../../lib/push-payload";
-import { planComments } from "../../lib/task-tracker/scanner";
-import { PushWorkerMixin, type Delivery, type IntegrationSettings } from "../../mixins/push-worker.mixin";
+import { checkStatus, closeAgents, requestJson, type HttpResponse } from "../../lib/outbound/http";
+import type { PushEvent } from "../../lib/push/payload";
+import { planComments } from "../../lib/integrations/task-tracker/scanner";
+import { PushWorkerMixin, type Delivery, type IntegrationSettings, type PushWorkerMethods } from "../../mixins/push-worker.mixin";
 
-const TaskTrackerCommenter: ServiceSchema = {
+interface Methods extends PushWorkerMethods {
+	tracker(method: string, path: string, apiKey: string, json?: unknown): Promise<HttpResponse>;
+}
+
+const TaskTrackerCommenter: ServiceSchema<ServiceSettingSchema, Methods> = {
 	name: "task-tracker-commenter",
 	mixins: [PushWorkerMixin({ group: "task-tracker-commenter", slug: "task-tracker-comments" })],
 

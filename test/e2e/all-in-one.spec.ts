@@ -7,7 +7,7 @@ import fs from "fs";
 import http from "http";
 import os from "os";
 import path from "path";
-import { freePort, startServiceProcess, stopProcess, type ServiceProcess } from "../../bench/support/service-process";
+import { freePort, startServiceProcess, stopProcess, type ServiceProcess } from "../support/processes";
 import { client } from "../support/http";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-aio-"));

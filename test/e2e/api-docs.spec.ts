@@ -11,7 +11,7 @@ import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
 import { chromium, type Browser } from "playwright-core";
-import { ROOT } from "../../bench/support/service-process";
+import { ROOT } from "../support/processes";
 import { gatewayRoutes } from "../support/routes";
 import { NATS_URL } from "../support/servers";
 import { startCluster, type Cluster } from "../support/cluster";

@@ -16,14 +16,14 @@
  */
 import crypto from "crypto";
 import os from "os";
-import { generateToken } from "../../lib/crypto";
-import { deleteJetStreamPush } from "../../lib/push-provisioning";
+import { generateToken } from "../../lib/crypto/tokens";
+import { deleteJetStreamPush } from "../../lib/push/provisioning";
 import { PLANNED_SERVICES, composeEnv, loadCompose, runtimeImage, serviceFiles } from "../support/deploy-manifests";
 import { createProject } from "../support/fixtures";
 import { client } from "../support/http";
 import { ClusterObserver, ManifestCluster, serviceNames, type ContainerSpec, type RunningContainer } from "../support/manifest-cluster";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
-import { startSmtpSink, type SmtpSink } from "../../bench/support/peers/smtp-sink";
+import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
 
 const namespace = uniqueNamespace("compose");
 const image = runtimeImage();

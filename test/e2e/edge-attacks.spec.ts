@@ -14,8 +14,8 @@
  * - slow clients, oversized announced bodies and too many connections are cut.
  */
 import Redis from "ioredis";
-import { rssBytes } from "../../bench/support/service-process";
-import { generateToken } from "../../lib/crypto";
+import { rssBytes } from "../support/processes";
+import { generateToken } from "../../lib/crypto/tokens";
 import { startCluster, type Cluster } from "../support/cluster";
 import { addMember, createProject, createUser, type TestUser } from "../support/fixtures";
 import { openConnection, requestFrom, trickle, type RawReply } from "../support/raw-http";

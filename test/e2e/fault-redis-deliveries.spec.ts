@@ -14,8 +14,8 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { client, waitFor } from "../support/http";
 import { PrivateServer } from "../support/private-servers";
 import { pushBody } from "../support/push-fixtures";
-import { startSmtpSink, type SmtpSink } from "../../bench/support/peers/smtp-sink";
-import { startTaskTracker, type TaskTracker } from "../../bench/support/peers/task-tracker";
+import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
+import { startTaskTracker, type TaskTracker } from "../support/peers/task-tracker";
 
 const N = 30;
 const CONCURRENCY = 3;

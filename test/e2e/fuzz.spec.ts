@@ -11,7 +11,7 @@
  *
  * FUZZ_SEED=<n> replays a run; FUZZ_PER_ROUTE=<n> changes its size (default 60 per route).
  */
-import { serviceNames } from "../../bench/support/service-process";
+import { serviceNames } from "../support/processes";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createUser, type TestUser } from "../support/fixtures";
 import {

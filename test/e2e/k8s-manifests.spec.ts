@@ -21,8 +21,8 @@
 import crypto from "crypto";
 import fs from "fs";
 import path from "path";
-import { generateToken } from "../../lib/crypto";
-import { deleteJetStreamPush } from "../../lib/push-provisioning";
+import { generateToken } from "../../lib/crypto/tokens";
+import { deleteJetStreamPush } from "../../lib/push/provisioning";
 import {
 	PLANNED_SERVICES,
 	appContainer,
@@ -39,7 +39,7 @@ import {
 import { client, type Client } from "../support/http";
 import { ClusterObserver, ManifestCluster, serviceNames, type ContainerSpec, type RunningContainer } from "../support/manifest-cluster";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
-import { startSmtpSink, type SmtpSink } from "../../bench/support/peers/smtp-sink";
+import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
 import { createProject } from "../support/fixtures";
 
 const namespace = uniqueNamespace("k8s");

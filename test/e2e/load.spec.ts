@@ -9,7 +9,7 @@
  * delete and are a few hundred small documents), so that memory growth would mean a leak, not
  * more data held by the in-memory NeDB store.
  */
-import { rssBytes, serviceNames } from "../../bench/support/service-process";
+import { rssBytes, serviceNames } from "../support/processes";
 import { internalApi } from "../support/builds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createUser, type TestUser } from "../support/fixtures";

@@ -18,9 +18,9 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { client, waitFor } from "../support/http";
 import { NatsCluster } from "../support/nats-cluster";
 import { pushBody } from "../support/push-fixtures";
-import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../../bench/support/peers/irc-server";
-import { startSmtpSink, type SmtpSink } from "../../bench/support/peers/smtp-sink";
-import { startTaskTracker, type TaskTracker } from "../../bench/support/peers/task-tracker";
+import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../support/peers/irc-server";
+import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
+import { startTaskTracker, type TaskTracker } from "../support/peers/task-tracker";
 
 const REQUEST_TIMEOUT_MS = 15000;
 /** An answer may take the request timeout plus scheduling slack, never more. */
@@ -74,10 +74,12 @@ beforeAll(async () => {
 			OUTBOUND_TIMEOUT_MS: "3000",
 		},
 	});
-	await cluster.waitForRoute("GET", "/projects/1/services/emails-on-push");
 	const project = (await cluster.api().post("/projects", { body: { name: "clustered" } })).body;
 	projectId = project.id;
 	projectPath = project.path_with_namespace;
+	// Every service discovered before the first request that needs it (processes become ready one by one).
+	await cluster.waitForRoute("GET", `/projects/${projectId}/services/emails-on-push`);
+	await cluster.waitForRoute("GET", `/projects/${projectId}/labels`);
 	const put = (slug: string, form: Record<string, string>) => cluster.api().put(`/projects/${projectId}/services/${slug}`, { form });
 	expect((await put("task-tracker-comments", { api_key: "tracker-token" })).status).toBe(200);
 	expect((await put("emails-on-push", { recipients: "dev@example.com ops@example.com" })).status).toBe(200);

@@ -16,11 +16,11 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { freePort, startServiceProcess, stopProcess, type ServiceProcess } from "../../bench/support/service-process";
-import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../../bench/support/peers/irc-server";
-import { startSmtpSink, type SmtpSink } from "../../bench/support/peers/smtp-sink";
-import { startTaskTracker, type TaskTracker } from "../../bench/support/peers/task-tracker";
-import { generateToken } from "../../lib/crypto";
+import { freePort, startServiceProcess, stopProcess, type ServiceProcess } from "../support/processes";
+import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../support/peers/irc-server";
+import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
+import { startTaskTracker, type TaskTracker } from "../support/peers/task-tracker";
+import { generateToken } from "../../lib/crypto/tokens";
 import { client, waitFor } from "../support/http";
 import { pushBody } from "../support/push-fixtures";
 

@@ -7,7 +7,7 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { client, waitFor } from "../support/http";
 import { pushBody } from "../support/push-fixtures";
 import { REDIS_URL } from "../support/servers";
-import { startSmtpSink, type SmtpSink } from "../../bench/support/peers/smtp-sink";
+import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
 
 let cluster: Cluster;
 let smtp: SmtpSink;

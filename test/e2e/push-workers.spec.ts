@@ -10,10 +10,10 @@
  */
 import { startCluster, type Cluster } from "../support/cluster";
 import { client, waitFor } from "../support/http";
-import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../../bench/support/peers/irc-server";
+import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../support/peers/irc-server";
 import { pushBody } from "../support/push-fixtures";
-import { startSmtpSink, type SmtpSink } from "../../bench/support/peers/smtp-sink";
-import { startTaskTracker, type TaskTracker } from "../../bench/support/peers/task-tracker";
+import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
+import { startTaskTracker, type TaskTracker } from "../support/peers/task-tracker";
 
 let cluster: Cluster;
 let tracker: TaskTracker;

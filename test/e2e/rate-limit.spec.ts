@@ -17,7 +17,7 @@ beforeAll(async () => {
 	user = await createUser(cluster.api());
 	other = await createUser(cluster.api());
 	// A second replica of the gateway on its own port, same Redis.
-	const { freePort } = await import("../../bench/support/service-process");
+	const { freePort } = await import("../support/processes");
 	const port = await freePort();
 	await cluster.spawnNode("api2", "api", { PORT: String(port), RATE_LIMIT_PER_MINUTE: String(LIMIT) });
 	await cluster.kill("api");

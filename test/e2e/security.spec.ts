@@ -16,7 +16,7 @@
  */
 import fs from "fs";
 import path from "path";
-import { serviceNames } from "../../bench/support/service-process";
+import { serviceNames } from "../support/processes";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createUser, type TestUser } from "../support/fixtures";
 import { client, type Reply } from "../support/http";

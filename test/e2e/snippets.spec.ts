@@ -5,7 +5,7 @@
  * content; write permissions; pagination; bad input never a 500; the gitlab npm client.
  */
 import { Gitlab } from "gitlab";
-import { MAX_SNIPPET_CONTENT_BYTES } from "../../lib/snippet-rules";
+import { MAX_SNIPPET_CONTENT_BYTES } from "../../lib/snippets/snippet-rules";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createProject, createUser, roleMatrix, type TestUser } from "../support/fixtures";
 import { client } from "../support/http";

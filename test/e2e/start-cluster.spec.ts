@@ -10,13 +10,13 @@ import { spawn, type ChildProcess } from "child_process";
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { freePort, ROOT, serviceNames } from "../../bench/support/service-process";
+import { freePort, ROOT, serviceNames } from "../support/processes";
 import { internalApi } from "../support/builds";
 import { client, waitFor } from "../support/http";
 import { pushBody } from "../support/push-fixtures";
 import { gatewayRoutes } from "../support/routes";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
-import { deletePushChannel } from "../../lib/push-provisioning";
+import { deletePushChannel } from "../../lib/push/provisioning";
 
 const namespace = uniqueNamespace("start-cluster");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-start-cluster-"));

@@ -3,7 +3,7 @@
  * Memory cacher of the all-in-one and on the real Redis cacher shared by split services.
  */
 import { ServiceBroker } from "moleculer";
-import { lookupCacheKey, memberAccessKeys, PROJECT_ACCESS, RESOLVE_TOKEN } from "../../lib/auth-cache";
+import { lookupCacheKey, memberAccessKeys, PROJECT_ACCESS, RESOLVE_TOKEN } from "../../lib/accounts/auth-cache";
 import { REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
 
 beforeAll(() => requireServers("redis"));

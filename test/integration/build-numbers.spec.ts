@@ -9,9 +9,10 @@ import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
 import { loadConfig } from "../../config";
-import { seqKey } from "../../lib/build-input";
-import { BuildNumbers, type BuildCounterDoc, type NumberedDoc } from "../../lib/build-numbers";
-import { Collection, type StoreLocation } from "../../mixins/db.mixin";
+import { seqKey } from "../../models/build";
+import { BuildNumbers, type NumberedDoc } from "../../lib/builds/build-numbers";
+import { type BuildCounterDoc } from "../../models/build";
+import { Collection, type StoreLocation } from "../../lib/store/collection";
 
 const mongoUri = loadConfig(process.env).mongoUri;
 const backends: [string, () => StoreLocation][] = [["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-numbers-")), mongoUri: "" })]];

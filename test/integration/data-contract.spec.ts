@@ -8,7 +8,7 @@ import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
 import { loadConfig } from "../../config";
-import { Collection, UniqueViolation, type StoreLocation } from "../../mixins/db.mixin";
+import { Collection, UniqueViolation, type StoreLocation } from "../../lib/store/collection";
 
 const mongoUri = loadConfig(process.env).mongoUri;
 const backends: [string, () => StoreLocation][] = [["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-contract-")), mongoUri: "" })]];

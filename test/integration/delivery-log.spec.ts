@@ -4,8 +4,8 @@
  */
 import Redis from "ioredis";
 import { connect, StringCodec } from "nats";
-import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog } from "../../lib/delivery-log";
-import { KvDeliveryLog, kvKey } from "../../lib/kv-delivery-log";
+import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog } from "../../lib/push/delivery-log";
+import { KvDeliveryLog, kvKey } from "../../lib/push/kv-delivery-log";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
 
 const namespace = uniqueNamespace("dlog");

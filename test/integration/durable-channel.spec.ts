@@ -9,8 +9,8 @@ import os from "os";
 import path from "path";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import { ServiceBroker } from "moleculer";
-import { deliveryKey } from "../../lib/delivery-log";
-import { InProcessChannelAdapter } from "../../lib/in-process-channel-adapter";
+import { deliveryKey } from "../../lib/push/delivery-log";
+import { InProcessChannelAdapter } from "../../lib/push/in-process-channel-adapter";
 import { waitFor } from "../support/http";
 
 type Handler = (msg: { id: string }) => Promise<void>;

@@ -6,7 +6,8 @@
 import fs from "fs";
 import path from "path";
 import { config } from "../../config";
-import { decryptSecret, isEncrypted, resolveSecretsKey } from "../../lib/crypto";
+import { decryptSecret, isEncrypted } from "../../lib/crypto/secrets";
+import { resolveSecretsKey } from "../../lib/crypto/secrets-key";
 import { CATALOGUE, findIntegration, isSecret } from "../../lib/integrations/catalogue";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";

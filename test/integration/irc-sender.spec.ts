@@ -3,11 +3,11 @@
  * channel keys, nick targets, pacing between lines, time limits, and the SSRF guard.
  */
 import net from "net";
-import { parseTarget, type IrcTarget } from "../../lib/irc/recipients";
-import { IrcPool, type IrcSenderOptions } from "../../lib/irc/sender";
-import { PermanentError, TransientError } from "../../lib/outbound-http";
+import { parseTarget, type IrcTarget } from "../../lib/integrations/irc/recipients";
+import { IrcPool, type IrcSenderOptions } from "../../lib/integrations/irc/sender";
+import { PermanentError, TransientError } from "../../lib/outbound/errors";
 import { waitFor } from "../support/http";
-import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../../bench/support/peers/irc-server";
+import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../support/peers/irc-server";
 
 let irc: IrcServer;
 let dev: IrcListener;

@@ -2,9 +2,9 @@
 import net from "net";
 import nodemailer from "nodemailer";
 import { waitFor } from "../support/http";
-import { listenOnIrc, startIrcServer } from "../../bench/support/peers/irc-server";
-import { startSmtpSink } from "../../bench/support/peers/smtp-sink";
-import { startTaskTracker } from "../../bench/support/peers/task-tracker";
+import { listenOnIrc, startIrcServer } from "../support/peers/irc-server";
+import { startSmtpSink } from "../support/peers/smtp-sink";
+import { startTaskTracker } from "../support/peers/task-tracker";
 
 function portClosed(port: number): Promise<boolean> {
 	return new Promise(resolve => {

@@ -15,7 +15,10 @@ export interface LocalStack {
 	stop(): Promise<void>;
 }
 
-export async function startLocal(services: ServiceSchema[], options: Partial<BrokerOptions> = {}): Promise<LocalStack> {
+/** Any service schema, whatever its settings, methods and vars (a typed `this` is not the default one). */
+export type AnyServiceSchema = ServiceSchema<any, any, any, any>;
+
+export async function startLocal(services: AnyServiceSchema[], options: Partial<BrokerOptions> = {}): Promise<LocalStack> {
 	const broker = new ServiceBroker({
 		logger: { type: "Console", options: { level: config.logLevel } },
 		cacher: "Memory",

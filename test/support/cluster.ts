@@ -5,9 +5,9 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { freePort, SERVICE_DIR, startServiceProcess, stopProcess, type ServiceProcess } from "../../bench/support/service-process";
-import { generateToken } from "../../lib/crypto";
-import { deletePushChannel } from "../../lib/push-provisioning";
+import { freePort, nodeSeesAll, SERVICE_DIR, startServiceProcess, stopProcess, type ServiceProcess } from "./processes";
+import { generateToken } from "../../lib/crypto/tokens";
+import { deletePushChannel } from "../../lib/push/provisioning";
 import { client, waitFor, type Client } from "./http";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "./servers";
 
@@ -72,6 +72,10 @@ export class Cluster {
 			...this.opts.env,
 		};
 		await Promise.all(Object.entries(this.opts.nodes).map(([name, services]) => this.spawnNode(name, services)));
+		// Ready processes are not yet known to each other: the gateway must see every node before a test calls it.
+		const gateway = [...this.nodes.values()].find(n => n.services === "" || n.services.split(",").includes("api"));
+		if (gateway && !(await nodeSeesAll(Number(gateway.env.METRICS_PORT), this.nodes.size)))
+			throw new Error(`the gateway did not see all ${this.nodes.size} nodes within 30 s`);
 		await waitFor("the gateway to reach accounts", async () => (await this.api().get("/user")).status === 200, 30000);
 		return this;
 	}

@@ -28,7 +28,7 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import { ROOT } from "./deploy-manifests";
-import { freePort } from "../../bench/support/service-process";
+import { freePort } from "./processes";
 
 export interface HttpProbe {
 	kind: "startup" | "readiness" | "liveness";

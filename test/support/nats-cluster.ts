@@ -8,7 +8,7 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { freePort, startProcess, stopProcess, type ManagedProcess } from "../../bench/support/service-process";
+import { freePort, startProcess, stopProcess, type ManagedProcess } from "./processes";
 import { waitFor } from "./http";
 import { executable, listening } from "./private-servers";
 

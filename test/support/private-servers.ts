@@ -7,7 +7,7 @@ import fs from "fs";
 import net from "net";
 import os from "os";
 import path from "path";
-import { freePort, startProcess, stopProcess, type ManagedProcess } from "../../bench/support/service-process";
+import { freePort, startProcess, stopProcess, type ManagedProcess } from "./processes";
 
 /** An executable by name, from PATH or where Debian puts it (nats-server lands in /usr/sbin). */
 export function executable(name: string): string {

@@ -6,7 +6,7 @@
 import fs from "fs";
 import path from "path";
 import type { ServiceSchema } from "moleculer";
-import { ROOT } from "../../bench/support/service-process";
+import { ROOT } from "./processes";
 import { routeTables } from "../../gateway/routes";
 import type { RouteTable } from "../../gateway/routes/types";
 

@@ -2,7 +2,7 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { generateToken } from "../../lib/crypto";
+import { generateToken } from "../../lib/crypto/tokens";
 
 process.env.NODE_ENV = "test";
 process.env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-int-"));

@@ -1,4 +1,4 @@
-import { canReadBuilds, canReadProject, effectiveLevel, hasLevel, type ProjectAccess } from "../../lib/access";
+import { canReadBuilds, canReadProject, effectiveLevel, hasLevel, type ProjectAccess } from "../../lib/accounts/access";
 
 const user = { id: 2, username: "u", is_admin: false };
 const admin = { id: 1, username: "root", is_admin: true };

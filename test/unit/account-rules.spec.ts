@@ -1,4 +1,4 @@
-import { pathFromName, validateNewProject, validateNewUser } from "../../lib/account-rules";
+import { pathFromName, validateNewProject, validateNewUser } from "../../lib/accounts/account-rules";
 
 describe("new users", () => {
 	it("accepts a well-formed user", () => {

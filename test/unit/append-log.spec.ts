@@ -2,7 +2,7 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { AppendLog } from "../../lib/append-log";
+import { AppendLog } from "../../lib/push/append-log";
 
 let dir: string;
 let file: string;

@@ -5,7 +5,7 @@ import type { AddressInfo } from "net";
 import os from "os";
 import path from "path";
 import { PassThrough, Readable } from "stream";
-import { ArtifactIncomplete, ArtifactInterrupted, ArtifactStore, ArtifactTooLarge } from "../../lib/artifact-store";
+import { ArtifactIncomplete, ArtifactInterrupted, ArtifactStore, ArtifactTooLarge } from "../../lib/builds/artifact-store";
 
 let root: string;
 let store: ArtifactStore;

@@ -1,4 +1,4 @@
-import { ACCESS_CACHE_PATTERNS, changedPatterns, projectRefKey } from "../../lib/auth-cache";
+import { ACCESS_CACHE_PATTERNS, changedPatterns, projectRefKey } from "../../lib/accounts/auth-cache";
 
 describe("projectRefKey", () => {
 	it.each([

@@ -1,5 +1,6 @@
-import { attachmentDisposition, parseArtifactsFilename, parseId, parseNewBuild, seqKey, seqRange, shaKey, statusKey } from "../../lib/build-input";
-import { ApiError } from "../../lib/errors";
+import { attachmentDisposition, parseArtifactsFilename, parseId, parseNewBuild, seqRange } from "../../lib/builds/build-input";
+import { seqKey, shaKey, statusKey } from "../../models/build";
+import { ApiError } from "../../lib/api/errors";
 
 function errorOf(fn: () => unknown): { code: number; body: unknown } {
 	try {

@@ -1,5 +1,7 @@
-import { presentBuild, presentErasedBuild, withNumericOffset, type BuildDoc } from "../../presenters/build";
-import { avatarUrl, type UserDoc } from "../../presenters/user";
+import { presentBuild, presentErasedBuild, withNumericOffset } from "../../presenters/build";
+import { type BuildDoc } from "../../models/build";
+import { avatarUrl } from "../../presenters/user";
+import { type UserDoc } from "../../models/user";
 
 const GITLAB = "http://gitlab.example.com";
 

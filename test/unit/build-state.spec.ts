@@ -1,7 +1,6 @@
 import {
 	assertErasable,
 	assertRetryable,
-	BUILD_STATUSES,
 	cancelPatch,
 	parseCoverage,
 	parseRunnerUpdate,
@@ -9,9 +8,9 @@ import {
 	retriedBuildState,
 	runnerTransition,
 	type BuildStateView,
-	type BuildStatus,
-} from "../../lib/build-state";
-import { ApiError } from "../../lib/errors";
+} from "../../lib/builds/build-state";
+import { BUILD_STATUSES, type BuildStatus } from "../../models/build";
+import { ApiError } from "../../lib/api/errors";
 
 const NOW = "2016-01-11T10:15:10.506Z";
 const T0 = "2016-01-11T10:13:33.506Z";

@@ -43,7 +43,7 @@ describe("loadConfig", () => {
 		const urls = "nats://nats-0.nats:4222,nats://nats-1.nats:4222,nats://nats-2.nats:4222";
 		const c = loadConfig({ TRANSPORTER: urls, SECRETS_KEY: "a-shared-cluster-key", PUSH_STREAM_REPLICAS: "3" });
 		expect([c.transporter, c.pushStreamReplicas]).toEqual([urls, 3]);
-		const { channelBackend, natsConnectionOptions } = await import("../../lib/push-channel");
+		const { channelBackend, natsConnectionOptions } = await import("../../lib/push/channel");
 		expect(channelBackend(c)).toEqual({ kind: "nats", url: urls });
 		// What the channel adapter, the provisioning and the delivery records connect with.
 		expect(natsConnectionOptions(urls).servers).toEqual(["nats-0.nats:4222", "nats-1.nats:4222", "nats-2.nats:4222"]);

@@ -1,19 +1,10 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import {
-	decryptSecret,
-	deriveKey,
-	encryptSecret,
-	generateToken,
-	HashingBusy,
-	hashToken,
-	isEncrypted,
-	PasswordHasher,
-	resolveSecretsKey,
-	safeEqual,
-	TOKEN_PATTERN,
-} from "../../lib/crypto";
+import { HashingBusy, PasswordHasher } from "../../lib/crypto/passwords";
+import { decryptSecret, deriveKey, encryptSecret, isEncrypted } from "../../lib/crypto/secrets";
+import { resolveSecretsKey } from "../../lib/crypto/secrets-key";
+import { generateToken, hashToken, safeEqual, TOKEN_PATTERN } from "../../lib/crypto/tokens";
 
 describe("tokens", () => {
 	it("are 20 characters of [A-Za-z0-9_-] and differ every time", () => {

@@ -1,7 +1,9 @@
 /** The deploy-key and snippet entities: exactly the fields of docs/api.md#deploy-key-entity and #snippet-entity, in order. */
-import { presentDeletedDeployKey, presentDeployKey, type DeployKeyDoc } from "../../presenters/deploy-key";
-import { presentDeletedSnippet, presentSnippet, presentSnippetAuthor, type SnippetDoc } from "../../presenters/snippet";
-import type { UserDoc } from "../../presenters/user";
+import { presentDeletedDeployKey, presentDeployKey } from "../../presenters/deploy-key";
+import { type DeployKeyDoc } from "../../models/deploy-key";
+import { presentDeletedSnippet, presentSnippet, presentSnippetAuthor } from "../../presenters/snippet";
+import type { SnippetDoc } from "../../models/snippet";
+import type { UserDoc } from "../../models/user";
 
 const key: DeployKeyDoc = {
 	id: 13,
@@ -12,6 +14,7 @@ const key: DeployKeyDoc = {
 	public: false,
 	created_at: "2015-08-29T12:44:31.550Z",
 	updated_at: "2015-08-29T12:50:57.259Z",
+	lock_version: 0,
 };
 
 describe("deploy-key presenters", () => {

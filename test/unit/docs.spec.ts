@@ -4,7 +4,7 @@
  */
 import fs from "fs";
 import path from "path";
-import { ROOT } from "../../bench/support/service-process";
+import { ROOT } from "../support/processes";
 import { gatewayRoutes } from "../support/routes";
 
 const DOCS = path.join(ROOT, "docs");

@@ -6,8 +6,8 @@ import { clientAddress, normalizeAddress, trustedProxyList } from "../../gateway
 import { toHttpError } from "../../gateway/errors";
 import { isValidHost, linkBase, safePath } from "../../gateway/links";
 import { writeLimitHeaders } from "../../gateway/rate-limit";
-import { ApiError, tooManyRequests } from "../../lib/errors";
-import { growingBlockSeconds } from "../../lib/rate-limiter";
+import { ApiError, tooManyRequests } from "../../lib/api/errors";
+import { growingBlockSeconds } from "../../lib/api/rate-limiter";
 import { loadConfig } from "../../config";
 
 const req = (peer: string, forwarded?: string) => ({

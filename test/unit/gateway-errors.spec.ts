@@ -1,6 +1,6 @@
 import { Errors } from "moleculer";
 import { toHttpError } from "../../gateway/errors";
-import { conflict, forbidden, missing, notFound, validation } from "../../lib/errors";
+import { conflict, forbidden, missing, notFound, validation } from "../../lib/api/errors";
 
 describe("toHttpError", () => {
 	it.each([

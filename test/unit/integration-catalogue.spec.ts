@@ -1,7 +1,8 @@
 import { CATALOGUE, findIntegration, isSecret, secretFieldNames } from "../../lib/integrations/catalogue";
-import { ApiError } from "../../lib/errors";
+import { ApiError } from "../../lib/api/errors";
 import { handlesEvent, mergeSettings, parseBoolean } from "../../lib/integrations/settings";
-import { presentIntegration, type IntegrationDoc } from "../../presenters/integration";
+import { presentIntegration } from "../../presenters/integration";
+import { type IntegrationDoc } from "../../models/integration";
 
 /** docs/integrations.md#catalogue (GitLab 8.16's fields for two rows), written out independently of the catalogue. */
 const SPEC: Record<string, { required: string[]; optional: string[]; secret: string[] }> = {
@@ -230,6 +231,7 @@ describe("integration presenter", () => {
 		id: 7,
 		project_id: 3,
 		slug,
+		project_slug: `3|${slug}`,
 		active: true,
 		properties,
 		created_at: "2017-01-01T10:00:00.000Z",

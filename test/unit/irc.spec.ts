@@ -1,6 +1,6 @@
-import { buildIrcMessages, clean } from "../../lib/irc/messages";
-import { groupByServer, parseRecipients, parseTarget } from "../../lib/irc/recipients";
-import { validatePushPayload } from "../../lib/push-payload";
+import { buildIrcMessages, clean } from "../../lib/integrations/irc/messages";
+import { groupByServer, parseRecipients, parseTarget } from "../../lib/integrations/irc/recipients";
+import { validatePushPayload } from "../../lib/push/payload";
 import { pushBody, sha, ZERO } from "../support/push-fixtures";
 
 describe("IRC recipients (GitLab's IrkerService rules)", () => {

@@ -1,4 +1,4 @@
-import { labelErrors, normalizeColor, titleErrors } from "../../lib/label-rules";
+import { checkLabel, normalizeColor, titleErrors } from "../../lib/labels/label-rules";
 import { presentDeletedLabel, presentLabel, presentLabelWithCounts } from "../../presenters/label";
 
 describe("label colours", () => {
@@ -23,14 +23,19 @@ describe("label titles", () => {
 	});
 
 	it("keys errors by model attribute", () => {
-		expect(labelErrors({ title: "a,b", color: "nope" })).toEqual({ title: ["is invalid"], color: ["must be a valid color code"] });
-		expect(labelErrors({ title: "ok", color: "#abc" })).toBeNull();
-		expect(labelErrors({})).toBeNull();
+		expect(checkLabel({ title: "a,b", color: "nope" }).errors).toEqual({ title: ["is invalid"], color: ["must be a valid color code"] });
+		expect(checkLabel({ title: "ok", color: "#abc" }).errors).toBeNull();
+		expect(checkLabel({}).errors).toBeNull();
+	});
+
+	it("gives the colour in its stored form, parsed once", () => {
+		expect(checkLabel({ color: "#abc" })).toEqual({ errors: null, color: "#AABBCC" });
+		expect(checkLabel({ title: "x" })).toEqual({ errors: null, color: undefined });
 	});
 
 	it('treats an explicit null (JSON `"color": null`) as an invalid value, not a crash', () => {
-		expect(labelErrors({ title: null, color: null })).toEqual({ title: ["can't be blank", "is invalid"], color: ["must be a valid color code"] });
-		expect(labelErrors({ color: 123 })).toEqual({ color: ["must be a valid color code"] });
+		expect(checkLabel({ title: null, color: null }).errors).toEqual({ title: ["can't be blank", "is invalid"], color: ["must be a valid color code"] });
+		expect(checkLabel({ color: 123 }).errors).toEqual({ color: ["must be a valid color code"] });
 	});
 });
 

@@ -1,6 +1,7 @@
 import http from "http";
 import type { AddressInfo } from "net";
-import { checkStatus, closeAgents, PermanentError, requestJson, TransientError } from "../../lib/outbound-http";
+import { checkStatus, closeAgents, requestJson } from "../../lib/outbound/http";
+import { PermanentError, TransientError } from "../../lib/outbound/errors";
 
 let server: http.Server;
 let base: string;

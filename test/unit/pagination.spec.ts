@@ -1,4 +1,4 @@
-import { paginated, paginationHeaders, pageWindow, parsePage, wantsPage } from "../../lib/pagination";
+import { paginated, paginationHeaders, pageWindow, parsePage, wantsPage } from "../../lib/api/pagination";
 
 describe("parsePage", () => {
 	it.each([

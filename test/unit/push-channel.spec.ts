@@ -1,6 +1,6 @@
 import { adapterFor, PatientNatsAdapter } from "../../middlewares/channels.middleware";
-import { InProcessChannelAdapter } from "../../lib/in-process-channel-adapter";
-import { channelBackend, natsConnectionOptions, pushNames, retryDelay } from "../../lib/push-channel";
+import { InProcessChannelAdapter } from "../../lib/push/in-process-channel-adapter";
+import { channelBackend, natsConnectionOptions, pushNames, retryDelay } from "../../lib/push/channel";
 
 const cfg = {
 	channels: "",

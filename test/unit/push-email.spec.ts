@@ -1,5 +1,5 @@
-import { allowedEmailDomains, buildPushEmail, canSendFromUserEmail, changedFiles, splitRecipients } from "../../lib/push-email";
-import { validatePushPayload } from "../../lib/push-payload";
+import { allowedEmailDomains, buildPushEmail, canSendFromUserEmail, changedFiles, splitRecipients } from "../../lib/integrations/email/push-email";
+import { validatePushPayload } from "../../lib/push/payload";
 import { pushBody, sha, ZERO } from "../support/push-fixtures";
 
 const opts = { gitlabUrl: "http://gitlab.example.com", mailFrom: "gitlab@example.com", disableDiffs: false, sendFromCommitterEmail: false };

@@ -1,5 +1,5 @@
-import { ApiError } from "../../lib/errors";
-import { commitTitle, refName, shortRef, validatePushPayload } from "../../lib/push-payload";
+import { ApiError } from "../../lib/api/errors";
+import { commitTitle, refName, shortRef, validatePushPayload } from "../../lib/push/payload";
 import { pushBody, ZERO } from "../support/push-fixtures";
 
 function errorBody(body: unknown): unknown {

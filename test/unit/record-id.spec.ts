@@ -1,6 +1,6 @@
 /** Path ids for ActiveRecord-style look-ups: digits find, anything else finds nothing. */
-import { recordNotFound } from "../../lib/errors";
-import { recordId } from "../../lib/record-id";
+import { recordNotFound } from "../../lib/api/errors";
+import { recordId } from "../../lib/api/record-id";
 
 it("takes positive integers written in digits", () => {
 	expect(recordId("1")).toBe(1);

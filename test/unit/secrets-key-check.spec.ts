@@ -2,8 +2,9 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { deriveKey, resolveSecretsKey } from "../../lib/crypto";
-import { KEY_CHECK_FILE, SecretsKeyMismatchError, verifySecretsKey } from "../../lib/secrets-key-check";
+import { deriveKey } from "../../lib/crypto/secrets";
+import { resolveSecretsKey } from "../../lib/crypto/secrets-key";
+import { KEY_CHECK_FILE, SecretsKeyMismatchError, verifySecretsKey } from "../../lib/crypto/secrets-key";
 
 const dirs: string[] = [];
 const tempDir = () => {

@@ -4,8 +4,8 @@
  * write permissions, and the GitLab 8.16 parameter and model errors.
  */
 import Datastore from "@seald-io/nedb";
-import type { Caller, ProjectAccess } from "../../lib/access";
-import { ApiError } from "../../lib/errors";
+import type { Caller, ProjectAccess } from "../../lib/accounts/access";
+import { ApiError } from "../../lib/api/errors";
 import {
 	canCreateSnippet,
 	canModifySnippet,
@@ -18,7 +18,7 @@ import {
 	readSnippetCreate,
 	readSnippetUpdate,
 	visibleSnippetsQuery,
-} from "../../lib/snippet-rules";
+} from "../../lib/snippets/snippet-rules";
 
 const PRIVATE = 0;
 const INTERNAL = 10;

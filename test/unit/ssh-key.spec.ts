@@ -13,7 +13,7 @@ import {
 	SshKeyError,
 	tryParsePublicKey,
 	validateDeployKey,
-} from "../../lib/ssh-key";
+} from "../../lib/keys/ssh-key";
 import { KEYGEN_TYPES, KeyFactory, type GeneratedKey } from "../support/ssh-keys";
 
 let factory: KeyFactory;

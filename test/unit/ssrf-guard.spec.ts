@@ -1,6 +1,6 @@
 import http from "http";
 import type { AddressInfo } from "net";
-import { assertSafeHttpUrl, checkIrcPort, guardedLookup, isBlockedAddress, resolveSafe, SsrfError } from "../../lib/ssrf-guard";
+import { assertSafeHttpUrl, checkIrcPort, guardedLookup, isBlockedAddress, resolveSafe, SsrfError } from "../../lib/outbound/ssrf-guard";
 
 const lookupOf = (table: Record<string, string[]>) => async (host: string) => {
 	const list = table[host];

@@ -1,5 +1,5 @@
-import { validatePushPayload } from "../../lib/push-payload";
-import { branchAllowed, commentText, planComments, scanMessage } from "../../lib/task-tracker/scanner";
+import { validatePushPayload } from "../../lib/push/payload";
+import { branchAllowed, commentText, planComments, scanMessage } from "../../lib/integrations/task-tracker/scanner";
 import { pushBody } from "../support/push-fixtures";
 
 describe("task tracker scanner (GitLab's Asana generation B)", () => {

@@ -8,7 +8,7 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import { loadConfig } from "../../../config";
-import { RUNNER, SERVICE_DIR, BROKER_CONFIG } from "../../../bench/support/service-process";
+import { RUNNER, SERVICE_DIR, BROKER_CONFIG } from "../../support/processes";
 import {
 	K8S_DIR,
 	TEST_PRODUCTION_SECRETS,

@@ -1,0 +1,146 @@
+/**
+ * What the builds endpoints accept, pure: path ids, the internal API's new-build body, artifacts
+ * file names, and the keys that the builds indexes are made of. Errors are GitLab's parameter
+ * errors (`{"error":"name is missing"}`, `{"error":"build_id is invalid"}`).
+ */
+import { missing, notFound, paramError } from "../api/errors";
+import type { CommitDoc } from "../../models/build";
+
+const invalid = (param: string) => paramError(`${param} is invalid`);
+
+/**
+ * A path or body id: digits only (Grape's Integer coercion). Anything else → 400 `<name> is
+ * invalid`; a number too large to be any id → 404, as a lookup that finds nothing.
+ */
+export function parseId(raw: unknown, name: string): number {
+	if (typeof raw === "number" && Number.isSafeInteger(raw) && raw > 0) return raw;
+	if (typeof raw !== "string" || !/^\s*\d+\s*$/.test(raw)) {
+		if (raw === undefined || raw === null || raw === "") throw missing(name);
+		throw invalid(name);
+	}
+	const n = Number(raw);
+	if (!Number.isSafeInteger(n)) throw notFound();
+	if (n <= 0) throw notFound();
+	return n;
+}
+
+/**
+ * Builds of a project are numbered 1…total in creation order (newest = total). Page `page` of
+ * `perPage`, newest first, is the range [lo, hi] of those numbers, or null past the last page.
+ */
+export function seqRange(total: number, page: number, perPage: number): { lo: number; hi: number } | null {
+	const hi = total - (page - 1) * perPage;
+	if (hi < 1) return null;
+	return { lo: Math.max(1, hi - perPage + 1), hi };
+}
+
+export interface NewBuild {
+	project_id: number;
+	name: string;
+	stage: string;
+	ref: string;
+	tag: boolean;
+	commit: CommitDoc;
+	user_id: number | null;
+}
+
+type Body = Record<string, unknown>;
+
+function text(body: Body, field: string, label = field, opts: { max?: number; optional?: boolean; multiline?: boolean } = {}): string | undefined {
+	const v = body[field];
+	if (v === undefined || v === null || v === "") {
+		if (opts.optional) return undefined;
+		throw missing(label);
+	}
+	if (typeof v !== "string" || v.length > (opts.max ?? 255)) throw invalid(label);
+	// Names, refs and e-mails are single lines without control characters; messages may span lines.
+	const forbidden = opts.multiline ? /[\0-\x08\x0b\x0c\x0e-\x1f\x7f]/ : /[\0-\x1f\x7f]/;
+	if (forbidden.test(v)) throw invalid(label);
+	return v;
+}
+
+function bool(raw: unknown, label: string): boolean {
+	if (raw === undefined || raw === null || raw === "") return false;
+	if (raw === true || raw === "true" || raw === "1" || raw === 1) return true;
+	if (raw === false || raw === "false" || raw === "0" || raw === 0) return false;
+	throw invalid(label);
+}
+
+function timestamp(raw: unknown, label: string): string {
+	if (raw === undefined || raw === null || raw === "") throw missing(label);
+	if (typeof raw !== "string" || raw.length > 64) throw invalid(label);
+	// ISO 8601 with a time; the offset (or Z) is what the commit's date is shown with.
+	if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/.test(raw) || Number.isNaN(Date.parse(raw))) throw invalid(label);
+	return raw.replace(/([+-]\d{2})(\d{2})$/, "$1:$2");
+}
+
+/**
+ * The body of `POST /internal/builds` (docs/api.md#internal-builds): `project_id, name, stage, ref, tag,
+ * commit{id, short_id?, title, message, author_name, author_email, created_at}, user_id?`.
+ * `stage` defaults to "test" and `tag` to false, as GitLab's; a missing commit title is the
+ * message's first line, and a missing short_id the hash's first 8 characters.
+ */
+export function parseNewBuild(body: Body): NewBuild {
+	const project_id = parseIdParam(body.project_id, "project_id");
+	const name = text(body, "name")!;
+	const stage = text(body, "stage", "stage", { optional: true }) ?? "test";
+	const ref = text(body, "ref")!;
+	const tag = bool(body.tag, "tag");
+	const raw = body.commit;
+	if (raw === undefined || raw === null) throw missing("commit");
+	if (typeof raw !== "object" || Array.isArray(raw)) throw invalid("commit");
+	const c = raw as Body;
+	const id = text(c, "id", "commit[id]")!;
+	if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/i.test(id)) throw invalid("commit[id]");
+	const short_id = text(c, "short_id", "commit[short_id]", { optional: true }) ?? id.slice(0, 8);
+	if (!/^[0-9a-f]{4,64}$/i.test(short_id) || !id.toLowerCase().startsWith(short_id.toLowerCase())) throw invalid("commit[short_id]");
+	const message = text(c, "message", "commit[message]", { max: 65536, multiline: true })!;
+	const title = text(c, "title", "commit[title]", { max: 1024, optional: true }) ?? message.split("\n")[0].slice(0, 1024);
+	const author_name = text(c, "author_name", "commit[author_name]")!;
+	const author_email = text(c, "author_email", "commit[author_email]")!;
+	if (!/^[^\s@]+@[^\s@]+$/.test(author_email)) throw invalid("commit[author_email]");
+	const created_at = timestamp(c.created_at, "commit[created_at]");
+	const user_id = body.user_id === undefined || body.user_id === null || body.user_id === "" ? null : parseIdParam(body.user_id, "user_id");
+	return {
+		project_id,
+		name,
+		stage,
+		ref,
+		tag,
+		commit: { id: id.toLowerCase(), short_id: short_id.toLowerCase(), title, message, author_name, author_email, created_at },
+		user_id,
+	};
+}
+
+/** An id in a body: out of range is invalid (not a 404: nothing is being looked up by it yet). */
+function parseIdParam(raw: unknown, name: string): number {
+	try {
+		return parseId(raw, name);
+	} catch (err) {
+		if ((err as { code?: number }).code === 404) throw invalid(name);
+		throw err;
+	}
+}
+
+/**
+ * The `filename` of an artifacts upload: shown in `artifacts_file` and sent back in
+ * Content-Disposition, so one path segment of printable characters, at most 255 bytes.
+ */
+export function parseArtifactsFilename(raw: unknown): string {
+	if (raw === undefined || raw === null || raw === "") throw missing("filename");
+	if (typeof raw !== "string" || Buffer.byteLength(raw) > 255 || raw === "." || raw === "..") throw invalid("filename");
+	if (/[\0-\x1f\x7f/\\]/.test(raw)) throw invalid("filename");
+	return raw;
+}
+
+/**
+ * `attachment; filename=<name>` as GitLab 8.x sends it (unquoted) when the name is a plain
+ * token; otherwise a quoted ASCII fallback plus the RFC 5987 UTF-8 form, so that any name is a
+ * valid header and clients that split on `filename=` still get a name.
+ */
+export function attachmentDisposition(filename: string): string {
+	if (/^[A-Za-z0-9!#$&+.^_`|~-]+$/.test(filename)) return `attachment; filename=${filename}`;
+	const fallback = filename.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
+	const encoded = encodeURIComponent(filename).replace(/['()*]/g, c => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+	return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}

@@ -1,0 +1,159 @@
+/**
+ * Builds as stored (models/build.ts), for the builds service: reads by project, pages that cost
+ * the same at 100 builds or 1,000,000, numbering that no crash can leave with a gap
+ * (./build-numbers.ts), and every change a compare-and-set on the state that was read, so racing
+ * updates never both win. No broker, no HTTP: unit-tested on its own.
+ *
+ * Pages: every build has a dense per-project number (`seq`, 1…total in creation and id order),
+ * so page N of the unfiltered list is one range scan of the unique `project_seq` index and the
+ * total is the counter. Scope and commit filters go through the `project_status` and
+ * `project_sha` indexes (README, "Builds", says what that costs on NeDB, which cannot walk an
+ * index in order).
+ */
+import { seqKey, shaKey, statusKey, type ArtifactsDoc, type BuildCounterDoc, type BuildDoc, type BuildStatus } from "../../models/build";
+import { pageWindow, type PageRequest } from "../api/pagination";
+import type { Collection, Doc } from "../store/collection";
+import { seqRange } from "./build-input";
+import { BuildNumbers, NumberingBusy } from "./build-numbers";
+import type { StatePatch } from "./build-state";
+
+/** What a new build is made of; the store adds its numbers and index keys. */
+export type NewBuild = Omit<BuildDoc, "id" | "seq" | "project_seq" | "project_status" | "project_sha" | "artifacts" | "erased_at" | "erased_by">;
+
+export interface BuildPage {
+	rows: BuildDoc[];
+	total: number;
+}
+
+/** A write that kept losing to others (numbers taken, states changed): the caller may try again. */
+export class BuildBusy extends Error {
+	constructor(reason: string) {
+		super(reason);
+		this.name = "BuildBusy";
+	}
+}
+
+/** Newest first: `seq` follows the id within a project. */
+const NEWEST_FIRST = ["-seq"];
+/** Compare-and-set rounds before giving up on a build that keeps changing under us. */
+const CAS_ATTEMPTS = 20;
+
+/**
+ * A compare-and-set with re-reads: `attempt` acts on the build as read and answers "changed" when
+ * its conditional write matched nothing; then the build is read again and the attempt repeated,
+ * CAS_ATTEMPTS times at most. Resolves with what the successful attempt returned.
+ */
+export async function untilSet<T>(build: BuildDoc, reread: () => Promise<BuildDoc>, attempt: (b: BuildDoc) => Promise<T | "changed">): Promise<T> {
+	for (let round = 0; ; round++) {
+		const outcome = await attempt(build);
+		if (outcome !== "changed") return outcome;
+		if (round >= CAS_ATTEMPTS) throw new BuildBusy(`build ${build.id} kept changing`);
+		build = await reread();
+	}
+}
+
+/** The store query that matches the artifacts a build had when it was read. */
+function sameArtifacts(b: BuildDoc): Doc {
+	return b.artifacts ? { "artifacts.file": b.artifacts.file } : { artifacts: null };
+}
+
+export class BuildStore {
+	private readonly numbers: BuildNumbers<BuildDoc>;
+	/** One project's creations take turns in this process: they never race each other for a number. */
+	private readonly projectTurns = new Map<number, Promise<unknown>>();
+
+	constructor(
+		private readonly builds: Collection<BuildDoc>,
+		counters: Collection<BuildCounterDoc>,
+	) {
+		this.numbers = new BuildNumbers(builds, counters);
+	}
+
+	/** Start-up: counters checked against the builds (./build-numbers.ts); resolves with the projects renumbered. */
+	repair(log: (message: string) => void): Promise<number[]> {
+		return this.numbers.repair(log);
+	}
+
+	inProject(projectId: number, id: number): Promise<BuildDoc | null> {
+		return this.builds.findOne({ id, project_id: projectId });
+	}
+
+	/** The internal API addresses builds by id alone. */
+	byId(id: number): Promise<BuildDoc | null> {
+		return this.builds.findOne({ id });
+	}
+
+	/** Unfiltered page: one index range over the project's build numbers; the total is the counter. */
+	async projectPage(projectId: number, page: PageRequest): Promise<BuildPage> {
+		const total = await this.numbers.total(projectId);
+		const range = seqRange(total, page.page, page.perPage);
+		if (!range) return { rows: [], total };
+		const rows = await this.builds.find({ project_seq: { $gte: seqKey(projectId, range.lo), $lte: seqKey(projectId, range.hi) } }, { sort: NEWEST_FIRST });
+		return { rows, total };
+	}
+
+	/** The builds in some states, through the `project_status` index. */
+	scopePage(projectId: number, statuses: readonly BuildStatus[], page: PageRequest): Promise<BuildPage> {
+		return this.filteredPage({ project_status: { $in: statuses.map(s => statusKey(projectId, s)) } }, page);
+	}
+
+	/** One commit's builds (in some states), through the `project_sha` index. */
+	commitPage(projectId: number, sha: string, statuses: readonly BuildStatus[] | null, page: PageRequest): Promise<BuildPage> {
+		const query: Doc = { project_sha: shaKey(projectId, sha) };
+		if (statuses) query.status = { $in: statuses };
+		return this.filteredPage(query, page);
+	}
+
+	private async filteredPage(query: Doc, page: PageRequest): Promise<BuildPage> {
+		const [rows, total] = await Promise.all([this.builds.find(query, { sort: NEWEST_FIRST, ...pageWindow(page) }), this.builds.count(query)]);
+		return { rows, total };
+	}
+
+	/** Stores new builds of one project (their states already worked out) under its next numbers. */
+	async insert(projectId: number, fields: NewBuild[]): Promise<BuildDoc[]> {
+		const previous = this.projectTurns.get(projectId) ?? Promise.resolve();
+		const mine = previous.then(() =>
+			this.numbers.insert(projectId, fields.length, (_id, _seq, i) => {
+				const f = fields[i];
+				return {
+					...f,
+					project_status: statusKey(f.project_id, f.status),
+					project_sha: shaKey(f.project_id, f.commit.id),
+					artifacts: null,
+					erased_at: null,
+					erased_by: null,
+				};
+			}),
+		);
+		const settled = mine.catch(() => undefined);
+		this.projectTurns.set(projectId, settled);
+		void settled.then(() => {
+			if (this.projectTurns.get(projectId) === settled) this.projectTurns.delete(projectId);
+		});
+		try {
+			return await mine;
+		} catch (err) {
+			if (err instanceof NumberingBusy) throw new BuildBusy(err.message);
+			throw err;
+		}
+	}
+
+	/** A state change, if the build still has the status that was read; the build as it is now, or null. */
+	async applyStatePatch(build: BuildDoc, patch: StatePatch): Promise<BuildDoc | null> {
+		const set: Doc = { ...patch };
+		if (patch.status) set.project_status = statusKey(build.project_id, patch.status);
+		if (!(await this.builds.update({ id: build.id, status: build.status }, set))) return null;
+		return { ...build, ...set } as BuildDoc;
+	}
+
+	/** Marks the build erased (artifacts gone), if it is still as it was read. */
+	async markErased(build: BuildDoc, at: string, by: number): Promise<boolean> {
+		const query = { id: build.id, status: build.status, erased_at: null, ...sameArtifacts(build) };
+		return (await this.builds.update(query, { erased_at: at, erased_by: by, artifacts: null })) > 0;
+	}
+
+	/** Points the build at new artifacts, if it is not erased and still has the artifacts that were read. */
+	async setArtifacts(build: BuildDoc, artifacts: ArtifactsDoc): Promise<boolean> {
+		return (await this.builds.update({ id: build.id, erased_at: null, ...sameArtifacts(build) }, { artifacts })) > 0;
+	}
+}

@@ -1,0 +1,80 @@
+/**
+ * GitLab's Asana service, generation B (docs/integrations.md#task-tracker-comments): which tasks a push mentions and
+ * which it completes, and the comment text. Two deliberate differences from GitLab, both named
+ * in the reference as quirks to fix:
+ * - `restrict_to_branch` is an exact, comma-separated list (GitLab tested a substring, so
+ *   "rel" matched "master,release");
+ * - the closing keyword must be a word of its own ("prefix #12" does not complete task 12), and
+ *   a task mentioned twice in one commit gets one comment.
+ */
+import type { PushCommit, PushPayload } from "../../push/payload";
+import { refName } from "../../push/payload";
+
+export interface TaskMention {
+	taskId: string;
+	/** A word starting with `fix` or `clos[ei]` came right before the mention. */
+	complete: boolean;
+}
+
+export interface TaskComment extends TaskMention {
+	commitId: string;
+	text: string;
+}
+
+/**
+ * GitLab's regex, `(fix\w*|clos[ei]\w*+)?\W*(?:https://app.asana.com/\d+/\d+/(\d+)|#(\d+))`,
+ * with a word boundary before the keyword. The task URL host can be another tracker's.
+ */
+function mentionPattern(taskHost: string): RegExp {
+	const host = taskHost.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+	return new RegExp(`(?:\\b(fix\\w*|clos[ei]\\w*))?\\W*(?:https:\\/\\/${host}\\/\\d+\\/\\d+\\/(\\d+)|#(\\d+))`, "gi");
+}
+
+export const DEFAULT_TASK_HOST = "app.asana.com";
+
+/** Every task a commit message mentions, in order of first mention; completing wins over mentioning. */
+export function scanMessage(message: string, taskHost = DEFAULT_TASK_HOST): TaskMention[] {
+	const found = new Map<string, TaskMention>();
+	for (const m of String(message ?? "").matchAll(mentionPattern(taskHost))) {
+		const taskId = m[3] ?? m[2];
+		if (!taskId) continue;
+		const prev = found.get(taskId);
+		if (prev) prev.complete ||= !!m[1];
+		else found.set(taskId, { taskId, complete: !!m[1] });
+	}
+	return [...found.values()];
+}
+
+/** Blank: every branch. Otherwise the branch must be one of the comma-separated names. */
+export function branchAllowed(restrictToBranch: string | null | undefined, branch: string): boolean {
+	const list = String(restrictToBranch ?? "")
+		.split(",")
+		.map(s => s.trim())
+		.filter(Boolean);
+	return list.length === 0 || list.includes(branch);
+}
+
+/** GitLab's `name_with_namespace`: "Group / Project". */
+export function projectNameWithNamespace(push: PushPayload): string {
+	const ns = push.project.namespace;
+	return ns ? `${ns} / ${push.project.name}` : push.project.path_with_namespace;
+}
+
+export function commentText(push: PushPayload, commit: PushCommit): string {
+	const pushMsg = `${push.user_name} pushed to branch ${refName(push.ref)} of ${projectNameWithNamespace(push)} ( ${commit.url} ):`;
+	return `${pushMsg} ${commit.message}`;
+}
+
+/**
+ * What the commenter does for a push: one comment per (commit, task), in commit order, and
+ * whether to complete the task afterwards. Empty for tag pushes and restricted branches.
+ */
+export function planComments(push: PushPayload, restrictToBranch?: string | null, taskHost = DEFAULT_TASK_HOST): TaskComment[] {
+	if (push.object_kind !== "push") return [];
+	if (!branchAllowed(restrictToBranch, refName(push.ref))) return [];
+	const plan: TaskComment[] = [];
+	for (const commit of push.commits) {
+		for (const mention of scanMessage(commit.message, taskHost)) plan.push({ ...mention, commitId: commit.id, text: commentText(push, commit) });
+	}
+	return plan;
+}

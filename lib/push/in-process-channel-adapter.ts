@@ -1,0 +1,474 @@
+/**
+ * The all-in-one default channel adapter: queues in this process, with what the JetStream
+ * setup gives a cluster (fan-out to every group, competing handlers inside a group up to
+ * maxInFlight, retries with the NAK delay the retry middleware asks for, dead letters that can
+ * be listed and replayed). Groups declared up front queue events before their worker
+ * subscribes.
+ *
+ * With a directory (`dir`, under DATA_DIR) it is durable: every event is in the journal
+ * (lib/push/append-log.ts) before `publish` resolves (before the 202), and so is what happens to it
+ * per group (a failed delivery, done, dead-lettered), as are the workers' delivery records
+ * (`deliveryLog`). At the next start the journal is read back: what a group had not finished is
+ * delivered again, dead letters are still there, and the records say which deliveries were made
+ * already. The journal is compacted to the live state when it has grown well past it.
+ *
+ * Bounded: at most `maxQueued` events waiting per group and `maxPendingBytes` of events in
+ * memory (a publish beyond is refused, never an old event dropped), and at most
+ * `maxDeadLetters` dead letters (beyond, the oldest is dropped with a warning).
+ */
+import path from "path";
+import { Adapters } from "@moleculer/channels";
+import { AppendLog } from "./append-log";
+import { parseDeliveryKey, type ClaimResult, type DeliveryLog } from "./delivery-log";
+
+const BaseAdapter = Adapters.Base as unknown as new (opts?: object) => any;
+
+/** One event and, per group that has not finished with it, where it stands. */
+interface StoredMessage {
+	seq: number;
+	channel: string;
+	/** Serialized once at publish; every group delivers the same bytes. */
+	data: Buffer;
+	headers: Record<string, string>;
+	/** The payload's `id` (a push event's id), which the delivery records are keyed by. */
+	eventId: string | null;
+	groups: Map<string, GroupState>;
+}
+
+interface GroupState {
+	deliveries: number;
+	dead: { at: string; error: string } | null;
+}
+
+interface GroupQueue {
+	pending: StoredMessage[];
+	active: number;
+	chan: any | null;
+	timers: Set<NodeJS.Timeout>;
+}
+
+export interface InProcessDeadLetter {
+	seq: number;
+	channel: string;
+	group: string;
+	data: Buffer;
+	headers: Record<string, string>;
+	deadAt: string;
+}
+
+/** Raw message handed to handlers: the NATS-like surface the retry middleware uses. */
+export interface InProcessRaw {
+	headers: Record<string, string>;
+	info: { deliveryCount: number };
+	nak(delayMs?: number): void;
+	working(): void;
+}
+
+/** Journal records: publish, a failed delivery, finished (done, dropped or dead letter removed), dead-lettered, a delivery made, the sequence. */
+type JournalRecord =
+	| { t: "p"; s: number; c: string; i: string | null; h: Record<string, string>; d: string; g: string[] }
+	| { t: "f"; s: number; g: string; n: number }
+	| { t: "a"; s: number; g: string }
+	| { t: "x"; s: number; g: string; e: string; at: string }
+	| { t: "k"; k: string }
+	| { t: "s"; s: number };
+
+export interface InProcessChannelOptions {
+	/** Journal directory; without one, events live in memory only. */
+	dir?: string;
+	maxDeadLetters?: number;
+	maxQueued?: number;
+	maxPendingBytes?: number;
+}
+
+export const MAX_DEAD_LETTERS = 10_000;
+const MAX_QUEUED_PER_GROUP = 100_000;
+const MAX_PENDING_BYTES = 256 * 1024 * 1024;
+/** Compact once the journal is this big and four times the live state. */
+const COMPACT_MIN_BYTES = 8 * 1024 * 1024;
+const RECORD_OVERHEAD = 160;
+
+export class ChannelFull extends Error {
+	constructor(what: string) {
+		super(`the in-process channel is full (${what}): try again later`);
+		this.name = "ChannelFull";
+	}
+}
+
+const messageBytes = (m: StoredMessage) => Math.ceil(m.data.length * 1.34) + RECORD_OVERHEAD;
+
+export class InProcessChannelAdapter extends BaseAdapter {
+	declare opts: any;
+	declare logger: any;
+	declare serializer: any;
+	/** channel name → group → queue */
+	readonly queues = new Map<string, Map<string, GroupQueue>>();
+	/** Dead letters, oldest first. */
+	readonly deadLetters: InProcessDeadLetter[] = [];
+	private readonly messages = new Map<number, StoredMessage>();
+	private readonly doneKeys = new Set<string>();
+	private readonly claimed = new Set<string>();
+	private seq = 0;
+	private declared: Record<string, string[]>;
+	private log: AppendLog | null = null;
+	private liveBytes = 0;
+	private pendingBytes = 0;
+	private compacting: Promise<void> | null = null;
+	private prunedAt = 0;
+	private readonly limits: Required<Omit<InProcessChannelOptions, "dir">>;
+
+	/**
+	 * @param groups channel (without prefix) → groups that get every message even before they subscribe
+	 * @param options journal directory and bounds
+	 */
+	constructor(
+		opts: object = {},
+		groups: Record<string, readonly string[]> = {},
+		private readonly options: InProcessChannelOptions = {},
+	) {
+		super(opts);
+		this.declared = Object.fromEntries(Object.entries(groups).map(([c, g]) => [c, [...g]]));
+		this.limits = {
+			maxDeadLetters: options.maxDeadLetters ?? MAX_DEAD_LETTERS,
+			maxQueued: options.maxQueued ?? MAX_QUEUED_PER_GROUP,
+			maxPendingBytes: options.maxPendingBytes ?? MAX_PENDING_BYTES,
+		};
+	}
+
+	get durable(): boolean {
+		return !!this.options.dir;
+	}
+
+	async connect(): Promise<void> {
+		for (const [channel, groups] of Object.entries(this.declared)) for (const g of groups) this.queue(this.addPrefixTopic(channel), g);
+		if (this.options.dir) await this.recover(path.join(this.options.dir, "journal.log"));
+		this.connected = true;
+	}
+
+	async disconnect(): Promise<void> {
+		for (const groups of this.queues.values()) for (const q of groups.values()) for (const t of q.timers) clearTimeout(t);
+		this.connected = false;
+		await this.compacting;
+		await this.log?.close();
+		this.log = null;
+	}
+
+	/** Reads the journal back: queues what each group had not finished, dead letters, delivery records. */
+	private async recover(file: string): Promise<void> {
+		const { log, records, skipped } = await AppendLog.open<JournalRecord>(file);
+		if (skipped) this.logger.warn(`Skipped ${skipped} unreadable record(s) of ${file}`);
+		for (const r of records) this.apply(r);
+		const ordered = [...this.messages.values()].sort((a, b) => a.seq - b.seq);
+		let pending = 0;
+		for (const m of ordered) {
+			this.liveBytes += messageBytes(m);
+			for (const [group, state] of m.groups) {
+				if (state.dead) this.deadLetters.push(this.deadLetterOf(m, group, state));
+				else {
+					// Counts as delivered once: it may have been in the middle of it, so the worker checks its records.
+					state.deliveries = Math.max(state.deliveries, 1);
+					this.queue(m.channel, group).pending.push(m);
+					pending++;
+				}
+			}
+			if ([...m.groups.values()].some(s => !s.dead)) this.pendingBytes += m.data.length;
+		}
+		this.log = log;
+		await this.compact();
+		if (pending || this.deadLetters.length)
+			this.logger.info(`Recovered ${pending} pending deliveries and ${this.deadLetters.length} dead letters from ${file}`);
+	}
+
+	private apply(r: JournalRecord): void {
+		switch (r.t) {
+			case "p":
+				this.messages.set(r.s, {
+					seq: r.s,
+					channel: r.c,
+					data: Buffer.from(r.d, "base64"),
+					headers: r.h,
+					eventId: r.i,
+					groups: new Map(r.g.map(g => [g, { deliveries: 0, dead: null }])),
+				});
+				this.seq = Math.max(this.seq, r.s);
+				break;
+			case "f": {
+				const state = this.messages.get(r.s)?.groups.get(r.g);
+				if (state) state.deliveries = r.n;
+				break;
+			}
+			case "x": {
+				const state = this.messages.get(r.s)?.groups.get(r.g);
+				if (state) state.dead = { at: r.at, error: r.e };
+				break;
+			}
+			case "a": {
+				const m = this.messages.get(r.s);
+				m?.groups.delete(r.g);
+				if (m && !m.groups.size) this.messages.delete(r.s);
+				break;
+			}
+			case "k":
+				this.doneKeys.add(r.k);
+				break;
+			case "s":
+				this.seq = Math.max(this.seq, r.s);
+				break;
+		}
+	}
+
+	/** The live state as journal records: the sequence, every unfinished event, and the delivery records still needed. */
+	private *snapshot(): Generator<string> {
+		yield JSON.stringify({ t: "s", s: this.seq });
+		for (const m of [...this.messages.values()].sort((a, b) => a.seq - b.seq)) {
+			yield JSON.stringify({ t: "p", s: m.seq, c: m.channel, i: m.eventId, h: m.headers, d: m.data.toString("base64"), g: [...m.groups.keys()] });
+			for (const [g, state] of m.groups) {
+				if (state.deliveries) yield JSON.stringify({ t: "f", s: m.seq, g, n: state.deliveries });
+				if (state.dead) yield JSON.stringify({ t: "x", s: m.seq, g, e: state.dead.error, at: state.dead.at });
+			}
+		}
+		const live = this.liveEvents();
+		this.pruneDoneKeys(live);
+		for (const key of this.doneKeys) yield JSON.stringify({ t: "k", k: key });
+	}
+
+	/** Event id → groups that may still get it: pending, or a dead letter that may be replayed. */
+	private liveEvents(): Map<string, Set<string>> {
+		const live = new Map<string, Set<string>>();
+		for (const m of this.messages.values()) {
+			if (!m.eventId) continue;
+			const set = live.get(m.eventId) ?? new Set<string>();
+			for (const g of m.groups.keys()) set.add(g);
+			live.set(m.eventId, set);
+		}
+		return live;
+	}
+
+	/** A delivery record matters while its event may be delivered to that group again. */
+	private pruneDoneKeys(live = this.liveEvents()): void {
+		for (const key of this.doneKeys) {
+			const parsed = parseDeliveryKey(key);
+			if (!parsed || !live.get(parsed.eventId)?.has(parsed.group)) this.doneKeys.delete(key);
+		}
+		this.prunedAt = this.doneKeys.size;
+	}
+
+	private compact(): Promise<void> {
+		if (!this.log) return Promise.resolve();
+		this.compacting ??= this.log
+			.compact(() => this.snapshot())
+			.catch(err => this.logger.error(`Compacting the channel journal failed: ${(err as Error).message}`))
+			.finally(() => (this.compacting = null));
+		return this.compacting;
+	}
+
+	private maybeCompact(): void {
+		const log = this.log;
+		// In memory only, the records of finished events are dropped now and then instead.
+		if (!log) return void (this.doneKeys.size > 2 * this.prunedAt + 10_000 && this.pruneDoneKeys());
+		if (this.compacting) return;
+		const live = this.liveBytes + this.doneKeys.size * 120;
+		if (log.bytes > COMPACT_MIN_BYTES && log.bytes > 4 * live) void this.compact();
+	}
+
+	/** Appends a record whose loss only repeats work (a redelivery): not waited for. */
+	private note(record: JournalRecord): void {
+		this.log?.append(record).catch(err => this.logger.error(`Writing the channel journal failed: ${(err as Error).message}`));
+	}
+
+	private queue(channel: string, group: string): GroupQueue {
+		let groups = this.queues.get(channel);
+		if (!groups) this.queues.set(channel, (groups = new Map()));
+		let q = groups.get(group);
+		if (!q) groups.set(group, (q = { pending: [], active: 0, chan: null, timers: new Set() }));
+		return q;
+	}
+
+	async subscribe(chan: any): Promise<void> {
+		if (chan.maxInFlight == null) chan.maxInFlight = this.opts.maxInFlight;
+		if (chan.maxRetries == null) chan.maxRetries = this.opts.maxRetries;
+		chan.deadLettering = { ...this.opts.deadLettering, ...chan.deadLettering };
+		const q = this.queue(chan.name, chan.group);
+		q.chan = chan;
+		this.initChannelActiveMessages(chan.id, false);
+		this.pump(chan.name, chan.group);
+	}
+
+	async unsubscribe(chan: any): Promise<void> {
+		if (chan.unsubscribing) return;
+		chan.unsubscribing = true;
+		const q = this.queues.get(chan.name)?.get(chan.group);
+		// Graceful stop: let the handlers in progress finish; queued messages stay for a later subscriber.
+		while (q && q.active > 0) await new Promise(r => setTimeout(r, 20));
+		if (q && q.chan === chan) q.chan = null;
+	}
+
+	/** Resolves once the event is queued for every group (and, when durable, in the journal). */
+	async publish(channelName: string, payload: unknown, opts: { headers?: Record<string, string>; raw?: boolean } = {}): Promise<void> {
+		if (!this.connected) throw new Error("Adapter not yet connected. Skipping publishing.");
+		const data: Buffer = opts.raw ? Buffer.from(payload as Buffer) : this.serializer.serialize(payload);
+		const groups = this.queues.get(channelName);
+		if (!groups?.size) {
+			this.logger.warn(`No consumer group on '${channelName}': message dropped`);
+			return;
+		}
+		for (const [group, q] of groups) if (q.pending.length >= this.limits.maxQueued) throw new ChannelFull(`${q.pending.length} events waiting for '${group}'`);
+		if (this.pendingBytes + data.length > this.limits.maxPendingBytes) throw new ChannelFull(`${this.pendingBytes} bytes of events waiting`);
+		const id = (payload as { id?: unknown } | null)?.id;
+		const m: StoredMessage = {
+			seq: ++this.seq,
+			channel: channelName,
+			data,
+			headers: { ...opts.headers },
+			eventId: !opts.raw && typeof id === "string" ? id : null,
+			groups: new Map([...groups.keys()].map(g => [g, { deliveries: 0, dead: null }])),
+		};
+		// In the live state first (a compaction meanwhile keeps it), handed to the groups once on the disk.
+		this.messages.set(m.seq, m);
+		this.liveBytes += messageBytes(m);
+		this.pendingBytes += m.data.length;
+		if (this.log) {
+			try {
+				await this.log.append({ t: "p", s: m.seq, c: m.channel, i: m.eventId, h: m.headers, d: m.data.toString("base64"), g: [...m.groups.keys()] });
+			} catch (err) {
+				this.forget(m);
+				throw err;
+			}
+		}
+		for (const [group, q] of groups) {
+			if (!m.groups.has(group)) continue;
+			q.pending.push(m);
+			this.pump(channelName, group);
+		}
+	}
+
+	private forget(m: StoredMessage): void {
+		if (!this.messages.delete(m.seq)) return;
+		this.liveBytes -= messageBytes(m);
+	}
+
+	/** A group is finished with a message (delivered, dropped, or its dead letter removed). */
+	private finish(m: StoredMessage, group: string): void {
+		const state = m.groups.get(group);
+		if (!state) return;
+		m.groups.delete(group);
+		if (![...m.groups.values()].some(s => !s.dead) && !state.dead) this.pendingBytes -= m.data.length;
+		if (!m.groups.size) this.forget(m);
+		this.note({ t: "a", s: m.seq, g: group });
+		this.maybeCompact();
+	}
+
+	private pump(channel: string, group: string): void {
+		const q = this.queues.get(channel)?.get(group);
+		if (!q?.chan || q.chan.unsubscribing || !this.connected) return;
+		while (q.pending.length && q.active < (q.chan.maxInFlight ?? 1)) {
+			const msg = q.pending.shift()!;
+			// Finished meanwhile (e.g. its dead letter was removed): nothing to deliver.
+			if (!msg.groups.has(group)) continue;
+			q.active++;
+			void this.deliver(channel, group, q, q.chan, msg).finally(() => {
+				q.active--;
+				this.pump(channel, group);
+			});
+		}
+	}
+
+	private async deliver(channel: string, group: string, q: GroupQueue, chan: any, msg: StoredMessage): Promise<void> {
+		const state = msg.groups.get(group)!;
+		state.deliveries++;
+		let nakDelay: number | null = null;
+		const raw: InProcessRaw = {
+			headers: msg.headers,
+			info: { deliveryCount: state.deliveries },
+			nak: (delayMs = 0) => void (nakDelay ??= delayMs),
+			working: () => undefined,
+		};
+		this.addChannelActiveMessages(chan.id, [msg.seq]);
+		try {
+			await chan.handler(this.serializer.deserialize(msg.data), raw);
+			this.finish(msg, group);
+		} catch (err) {
+			if (chan.maxRetries && state.deliveries < chan.maxRetries) {
+				this.note({ t: "f", s: msg.seq, g: group, n: state.deliveries });
+				const timer = setTimeout(() => {
+					q.timers.delete(timer);
+					q.pending.unshift(msg);
+					this.pump(channel, group);
+				}, nakDelay ?? 0);
+				q.timers.add(timer);
+			} else if (chan.deadLettering?.enabled) {
+				this.bury(msg, group, String((err as Error)?.message ?? err));
+				this.logger.warn(`Moved message ${msg.seq} of '${channel}' (group '${group}') to the dead letters after ${state.deliveries} deliveries`);
+			} else {
+				this.finish(msg, group);
+				this.logger.error(`Dropped message ${msg.seq} of '${channel}' (group '${group}') after ${state.deliveries} deliveries`);
+			}
+		} finally {
+			this.removeChannelActiveMessages(chan.id, [msg.seq]);
+		}
+	}
+
+	private deadLetterOf(m: StoredMessage, group: string, state: GroupState): InProcessDeadLetter {
+		return {
+			seq: m.seq,
+			channel: m.channel,
+			group,
+			data: m.data,
+			headers: { ...m.headers, "x-original-channel": m.channel, "x-original-group": group, "x-error-message": state.dead?.error ?? "" },
+			deadAt: state.dead?.at ?? "",
+		};
+	}
+
+	/** Makes a message a dead letter of one group; the oldest dead letter goes when there are too many. */
+	private bury(m: StoredMessage, group: string, error: string): void {
+		const state = m.groups.get(group)!;
+		state.dead = { at: new Date().toISOString(), error };
+		if (![...m.groups.values()].some(s => !s.dead)) this.pendingBytes -= m.data.length;
+		this.note({ t: "x", s: m.seq, g: group, e: error, at: state.dead.at });
+		this.deadLetters.push(this.deadLetterOf(m, group, state));
+		while (this.deadLetters.length > this.limits.maxDeadLetters) {
+			const oldest = this.deadLetters[0];
+			this.removeDeadLetter(oldest.seq, oldest.group);
+			this.logger.warn(
+				`More than ${this.limits.maxDeadLetters} dead letters: dropped the oldest (message ${oldest.seq} of '${oldest.channel}', group '${oldest.group}', dead since ${oldest.deadAt})`,
+			);
+		}
+	}
+
+	/** Removes a dead letter (replayed, or dropped); false when there is none. */
+	removeDeadLetter(seq: number, group: string): boolean {
+		const i = this.deadLetters.findIndex(d => d.seq === seq && d.group === group);
+		if (i < 0) return false;
+		this.deadLetters.splice(i, 1);
+		const m = this.messages.get(seq);
+		if (m) this.finish(m, group);
+		return true;
+	}
+
+	/**
+	 * The workers' delivery records on this journal: a claim is held in memory (one process), a
+	 * delivery made is on the disk before `complete` resolves, so that an event delivered again
+	 * after a restart skips it. Kept while the event may still come back to that group.
+	 */
+	readonly deliveryLog: DeliveryLog = {
+		claim: async (key: string): Promise<ClaimResult> => {
+			if (this.doneKeys.has(key)) return "done";
+			if (this.claimed.has(key)) return "busy";
+			this.claimed.add(key);
+			return "go";
+		},
+		complete: async (key: string): Promise<void> => {
+			this.doneKeys.add(key);
+			this.claimed.delete(key);
+			await this.log?.append({ t: "k", k: key });
+		},
+		release: async (key: string): Promise<void> => {
+			this.claimed.delete(key);
+		},
+		close: async (): Promise<void> => undefined,
+	};
+
+	parseMessageHeaders(raw: InProcessRaw): Record<string, string> | null {
+		return raw?.headers ?? null;
+	}
+}

@@ -1,0 +1,187 @@
+/**
+ * The data-access layer: NeDB files under DATA_DIR by default, MongoDB (mongoose) when MONGO_URI
+ * is set, behind one `Collection` interface built on moleculer-db's adapters. Services get their
+ * collections from mixins/db.mixin.ts; the stored shapes and their keys are in models/.
+ *
+ * Documents carry their own integer `id` from an atomic per-collection counter; `_id` never
+ * leaves this layer. NeDB has no compound indexes, so a uniqueness rule over several fields is
+ * a synthetic field (e.g. `project_title: "12|bug"`) with a unique index on both back ends.
+ */
+import fs from "fs";
+import path from "path";
+import type { ServiceBroker } from "moleculer";
+import DbService from "moleculer-db";
+import MongooseAdapter from "moleculer-db-adapter-mongoose";
+import mongoose from "mongoose";
+import { isUniqueViolation } from "../api/errors";
+
+export interface IndexSpec {
+	/** Fields in order. NeDB indexes the first one only (and then never as unique). */
+	fields: Readonly<Record<string, 1 | -1>>;
+	unique?: boolean;
+	/** Unique only among documents that have the field. */
+	sparse?: boolean;
+}
+
+/** A collection's indexes, declared with its stored shape in models/. */
+export interface CollectionOptions {
+	indexes?: readonly IndexSpec[];
+}
+
+/** Where the data lives; tests point these elsewhere. */
+export interface StoreLocation {
+	dataDir: string;
+	mongoUri: string;
+}
+
+export interface FindOptions {
+	/** moleculer-db sort: "-id", ["project_id", "-id"] */
+	sort?: string | string[];
+	offset?: number;
+	limit?: number;
+}
+
+export type Doc = Record<string, any>;
+
+/** A write that a unique index refused. */
+export class UniqueViolation extends Error {
+	constructor() {
+		super("unique index violated");
+		this.name = "UniqueViolation";
+	}
+}
+
+/** Strips the store's own `_id` so documents look the same on both back ends. */
+function plain<T>(doc: any): T {
+	if (!doc) return doc;
+	const obj = typeof doc.toObject === "function" ? doc.toObject() : { ...doc };
+	delete obj._id;
+	return obj as T;
+}
+
+function toUpdate(set: Doc, unset?: string[]): Doc {
+	const update: Doc = {};
+	if (Object.keys(set).length) update.$set = set;
+	if (unset?.length) update.$unset = Object.fromEntries(unset.map(f => [f, true]));
+	return update;
+}
+
+async function uniqueGuard<T>(write: () => Promise<T>): Promise<T> {
+	try {
+		return await write();
+	} catch (err) {
+		if (isUniqueViolation(err)) throw new UniqueViolation();
+		throw err;
+	}
+}
+
+function mongoModel(name: string, indexes: readonly IndexSpec[]) {
+	if (mongoose.models[name]) return mongoose.models[name];
+	const schema = new mongoose.Schema({}, { strict: false, versionKey: false, collection: name });
+	schema.index({ id: 1 }, { unique: true });
+	for (const ix of indexes) schema.index(ix.fields, { unique: !!ix.unique, sparse: !!ix.sparse });
+	return mongoose.model(name, schema);
+}
+
+const mongoCounters = () =>
+	mongoose.models.counters ?? mongoose.model("counters", new mongoose.Schema({ _id: String, seq: Number }, { versionKey: false, collection: "counters" }));
+
+export class Collection<T extends Doc = Doc> {
+	private adapter: any;
+	private counters: any;
+	private readonly mongo: boolean;
+
+	constructor(
+		readonly name: string,
+		private readonly options: CollectionOptions,
+		private readonly location: StoreLocation,
+	) {
+		this.mongo = !!location.mongoUri;
+	}
+
+	async connect(broker: ServiceBroker): Promise<void> {
+		const indexes = this.options.indexes ?? [];
+		if (this.mongo) {
+			this.adapter = new MongooseAdapter(this.location.mongoUri);
+			this.adapter.init(broker, { schema: { model: mongoModel(this.name, indexes) }, settings: {}, logger: broker.getLogger("db") });
+			await this.adapter.connect();
+			await this.adapter.model.createIndexes();
+			return;
+		}
+		fs.mkdirSync(this.location.dataDir, { recursive: true });
+		this.adapter = new DbService.MemoryAdapter({ filename: path.join(this.location.dataDir, `${this.name}.db`) });
+		this.adapter.init(broker, { schema: {}, settings: {}, logger: broker.getLogger("db") });
+		await this.adapter.connect();
+		const db = this.adapter.db;
+		// Compaction keeps the append-only file from growing without bound.
+		db.setAutocompactionInterval?.(10 * 60 * 1000);
+		await db.ensureIndex({ fieldName: "id", unique: true });
+		for (const ix of indexes) {
+			const [first, ...rest] = Object.keys(ix.fields);
+			if (first !== "id") await db.ensureIndex({ fieldName: first, unique: !!ix.unique && rest.length === 0, sparse: !!ix.sparse });
+		}
+		this.counters = new db.constructor({ filename: path.join(this.location.dataDir, `${this.name}.counters.db`) });
+		await this.counters.loadDatabaseAsync();
+	}
+
+	async disconnect(): Promise<void> {
+		this.adapter?.db?.stopAutocompaction?.();
+		await this.adapter?.disconnect();
+	}
+
+	/** The next integer id: atomic, never reused. */
+	async nextId(): Promise<number> {
+		if (this.mongo) {
+			const doc = await mongoCounters()
+				.findOneAndUpdate({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, new: true })
+				.lean();
+			return (doc as any).seq;
+		}
+		// NeDB runs one operation at a time per datastore, so $inc with returnUpdatedDocs is atomic.
+		const res = await this.counters.updateAsync({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, returnUpdatedDocs: true });
+		return res.affectedDocuments.seq;
+	}
+
+	/** Inserts with a fresh id unless the document has one. Throws UniqueViolation. */
+	async insert(doc: Omit<T, "id"> & { id?: number }): Promise<T> {
+		const id = doc.id ?? (await this.nextId());
+		return plain<T>(await uniqueGuard(() => this.adapter.insert({ ...doc, id })));
+	}
+
+	async find(query: Doc, opts: FindOptions = {}): Promise<T[]> {
+		const sort = typeof opts.sort === "string" ? opts.sort.split(/[\s,]+/) : opts.sort;
+		const docs = await this.adapter.find({ query, sort, offset: opts.offset, limit: opts.limit });
+		return docs.map((d: unknown) => plain<T>(d));
+	}
+
+	async findOne(query: Doc): Promise<T | null> {
+		return plain<T>(await this.adapter.findOne(query)) ?? null;
+	}
+
+	async count(query: Doc = {}): Promise<number> {
+		return this.adapter.count({ query });
+	}
+
+	/**
+	 * Sets fields on every match and returns how many matched. With a condition in the query it is
+	 * a compare-and-set: 0 means the document was not in the expected state. Throws UniqueViolation.
+	 */
+	async update(query: Doc, set: Doc, unset?: string[]): Promise<number> {
+		const update = toUpdate(set, unset);
+		if (!Object.keys(update).length) return this.count(query);
+		if (this.mongo) return uniqueGuard(async () => (await this.adapter.model.updateMany(query, update)).matchedCount);
+		return uniqueGuard(() => this.adapter.updateMany(query, update));
+	}
+
+	/** Sets fields on the first match and returns it as it is now, or null when nothing matched. */
+	async updateOne(query: Doc, set: Doc, unset?: string[]): Promise<T | null> {
+		const current = await this.findOne(query);
+		if (!current) return null;
+		if (!(await this.update({ ...query, id: current.id }, set, unset))) return null;
+		return this.findOne({ id: current.id });
+	}
+
+	async remove(query: Doc): Promise<number> {
+		return this.adapter.removeMany(query);
+	}
+}

@@ -1,0 +1,74 @@
+/**
+ * Builds as stored, with the one-field index keys NeDB can use (it has no compound indexes):
+ * pages of a project are ranges of `project_seq`, the filters go through `project_status` and
+ * `project_sha`. The per-project counters of lib/builds/build-numbers.ts live beside them.
+ */
+
+export const BUILD_STATUSES = ["pending", "running", "failed", "success", "canceled"] as const;
+export type BuildStatus = (typeof BUILD_STATUSES)[number];
+
+export interface CommitDoc {
+	id: string;
+	short_id: string;
+	title: string;
+	message: string;
+	author_name: string;
+	author_email: string;
+	/** As the CI side sent it; shown with a numeric UTC offset. */
+	created_at: string;
+}
+
+export interface ArtifactsDoc {
+	/** The name the upload gave, shown and sent back in Content-Disposition. */
+	filename: string;
+	size: number;
+	/** The stored file's name under the build's directory (a new one per upload). */
+	file: string;
+}
+
+export interface BuildDoc {
+	id: number;
+	project_id: number;
+	/** Position in its project, 1-based and dense: pages are ranges of it. */
+	seq: number;
+	/** seqKey(project_id, seq): unique, the one-field index NeDB can range-scan. */
+	project_seq: string;
+	/** statusKey(project_id, status) and shaKey(project_id, commit id): the filters' indexes. */
+	project_status: string;
+	project_sha: string;
+	name: string;
+	stage: string;
+	ref: string;
+	tag: boolean;
+	status: BuildStatus;
+	coverage: number | null;
+	created_at: string;
+	started_at: string | null;
+	finished_at: string | null;
+	commit: CommitDoc;
+	user_id: number | null;
+	artifacts: ArtifactsDoc | null;
+	erased_at: string | null;
+	erased_by: number | null;
+	/** The build this one retried, when it is a retry. */
+	retried_from?: number | null;
+}
+
+/** A project's counter: the highest number known to be stored (the builds at 1…seq exist). */
+export interface BuildCounterDoc {
+	/** The project's id. */
+	id: number;
+	seq: number;
+}
+
+/** Digits of a zero-padded number in `project_seq`, so that string order is number order. */
+export const SEQ_DIGITS = 10;
+export const seqKey = (projectId: number, seq: number) => `${projectId}|${String(seq).padStart(SEQ_DIGITS, "0")}`;
+export const statusKey = (projectId: number, status: string) => `${projectId}|${status}`;
+export const shaKey = (projectId: number, sha: string) => `${projectId}|${sha}`;
+
+export const buildsCollection = {
+	indexes: [{ fields: { project_seq: 1 }, unique: true }, { fields: { project_status: 1, seq: -1 } }, { fields: { project_sha: 1, seq: -1 } }],
+} as const;
+
+export const buildCountersCollection = {} as const;

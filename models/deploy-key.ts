@@ -1,0 +1,36 @@
+/** Deploy keys as stored: one record per fingerprint, linked to the projects that use it. */
+
+export interface DeployKeyDoc {
+	id: number;
+	title: string;
+	/** The normalised key text (CR/LF removed, stripped), as shown. */
+	key: string;
+	/** MD5 of the key blob, colon-separated; unique in the store. */
+	fingerprint: string;
+	/** The user who added it first (null when unknown). */
+	user_id: number | null;
+	/** Admin-wide public keys (GitLab's `public` column); this service creates none. */
+	public: boolean;
+	created_at: string;
+	updated_at: string;
+	/** Bumped by every confirmed link: a key is only removed at the version its remover saw. */
+	lock_version: number;
+}
+
+/** A key's link to one project. */
+export interface DeployKeyLinkDoc {
+	id: number;
+	project_id: number;
+	key_id: number;
+	/** keyLinkKey(project_id, key_id): unique, a project links a key once. */
+	project_key: string;
+	created_at: string;
+}
+
+export const keyLinkKey = (projectId: number, keyId: number) => `${projectId}|${keyId}`;
+
+export const deployKeysCollection = { indexes: [{ fields: { fingerprint: 1 }, unique: true }] } as const;
+
+export const deployKeyLinksCollection = {
+	indexes: [{ fields: { project_key: 1 }, unique: true }, { fields: { key_id: 1 } }, { fields: { project_id: 1 } }],
+} as const;

@@ -1,0 +1,25 @@
+/** Integration settings as stored: one record per project and slug, secrets encrypted. */
+
+/** The event flags GitLab 8 shows (which events an integration acts on); all true unless a record says otherwise. */
+export const EVENT_FLAGS = ["push_events", "tag_push_events", "issues_events", "merge_requests_events", "note_events", "build_events"] as const;
+export type EventFlag = (typeof EVENT_FLAGS)[number];
+
+export interface IntegrationDoc extends Partial<Record<EventFlag, boolean>> {
+	id: number;
+	project_id: number;
+	/** The spec's slug (GitLab's service names are aliases of it). */
+	slug: string;
+	active: boolean;
+	/** Declared fields only; secret ones as `v1:…` ciphertext (lib/crypto/secrets.ts). */
+	properties: Record<string, unknown>;
+	created_at: string;
+	updated_at: string;
+	/** integrationKey(project_id, slug): unique. */
+	project_slug: string;
+}
+
+export const integrationKey = (projectId: number | string, slug: string) => `${projectId}|${slug}`;
+
+export const integrationsCollection = {
+	indexes: [{ fields: { project_slug: 1 }, unique: true }, { fields: { project_id: 1 } }],
+} as const;

@@ -1,0 +1,21 @@
+/** Labels as stored: one per project and title (docs/api.md#labels). */
+
+export interface LabelDoc {
+	id: number;
+	project_id: number;
+	title: string;
+	/** `#RRGGBB`. */
+	color: string;
+	description: string | null;
+	template: boolean;
+	created_at: string;
+	updated_at: string;
+	/** labelKey(project_id, title): unique, so two racing creates make one label. */
+	project_title: string;
+}
+
+export const labelKey = (projectId: number, title: string) => `${projectId}|${title}`;
+
+export const labelsCollection = {
+	indexes: [{ fields: { project_title: 1 }, unique: true }, { fields: { project_id: 1, title: 1 } }],
+} as const;

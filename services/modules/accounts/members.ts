@@ -1,0 +1,112 @@
+/**
+ * Project members: list, add, change, remove (masters; only owners and admins hand out the owner
+ * level; the creator's own ownership is not changed here). Every change cleans that member's
+ * cached access to the project at once, here and on every gateway.
+ */
+import { config } from "../../../config";
+import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../../lib/accounts/access";
+import { ACCESS_CHANGED_EVENT, memberAccessKeys, type AccessChange } from "../../../lib/accounts/auth-cache";
+import { conflict, forbidden, invalidValue, notFound } from "../../../lib/api/errors";
+import { UniqueViolation } from "../../../lib/store/collection";
+import { cleanTwice } from "../../../mixins/cache-cleaner.mixin";
+import { memberKey, type MemberDoc } from "../../../models/project";
+import { publicUser } from "../../../models/user";
+import { presentMember } from "../../../presenters/project";
+import { now, type AccountsModule, type Ctx } from "./module";
+import { USER_ID_PARAM } from "./users";
+
+type MemberParams = { user_id: number; access_level: number };
+const MEMBER_PARAMS = { id: "string", user_id: USER_ID_PARAM, access_level: { type: "number", integer: true, convert: true } } as const;
+
+export const Members: AccountsModule = {
+	actions: {
+		listMembers: {
+			access: AccessLevel.NONE,
+			hedge: true,
+			params: { id: "string" },
+			async handler(ctx: Ctx) {
+				const members = await this.db.members.find({ project_id: this.access(ctx).project.id }, { sort: "user_id" });
+				const users = new Map((await this.db.users.find({ id: { $in: members.map(m => m.user_id) } })).map(u => [u.id, u]));
+				return members.filter(m => users.has(m.user_id)).map(m => presentMember(publicUser(users.get(m.user_id)!), m.access_level, config.gitlabUrl));
+			},
+		},
+
+		addMember: {
+			access: AccessLevel.MASTER,
+			params: MEMBER_PARAMS,
+			async handler(ctx: Ctx<MemberParams>) {
+				const access = this.grantingAccess(ctx);
+				const user = await this.db.users.findOne({ id: ctx.params.user_id });
+				if (!user) throw notFound("User");
+				try {
+					await this.db.members.insert(this.memberDoc(access.project.id, user.id, ctx.params.access_level));
+				} catch (err) {
+					if (err instanceof UniqueViolation) throw conflict("Member already exists");
+					throw err;
+				}
+				await this.memberChanged(ctx, access, user.id);
+				ctx.meta.$statusCode = 201;
+				return presentMember(publicUser(user), ctx.params.access_level, config.gitlabUrl);
+			},
+		},
+
+		updateMember: {
+			access: AccessLevel.MASTER,
+			params: MEMBER_PARAMS,
+			async handler(ctx: Ctx<MemberParams>) {
+				const access = this.grantingAccess(ctx);
+				const member = await this.changeableMember(access, ctx.params.user_id);
+				await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level });
+				await this.memberChanged(ctx, access, member.user_id);
+				const user = await this.db.users.findOne({ id: member.user_id });
+				if (!user) throw notFound("User");
+				return presentMember(publicUser(user), ctx.params.access_level, config.gitlabUrl);
+			},
+		},
+
+		removeMember: {
+			access: AccessLevel.MASTER,
+			params: { id: "string", user_id: USER_ID_PARAM },
+			async handler(ctx: Ctx<{ user_id: number }>) {
+				const access = this.access(ctx);
+				const member = await this.changeableMember(access, ctx.params.user_id);
+				await this.db.members.remove({ id: member.id });
+				await this.memberChanged(ctx, access, member.user_id);
+				const user = await this.db.users.findOne({ id: member.user_id });
+				return user ? presentMember(publicUser(user), member.access_level, config.gitlabUrl) : {};
+			},
+		},
+	},
+
+	methods: {
+		memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id"> {
+			return { project_id: projectId, user_id: userId, access_level: level, member_key: memberKey(projectId, userId), created_at: now() };
+		},
+
+		/** The level asked for must be a member level; only owners and admins may hand out the owner level. */
+		grantingAccess(ctx: Ctx<{ access_level: number }>): ProjectAccess {
+			const access = this.access(ctx);
+			const level = ctx.params.access_level;
+			if (!(MEMBER_LEVELS as readonly number[]).includes(level)) throw invalidValue("access_level");
+			if (level >= AccessLevel.OWNER && !hasLevel(access, AccessLevel.OWNER)) throw forbidden();
+			return access;
+		},
+
+		/** The creator's ownership is not changed through the members API. */
+		async changeableMember(access: ProjectAccess, userId: number): Promise<MemberDoc> {
+			const member = await this.db.members.findOne({ member_key: memberKey(access.project.id, userId) });
+			if (!member) throw notFound("Member");
+			if (userId === access.project.creator_id) throw forbidden();
+			return member;
+		},
+
+		/** Cleans the member's cached access to the project here, and tells the gateways and replicas to. */
+		async memberChanged(ctx: Ctx, access: ProjectAccess, userId: number) {
+			const cacher = this.broker.cacher;
+			if (!cacher) return;
+			const patterns = memberAccessKeys(cacher, access.project, userId);
+			await cleanTwice(this.broker, patterns, "access look-ups");
+			ctx.broadcast(ACCESS_CHANGED_EVENT, { patterns } satisfies AccessChange);
+		},
+	},
+};

@@ -1,0 +1,63 @@
+/**
+ * What the accounts service's modules share: the service's `this` (its collections, the hasher,
+ * the login throttle, and every module's methods), so each module is typed against the whole.
+ * The modules are mixins of services/accounts.service.ts, one per resource as GitLab's
+ * lib/api splits them: lookups (for the gateway), session, users, projects, members.
+ */
+import type Redis from "ioredis";
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { Caller, ProjectAccess } from "../../../lib/accounts/access";
+import type { LoginThrottle } from "../../../lib/accounts/login-throttle";
+import type { ApiMeta } from "../../../lib/api/context";
+import { unauthorized } from "../../../lib/api/errors";
+import type { PasswordHasher } from "../../../lib/crypto/passwords";
+import type { Collection } from "../../../lib/store/collection";
+import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
+import type { SecretsVars } from "../../../mixins/secrets.mixin";
+import type { MemberDoc, ProjectDoc } from "../../../models/project";
+import type { StoredUser } from "../../../models/user";
+
+export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
+
+export interface NewUser {
+	email: string;
+	password: string;
+	username: string;
+	name: string;
+	admin?: boolean;
+	/** A chosen private token (root's GITLAB_ROOT_TOKEN); generated otherwise. */
+	token?: string;
+}
+
+export interface AccountsVars extends SecretsVars {
+	db: { users: Collection<StoredUser>; projects: Collection<ProjectDoc>; members: Collection<MemberDoc> };
+	hasher: PasswordHasher;
+	loginThrottle: LoginThrottle;
+	limiterRedis: Redis | null;
+}
+
+export interface AccountsMethods extends ProjectAccessMethods {
+	findProject(ref: string): Promise<ProjectDoc | null>;
+	checkPassword(password: string, stored: string | null): Promise<boolean>;
+	hashPassword(password: string): Promise<string>;
+	revealToken(user: StoredUser): string;
+	insertUser(user: NewUser): Promise<{ user: StoredUser; token: string }>;
+	bootstrapRoot(): Promise<void>;
+	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
+	grantingAccess(ctx: Ctx<{ access_level: number }>): ProjectAccess;
+	changeableMember(access: ProjectAccess, userId: number): Promise<MemberDoc>;
+	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;
+}
+
+export type AccountsModule = Partial<ServiceSchema<ServiceSettingSchema, AccountsMethods, AccountsVars>>;
+
+/** The modules as the service's mixins (Moleculer's mixin type knows no typed `this`). */
+export const asMixins = (...modules: AccountsModule[]) => modules as unknown as Partial<ServiceSchema>[];
+
+/** The signed-in caller, or 401. */
+export function callerOf(ctx: { meta: ApiMeta }): Caller {
+	if (!ctx.meta.user) throw unauthorized();
+	return ctx.meta.user;
+}
+
+export const now = () => new Date().toISOString();

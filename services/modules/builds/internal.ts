@@ -1,0 +1,154 @@
+/**
+ * The internal build API the CI side drives (docs/api.md#internal-builds), behind the shared
+ * secret and without a user: new builds, runner state updates, trace appends, streamed artifacts
+ * uploads, and builds in bulk for seeding.
+ */
+import type { Readable } from "stream";
+import { badRequest, forbidden, invalidValue, notFound, paramError, tooLarge } from "../../../lib/api/errors";
+import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, drain } from "../../../lib/builds/artifact-store";
+import { parseArtifactsFilename, parseId, parseNewBuild } from "../../../lib/builds/build-input";
+import { isBuildStatus, parseCoverage, parseRunnerUpdate, runnerTransition, stateReached } from "../../../lib/builds/build-state";
+import { untilSet } from "../../../lib/builds/build-store";
+import type { ArtifactsDoc } from "../../../models/build";
+import type { UserDoc } from "../../../models/user";
+import { now, type BuildsModule, type Ctx, type Upload } from "./module";
+
+/** Most builds one createBatch call takes (its payload stays far below NATS's 1 MB). */
+export const BATCH_MAX = 500;
+
+export const InternalBuilds: BuildsModule = {
+	actions: {
+		/** `POST /internal/builds`: a new pending build. 201. */
+		create: {
+			async handler(ctx: Ctx) {
+				const input = parseNewBuild(ctx.params);
+				const project = await ctx.call<{ id: number } | null, { id: number }>("accounts.projectById", { id: input.project_id });
+				if (!project) throw notFound("Project");
+				if (input.user_id !== null) {
+					const found: UserDoc[] = await ctx.call("accounts.usersByIds", { ids: [input.user_id] });
+					if (!found.length) throw notFound("User");
+				}
+				const [build] = await this.insertBuilds(input.project_id, [
+					{ ...input, status: "pending", coverage: null, created_at: now(), started_at: null, finished_at: null },
+				]);
+				this.created201(ctx, build);
+				return (await this.present(ctx, [build]))[0];
+			},
+		},
+
+		/**
+		 * The internal API in bulk, for `npm run seed` over the broker (no HTTP route): up to
+		 * BATCH_MAX builds of one project, each the body of `POST /internal/builds` plus the state to
+		 * leave it in (`status`, reached through the same transitions a runner and a user would
+		 * make), an optional `coverage` and `trace`. Answers the new ids in order.
+		 */
+		createBatch: {
+			visibility: "public",
+			params: { project_id: { type: "any" }, builds: { type: "array", min: 1, max: BATCH_MAX, items: "object" } },
+			async handler(ctx: Ctx<{ project_id: unknown; builds: Record<string, unknown>[] }>) {
+				const at = now();
+				const items = ctx.params.builds.map(item => {
+					const input = parseNewBuild({ ...item, project_id: ctx.params.project_id });
+					const status = item.status ?? "pending";
+					if (!isBuildStatus(status)) throw invalidValue("status");
+					const coverage = item.coverage === undefined ? undefined : parseCoverage(item.coverage);
+					if (item.trace !== undefined && typeof item.trace !== "string") throw paramError("trace is invalid");
+					return { input, state: stateReached(status, at, coverage), trace: item.trace as string | undefined };
+				});
+				const projectId = items[0].input.project_id;
+				if (!(await ctx.call("accounts.projectById", { id: projectId }))) throw notFound("Project");
+				const userIds = [...new Set(items.map(i => i.input.user_id).filter((id): id is number => id !== null))];
+				if (userIds.length) {
+					const found: UserDoc[] = await ctx.call("accounts.usersByIds", { ids: userIds });
+					if (found.length !== userIds.length) throw notFound("User");
+				}
+				const builds = await this.insertBuilds(
+					projectId,
+					items.map(({ input, state }) => ({ ...input, ...state, created_at: at })),
+				);
+				for (const [i, b] of builds.entries()) if (items[i].trace) await this.artifacts.appendTrace(projectId, b.id, items[i].trace!);
+				return { ids: builds.map(b => b.id) };
+			},
+		},
+
+		/** `PUT /internal/builds/:build_id` `{status: running|success|failed, coverage?}`. 200. */
+		updateState: {
+			async handler(ctx: Ctx<{ build_id: unknown; status?: unknown; coverage?: unknown }>) {
+				const buildId = parseId(ctx.params.build_id, "build_id");
+				const { status, coverage } = parseRunnerUpdate(ctx.params);
+				const build = await untilSet(
+					await this.anyBuild(buildId),
+					() => this.anyBuild(buildId),
+					async b => {
+						const patch = runnerTransition(b, status, now(), coverage);
+						return Object.keys(patch).length ? ((await this.changeState(b, patch)) ?? "changed") : b;
+					},
+				);
+				return (await this.present(ctx, [build]))[0];
+			},
+		},
+
+		/** `PATCH /internal/builds/:build_id/trace` with a text/plain body: appended. 200 `{id, trace_size}`. */
+		appendTrace: {
+			async handler(ctx: Ctx<{ build_id: unknown; text?: unknown }>) {
+				const buildId = parseId(ctx.params.build_id, "build_id");
+				const { text } = ctx.params;
+				if (text === undefined || text === null) throw paramError("trace is missing");
+				if (typeof text !== "string") throw paramError("trace is invalid");
+				const build = await this.anyBuild(buildId);
+				if (build.erased_at) throw forbidden("Build has been erased");
+				const size = text.length
+					? await this.artifacts.appendTrace(build.project_id, build.id, text)
+					: await this.artifacts.traceSize(build.project_id, build.id);
+				return { id: build.id, trace_size: size };
+			},
+		},
+
+		/**
+		 * `PUT /internal/builds/:build_id/artifacts?filename=NAME`, the raw bytes streamed in
+		 * `ctx.stream` (never buffered). Replaces any previous artifacts only once the new file is
+		 * complete. 200 with the build.
+		 */
+		uploadArtifacts: {
+			async handler(ctx: Ctx<{ build_id: unknown; filename?: unknown }>) {
+				const source = ctx.stream as Readable | null;
+				if (!source) throw badRequest('400 (Bad request) "file" not given');
+				let finished!: () => void;
+				const upload: Upload = { source, done: new Promise<void>(resolve => (finished = resolve)) };
+				this.uploadsInFlight.add(upload);
+				/** The new file until the build record points at it. */
+				let orphan: { projectId: number; buildId: number; file: string } | null = null;
+				try {
+					const buildId = parseId(ctx.params.build_id, "build_id");
+					const filename = parseArtifactsFilename(ctx.params.filename);
+					const read = await this.anyBuild(buildId);
+					if (read.erased_at) throw forbidden("Build has been erased");
+					const stored = await this.artifacts.writeArtifact(read.project_id, read.id, source, { expectedBytes: ctx.meta.contentLength });
+					orphan = { projectId: read.project_id, buildId: read.id, file: stored.file };
+					const artifacts: ArtifactsDoc = { filename, size: stored.size, file: stored.file };
+					const build = await untilSet(
+						read,
+						() => this.anyBuild(buildId),
+						async b => {
+							if (b.erased_at) throw forbidden("Build has been erased");
+							return (await this.builds.setArtifacts(b, artifacts)) ? b : "changed";
+						},
+					);
+					orphan = null;
+					if (build.artifacts) await this.artifacts.removeArtifact(build.project_id, build.id, build.artifacts.file);
+					await this.cleanProjectCache(build.project_id);
+					return (await this.present(ctx, [{ ...build, artifacts }]))[0];
+				} catch (err) {
+					drain(source);
+					if (orphan) await this.artifacts.removeArtifact(orphan.projectId, orphan.buildId, orphan.file);
+					if (err instanceof ArtifactTooLarge) throw tooLarge();
+					if (err instanceof ArtifactIncomplete || err instanceof ArtifactInterrupted) throw badRequest(`400 (Bad request) ${err.message}`);
+					throw err;
+				} finally {
+					this.uploadsInFlight.delete(upload);
+					finished();
+				}
+			},
+		},
+	},
+};
