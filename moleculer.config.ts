@@ -5,12 +5,13 @@
  * (TRANSPORTER, CACHER, NAMESPACE) after loading this file; config/ has validated the same
  * variables first, so a bad value stops start-up with a clear message and good ones agree.
  */
-import type { BrokerOptions } from "moleculer";
+import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { config } from "./config";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
 import { HealthMiddleware } from "./middlewares/health.middleware";
 import { HedgedCallsMiddleware } from "./middlewares/hedged-calls.middleware";
+import { RequestMetricsMiddleware } from "./middlewares/request-metrics.middleware";
 import { ResilientCacheMiddleware } from "./middlewares/resilient-cache.middleware";
 
 /** How long a hedged call waits for its answer before sending the request once more (far above a normal answer). */
@@ -53,12 +54,16 @@ const brokerConfig: BrokerOptions = {
 	// ActionSchemas: each action's declaration reaches other nodes whole (see the middleware).
 	// ResilientCache: a Redis outage degrades the cache (bounded, logged, replayed) instead of failing requests.
 	// HedgedCalls: a read (or a push) whose request was lost with a NATS node is sent again after a second.
+	// Then Moleculer's internal middlewares, in their order, with request metrics that measure the
+	// gateway's HTTP entry point cheaply (see the middleware).
+	internalMiddlewares: false,
 	middlewares: [
 		HealthMiddleware(config.healthPort),
 		ActionSchemasMiddleware(),
 		ResilientCacheMiddleware(),
 		...ChannelsMiddlewares(config),
 		HedgedCallsMiddleware(Math.min(HEDGE_AFTER_MS, Math.floor(config.requestTimeoutMs / 2))),
+		...ServiceBroker.INTERNAL_MIDDLEWARES.map(name => (name === "Metrics" ? RequestMetricsMiddleware() : name)),
 	],
 };
 

@@ -30,22 +30,42 @@ function isTrusted(address: string, trusted: net.BlockList): boolean {
 
 type Req = { headers: Record<string, string | string[] | undefined>; socket?: { remoteAddress?: string } };
 
+interface Peer {
+	address: string;
+	trusted: boolean;
+	list: net.BlockList;
+}
+
+/** Worked out once per connection: a keep-alive socket serves many requests from one peer. */
+const peers = new WeakMap<object, Peer>();
+
+function peerOf(req: Req, list: net.BlockList): Peer {
+	const socket = req.socket;
+	let peer = socket ? peers.get(socket) : undefined;
+	if (!peer || peer.list !== list) {
+		const address = normalizeAddress(socket?.remoteAddress ?? "");
+		peer = { address, trusted: isTrusted(address, list), list };
+		if (socket) peers.set(socket, peer);
+	}
+	return peer;
+}
+
 /** The direct peer is one of the trusted proxies (its X-Forwarded-* headers may be believed). */
 export function peerIsTrusted(req: Req, trusted: net.BlockList): boolean {
-	return isTrusted(normalizeAddress(req.socket?.remoteAddress ?? ""), trusted);
+	return peerOf(req, trusted).trusted;
 }
 
 export function clientAddress(req: Req, trusted: net.BlockList): string {
-	const peer = normalizeAddress(req.socket?.remoteAddress ?? "");
-	if (!peer) return "unknown";
-	if (!isTrusted(peer, trusted)) return peer;
+	const peer = peerOf(req, trusted);
+	if (!peer.address) return "unknown";
+	if (!peer.trusted) return peer.address;
 	const header = req.headers["x-forwarded-for"];
 	const hops = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",");
 	// Right to left: the last hop was added by our own proxy, the first by whoever connected to it.
 	for (let i = hops.length - 1; i >= 0; i--) {
 		const hop = normalizeAddress(hops[i].trim());
-		if (!net.isIP(hop)) return peer; // a malformed hop: nothing left of it can be believed
+		if (!net.isIP(hop)) return peer.address; // a malformed hop: nothing left of it can be believed
 		if (!isTrusted(hop, trusted)) return hop;
 	}
-	return peer;
+	return peer.address;
 }

@@ -15,6 +15,7 @@ import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { config } from "../config";
 import { extractToken } from "../gateway/auth";
+import { CacheReads, type CachedAction } from "../gateway/cache-reads";
 import { bodyReader, checkAnnouncedLength, closeAfterAnswer, QS_OPTIONS } from "../gateway/body";
 import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/client-address";
 import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
@@ -41,11 +42,11 @@ type Req = IncomingMessage & {
 	query: Record<string, unknown>;
 	originalUrl?: string;
 	body?: unknown;
+	/** The answer came from the shared cache (see callAction). */
+	$cacheHit?: boolean;
 };
 type Res = ServerResponse;
 type Ctx = Context<unknown, ApiMeta>;
-/** An action's name and cache declaration, as the registry describes it. */
-type CachedAction = { name: string; cache?: boolean | { enabled?: unknown; keys?: string[]; ttl?: number } };
 
 const PROJECT_ROUTE = /^\/?projects\/:id(\/|$)/;
 /** GitLab's private tokens are 20 characters; later kinds stay far below this. */
@@ -74,6 +75,9 @@ function sendJson(res: Res, status: number, body: unknown, headers: Record<strin
 }
 
 interface Vars {
+	cacheReads: CacheReads;
+	/** JSON of answers read from an in-memory cache, which hands out the same object on every hit. */
+	encodedHits: WeakMap<object, string>;
 	edgeValidator: EdgeValidator;
 	limits: RequestLimits;
 	limiterRedis: Redis | null;
@@ -86,12 +90,12 @@ interface Methods {
 	authorize(ctx: Ctx, route: unknown, req: Req): Promise<void>;
 	resolveCaller(ctx: Ctx, res: Res, address: string, tokenHash: string): Promise<Caller>;
 	cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T>;
-	cacheHit(action: CachedAction, params: object, meta: object): Promise<unknown>;
 	internalCaller(ctx: Ctx, req: Req): Promise<void>;
 	linkBase(req: Req): string;
 	// moleculer-web's own, used here:
 	httpHandler(req: IncomingMessage, res: ServerResponse): void;
 	sendResponse(req: Req, res: Res, data: unknown, action: unknown): void;
+	encodeResponse(req: Req, res: Res, data: unknown): string;
 }
 
 // Settings stay loose: moleculer-web types route hooks with a meta of `{}`, which ApiMeta is not.
@@ -266,23 +270,8 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 
 		/** An accounts look-up, from the cache when accounts has the answer there, else called. */
 		async cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T> {
-			const hit = await this.cacheHit({ name: spec.action, cache: spec.cache }, params, ctx.meta);
+			const hit = await (this.cacheReads as CacheReads).read({ name: spec.action, cache: spec.cache }, params, ctx.meta);
 			return hit === undefined ? ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions) : (hit as T);
-		},
-
-		/**
-		 * The answer a cached action left in the shared cache for these parameters and this caller,
-		 * or undefined (not cached, not there, or the cache is away). The key is made by the cacher's own
-		 * key function from the action's declaration (as the registry describes it), so the gateway and
-		 * the service name the same entry; the service fills it on a miss and its writes clean it.
-		 */
-		async cacheHit(action: CachedAction, params: object, meta: object): Promise<unknown> {
-			const cacher = this.broker.cacher as any;
-			const cache = action.cache === true ? {} : action.cache;
-			if (!cacher || cacher.connected === false || !cache || typeof cache !== "object" || (cache.enabled !== undefined && cache.enabled !== true))
-				return undefined;
-			const hit = await cacher.get(cacher.getCacheKey(action, cache, { params, meta, headers: {} })).catch(() => undefined);
-			return hit === null ? undefined : hit;
 		},
 
 		/**
@@ -292,7 +281,8 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 		 */
 		async callAction(route: any, actionName: string, req: Req & { $endpoint: { action: CachedAction } }, res: Res, params: object, isStream: boolean) {
 			const ctx = req.$ctx!;
-			let data = !isStream && req.method === "GET" ? await this.cacheHit(req.$endpoint.action, params, ctx.meta) : undefined;
+			let data = !isStream && req.method === "GET" ? await (this.cacheReads as CacheReads).read(req.$endpoint.action, params, ctx.meta) : undefined;
+			req.$cacheHit = data !== undefined;
 			if (data === undefined) {
 				const opts = { ...route.callOptions, ...(isStream ? { stream: req } : {}) };
 				data = await ctx.call(req.$endpoint as never, params, opts);
@@ -300,6 +290,18 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 			if (route.onAfterCall) data = await route.onAfterCall.call(this, ctx, route, req, res, data);
 			this.sendResponse(req, res, data, req.$endpoint.action);
 			return true;
+		},
+
+		/**
+		 * JSON, encoded once per cached answer: an in-memory cacher returns the very object it keeps
+		 * until the entry is cleaned or replaced, so its encoding is kept beside it (and goes with it).
+		 */
+		encodeResponse(req: Req, res: Res, data: unknown): string {
+			if (!req.$cacheHit || typeof data !== "object" || data === null) return JSON.stringify(data);
+			const encodedHits: WeakMap<object, string> = this.encodedHits;
+			let json = encodedHits.get(data);
+			if (json === undefined) encodedHits.set(data, (json = JSON.stringify(data)));
+			return json;
 		},
 
 		/**
@@ -334,6 +336,8 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 	},
 
 	created() {
+		this.encodedHits = new WeakMap();
+		this.cacheReads = new CacheReads(this.broker.cacher as never);
 		this.edgeValidator = new EdgeValidator(this.broker.validator as never);
 		// Before the server listens (the gateway mixin's `started`), so the first request finds them.
 		const redis: Redis | null = config.redisUrl ? limiterRedis(config.redisUrl, this.logger) : null;

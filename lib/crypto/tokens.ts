@@ -11,13 +11,12 @@ export function generateToken(): string {
 
 export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{20}$/;
 
+// crypto.hash: the one-shot digest, without a Hash object per call (every request hashes its token).
 export function hashToken(token: string): string {
-	return crypto.createHash("sha256").update(token, "utf8").digest("hex");
+	return crypto.hash("sha256", token, "hex");
 }
 
 /** Constant-time comparison of two strings of any length. */
 export function safeEqual(a: string, b: string): boolean {
-	const ha = crypto.createHash("sha256").update(a).digest();
-	const hb = crypto.createHash("sha256").update(b).digest();
-	return crypto.timingSafeEqual(ha, hb);
+	return crypto.timingSafeEqual(crypto.hash("sha256", a, "buffer"), crypto.hash("sha256", b, "buffer"));
 }

@@ -38,6 +38,15 @@ describe("the client address", () => {
 		expect(clientAddress(req("10.1.2.3", "1.1.1.1, garbage, 10.2.2.2"), ingress)).toBe("10.1.2.3");
 	});
 
+	it("reads each request's X-Forwarded-For on a kept-alive connection, whose peer it works out once", () => {
+		const socket = { remoteAddress: "10.1.2.3" };
+		expect(clientAddress({ headers: { "x-forwarded-for": "198.51.100.7" }, socket }, ingress)).toBe("198.51.100.7");
+		expect(clientAddress({ headers: { "x-forwarded-for": "198.51.100.8" }, socket }, ingress)).toBe("198.51.100.8");
+		expect(clientAddress({ headers: {}, socket }, ingress)).toBe("10.1.2.3");
+		// Another list of trusted proxies (another gateway in the same process) decides afresh.
+		expect(clientAddress({ headers: { "x-forwarded-for": "198.51.100.7" }, socket }, none)).toBe("10.1.2.3");
+	});
+
 	it("spells IPv4-mapped addresses as IPv4", () => {
 		expect(normalizeAddress("::ffff:192.0.2.1")).toBe("192.0.2.1");
 		expect(normalizeAddress("2001:db8::1")).toBe("2001:db8::1");

@@ -1,0 +1,83 @@
+/**
+ * Moleculer's request metrics, with the gateway's HTTP entry point measured more cheaply.
+ *
+ * Moleculer's own Metrics middleware makes five metric updates per action call (four of them
+ * hashing four labels) and keeps a sliding quantile window: about 10 µs, which on a cached GET is
+ * a sixth of the whole request. Every action keeps those metrics, except moleculer-web's `rest`
+ * action, which every HTTP request passes: it records one histogram observation instead, labelled
+ * with the answer's status (`api_http_request_time`, in milliseconds, with its `_count`), which is
+ * what an operator reads request rate, errors and latency from. See docs/architecture.md#metrics.
+ *
+ * It takes the built-in middleware's place in Moleculer's internal list (moleculer.config.ts).
+ */
+import type { ServerResponse } from "http";
+import * as moleculer from "moleculer";
+import type { Context, Middleware, ServiceBroker } from "moleculer";
+
+export const HTTP_REQUEST_TIME = "api.http.request.time";
+
+/** The action every HTTP request is (moleculer-web's, in the gateway service). */
+const isHttpEntry = (action: { name?: string; rawName?: string; service?: { name?: string } }) => action.rawName === "rest" && action.service?.name === "api";
+
+type Handler = (ctx: Context) => Promise<unknown>;
+type BuiltIn = Middleware & { localAction(next: Handler, action: object): Handler };
+/** Moleculer's built-in middlewares (exported, though its typings leave them out). */
+const builtIns = (moleculer as unknown as { Middlewares: Record<string, (broker: ServiceBroker) => BuiltIn> }).Middlewares;
+
+/**
+ * A factory: Moleculer calls a middleware given as a function with the broker (its typings only
+ * name objects), which the built-in one needs from the start.
+ */
+export function RequestMetricsMiddleware(): Middleware {
+	return ((broker: ServiceBroker) => {
+		const builtIn = builtIns.Metrics.call(broker, broker);
+
+		function httpEntry(next: Handler): Handler {
+			const metrics = broker.metrics;
+			const statusLabels = new Map<number, { status: string }>();
+			const labelsOf = (status: number) => {
+				let labels = statusLabels.get(status);
+				if (!labels) statusLabels.set(status, (labels = { status: String(status) }));
+				return labels;
+			};
+			return function httpRequestMetrics(ctx: Context) {
+				const started = performance.now();
+				return next(ctx).then(
+					result => {
+						const res = (ctx.params as { res?: ServerResponse }).res;
+						metrics.observe(HTTP_REQUEST_TIME, performance.now() - started, labelsOf(res?.statusCode ?? 200));
+						return result;
+					},
+					(err: unknown) => {
+						// The gateway's error handler answers after this: its status is known when the answer is sent.
+						const res = (ctx.params as { res?: ServerResponse }).res;
+						res?.once("close", () => metrics.observe(HTTP_REQUEST_TIME, performance.now() - started, labelsOf(res.statusCode)));
+						throw err;
+					},
+				);
+			};
+		}
+
+		return {
+			...builtIn,
+			name: "Metrics",
+			created(this: ServiceBroker) {
+				(builtIn.created as ((b: ServiceBroker) => void) | undefined)?.call(broker, broker);
+				if (!broker.isMetricsEnabled()) return;
+				broker.metrics.register({
+					name: HTTP_REQUEST_TIME,
+					type: "histogram",
+					labelNames: ["status"],
+					unit: "millisecond",
+					description: "HTTP requests answered by the gateway, by status, and their time in milliseconds",
+					quantiles: false,
+					buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000],
+				});
+			},
+			localAction(next: Handler, action: object) {
+				if (broker.isMetricsEnabled() && isHttpEntry(action)) return httpEntry(next);
+				return builtIn.localAction.call(broker, next, action);
+			},
+		} as Middleware;
+	}) as unknown as Middleware;
+}
