@@ -14,6 +14,9 @@ export interface CommitDoc {
 	message: string;
 	author_name: string;
 	author_email: string;
+	/** The committer when the CI side names one; absent (older records too) means the author. */
+	committer_name?: string;
+	committer_email?: string;
 	/** As the CI side sent it; shown with a numeric UTC offset. */
 	created_at: string;
 }

@@ -1,13 +1,25 @@
 /** Integration settings as stored: one record per project and slug, secrets encrypted. */
 
-/** The event flags GitLab 8 shows (which events an integration acts on); all true unless a record says otherwise. */
-export const EVENT_FLAGS = ["push_events", "tag_push_events", "issues_events", "merge_requests_events", "note_events", "build_events"] as const;
+/**
+ * The event flags GitLab 8.16 shows (which events an integration acts on), in its entity's order;
+ * all true unless a record says otherwise, as GitLab's Service model defaults them
+ * (`default_value_for`, which a new or never-saved service gets, whatever the columns' defaults).
+ */
+export const EVENT_FLAGS = [
+	"push_events",
+	"issues_events",
+	"merge_requests_events",
+	"tag_push_events",
+	"note_events",
+	"build_events",
+	"pipeline_events",
+] as const;
 export type EventFlag = (typeof EVENT_FLAGS)[number];
 
 export interface IntegrationDoc extends Partial<Record<EventFlag, boolean>> {
 	id: number;
 	project_id: number;
-	/** The spec's slug (GitLab's service names are aliases of it). */
+	/** The spec's slug (GitLab's service names are aliases of it: one record, either name). */
 	slug: string;
 	active: boolean;
 	/** Declared fields only; secret ones as `v1:…` ciphertext (lib/crypto/secrets.ts). */

@@ -30,11 +30,21 @@ export interface MemberDoc {
 
 export const memberKey = (projectId: number, userId: number) => `${projectId}|${userId}`;
 
+/**
+ * Besides the unique routes: the projects lists' filters (a creator's own, the public and internal
+ * ones) and their default order (newest first).
+ */
 export const projectsCollection = {
 	indexes: [
 		{ fields: { path_key: 1 }, unique: true },
 		{ fields: { name_key: 1 }, unique: true },
+		{ fields: { creator_id: 1, created_at: -1 } },
+		{ fields: { visibility_level: 1, created_at: -1 } },
+		{ fields: { created_at: -1 } },
 	],
 } as const;
 
-export const membersCollection = { indexes: [{ fields: { member_key: 1 }, unique: true }, { fields: { project_id: 1 } }] } as const;
+/** By project (a project's members) and by user (the projects a user is a member of). */
+export const membersCollection = {
+	indexes: [{ fields: { member_key: 1 }, unique: true }, { fields: { project_id: 1 } }, { fields: { user_id: 1 } }],
+} as const;

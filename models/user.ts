@@ -17,6 +17,13 @@ export interface UserDoc {
 	organization?: string | null;
 	projects_limit?: number;
 	created_at: string;
+	/** Devise's trackable times, set by each `POST /session`: the previous sign-in and this one. */
+	last_sign_in_at?: string | null;
+	current_sign_in_at?: string | null;
+	/** Users made here are confirmed when created (GitLab's `skip_confirmation!`); older records: created_at. */
+	confirmed_at?: string | null;
+	theme_id?: number;
+	color_scheme_id?: number;
 }
 
 export interface StoredUser extends UserDoc {
@@ -44,3 +51,7 @@ export const usersCollection = {
 		{ fields: { token_hash: 1 }, unique: true },
 	],
 } as const;
+
+/** GitLab 8.16's defaults for a new user's appearance (`default_theme`, and the color scheme column). */
+export const DEFAULT_THEME_ID = 2;
+export const DEFAULT_COLOR_SCHEME_ID = 1;

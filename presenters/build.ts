@@ -14,6 +14,7 @@ export function withNumericOffset(ts: string): string {
 	return d.toISOString().replace(/Z$/, "+00:00");
 }
 
+/** GitLab 8.16's RepoCommit, in its order; the committer is the author unless the CI side named another. */
 export function presentCommit(c: CommitDoc) {
 	return {
 		id: c.id,
@@ -22,28 +23,15 @@ export function presentCommit(c: CommitDoc) {
 		author_name: c.author_name,
 		author_email: c.author_email,
 		created_at: withNumericOffset(c.created_at),
+		committer_name: c.committer_name ?? c.author_name,
+		committer_email: c.committer_email ?? c.author_email,
 		message: c.message,
 	};
 }
 
-/** The user embedded in a build: exactly the fields of docs/api.md#build-entity. */
+/** The user embedded in a build: GitLab 8.16's User entity (docs/api.md#build-entity). */
 export function presentBuildUser(u: UserDoc, gitlabUrl: string) {
-	const full = presentUser(u, gitlabUrl);
-	return {
-		id: full.id,
-		username: full.username,
-		name: full.name,
-		state: full.state,
-		is_admin: full.is_admin,
-		avatar_url: full.avatar_url,
-		web_url: full.web_url,
-		website_url: full.website_url,
-		created_at: full.created_at,
-		bio: full.bio,
-		linkedin: full.linkedin,
-		skype: full.skype,
-		twitter: full.twitter,
-	};
+	return presentUser(u, gitlabUrl);
 }
 
 /** The fields the Build entity and the erased-build record share. */

@@ -1,10 +1,11 @@
 /**
- * GitLab 8.x `Entities::ProjectService` for GET /projects/:id/services/:slug. `properties` is
+ * GitLab 8.16 `Entities::ProjectService` for GET /projects/:id/services/:slug. `properties` is
  * sliced to the integration's declared fields, and secret fields are never included, whoever
- * asks (later GitLab's rule, docs/api.md#decisions).
+ * asks (later GitLab's rule, docs/api.md#decisions). Asked for by GitLab's service name, the
+ * properties carry GitLab's field names (`bamboo_url`).
  */
 import type { IntegrationDef } from "../lib/integrations/catalogue";
-import { isSecret } from "../lib/integrations/catalogue";
+import { fieldLabel, isSecret } from "../lib/integrations/catalogue";
 import { EVENT_FLAGS, type EventFlag } from "../models/integration";
 import type { IntegrationDoc } from "../models/integration";
 
@@ -18,13 +19,13 @@ export interface IntegrationEntity extends Record<EventFlag, boolean> {
 }
 
 /** The settings as GET shows them; a never-configured integration is GitLab's unsaved object. */
-export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | null): IntegrationEntity {
+export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | null, byGitLabName = false): IntegrationEntity {
 	const stored = doc?.properties ?? {};
 	const properties: Record<string, unknown> = {};
 	for (const f of def.fields) {
 		if (isSecret(f)) continue;
 		const v = stored[f.name];
-		if (v !== undefined && v !== null) properties[f.name] = v;
+		if (v !== undefined && v !== null) properties[fieldLabel(f, byGitLabName)] = v;
 	}
 	const custom = def.titleProperty ? stored[def.titleProperty] : undefined;
 	const flags = Object.fromEntries(EVENT_FLAGS.map(flag => [flag, doc?.[flag] ?? true])) as Record<EventFlag, boolean>;

@@ -12,9 +12,13 @@ export function presentLabel(l: LabelDoc) {
 	return { name: l.title, color: l.color, description: l.description ?? null };
 }
 
-/** The list: with the three counts (this service has no issues or merge requests: zero). */
+/**
+ * The list: GitLab 8.16's Label entity, `id` first, with the three counts (this service has no
+ * issues or merge requests: zero), `priority` (none is set here: null) and `subscribed` (false:
+ * there is nothing to subscribe to).
+ */
 export function presentLabelWithCounts(l: LabelDoc, counts: LabelCounts = { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 }) {
-	return { ...presentLabel(l), ...counts };
+	return { id: l.id, ...presentLabel(l), ...counts, priority: null, subscribed: false };
 }
 
 /** The delete response: the deleted record. */

@@ -1,16 +1,40 @@
-/** GitLab 8.x project and member entities. */
+/** GitLab 8.16 project and member entities (lib/api/entities.rb: Project, ProjectWithAccess, BasicProjectDetails, Member). */
 import type { ProjectDoc } from "../models/project";
 import type { UserDoc } from "../models/user";
-import { presentUser, presentUserBasic } from "./user";
+import { presentUserBasic } from "./user";
 
+/** GitLab's notification level of a membership no one has changed: `global` (NotificationSetting.levels). */
+export const GLOBAL_NOTIFICATION_LEVEL = 3;
+
+const webUrlOf = (p: ProjectDoc, gitlabUrl: string) => `${gitlabUrl}/${p.path_with_namespace}`;
+
+/** BasicProjectDetails: what `simple=true` lists. */
+export function presentBasicProject(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string) {
+	const webUrl = webUrlOf(p, gitlabUrl);
+	return {
+		id: p.id,
+		http_url_to_repo: `${webUrl}.git`,
+		web_url: webUrl,
+		name: p.name,
+		name_with_namespace: `${owner?.name ?? p.namespace} / ${p.name}`,
+		path: p.path,
+		path_with_namespace: p.path_with_namespace,
+	};
+}
+
+/**
+ * The Project entity, field by field as GitLab 8.16 has it. What this service does not have is
+ * shown as a GitLab project without it shows it: no registry, LFS, avatar, stars, forks, issues,
+ * shared groups, merge rules or archiving; shared runners on (GitLab's default).
+ */
 export function presentProject(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string) {
-	const webUrl = `${gitlabUrl}/${p.path_with_namespace}`;
+	const webUrl = webUrlOf(p, gitlabUrl);
 	const host = new URL(gitlabUrl).host;
 	return {
 		id: p.id,
 		description: p.description ?? "",
 		default_branch: "master",
-		tag_list: [],
+		tag_list: [] as string[],
 		public: p.visibility_level === 20,
 		archived: false,
 		visibility_level: p.visibility_level,
@@ -22,19 +46,47 @@ export function presentProject(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: 
 		name_with_namespace: `${owner?.name ?? p.namespace} / ${p.name}`,
 		path: p.path,
 		path_with_namespace: p.path_with_namespace,
-		namespace: { id: p.creator_id, name: p.namespace, path: p.namespace, kind: "user" },
+		container_registry_enabled: false,
 		issues_enabled: true,
 		merge_requests_enabled: true,
 		wiki_enabled: true,
 		builds_enabled: true,
 		snippets_enabled: true,
-		public_builds: !!p.public_builds,
 		created_at: p.created_at,
 		last_activity_at: p.last_activity_at ?? p.created_at,
+		shared_runners_enabled: true,
+		lfs_enabled: false,
 		creator_id: p.creator_id,
+		namespace: { id: p.creator_id, name: p.namespace, path: p.namespace, kind: "user" },
+		avatar_url: null,
+		star_count: 0,
+		forks_count: 0,
+		open_issues_count: 0,
+		public_builds: !!p.public_builds,
+		shared_with_groups: [] as unknown[],
+		only_allow_merge_if_build_succeeds: false,
+		request_access_enabled: false,
+		only_allow_merge_if_all_discussions_are_resolved: false,
+		approvals_before_merge: 0,
 	};
 }
 
-export function presentMember(u: UserDoc, accessLevel: number, gitlabUrl: string) {
-	return { ...presentUser(u, gitlabUrl), access_level: accessLevel };
+/**
+ * ProjectWithAccess (`GET /projects/:id` and the projects lists): the Project with the caller's
+ * `permissions`. `project_access` is the caller's own membership (null when not a member, admins
+ * included); `group_access` is null, as projects here belong to users, not groups.
+ */
+export function presentProjectWithAccess(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string, memberLevel: number | null) {
+	return {
+		...presentProject(p, owner, gitlabUrl),
+		permissions: {
+			project_access: memberLevel ? { access_level: memberLevel, notification_level: GLOBAL_NOTIFICATION_LEVEL } : null,
+			group_access: null,
+		},
+	};
+}
+
+/** The Member entity: UserBasic with the membership's `access_level` and `expires_at` (memberships do not expire here: null). */
+export function presentMember(u: UserDoc, accessLevel: number, gitlabUrl: string, expiresAt: string | null = null) {
+	return { ...presentUserBasic(u, gitlabUrl), access_level: accessLevel, expires_at: expiresAt };
 }

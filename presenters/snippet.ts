@@ -1,26 +1,47 @@
 /** Project snippet entity (docs/api.md#snippet-entity), pure. */
 import type { SnippetDoc } from "../models/snippet";
 import type { UserDoc } from "../models/user";
+import { presentUserBasic } from "./user";
 
-/** The author as docs/api.md#snippet-entity shows it: `{id, username, email, name, state, created_at}`. */
-export function presentSnippetAuthor(u: UserDoc) {
-	return { id: u.id, username: u.username, email: u.email, name: u.name, state: u.state, created_at: u.created_at };
+/** Where a snippet's links point: the GITLAB_URL base and its project's `namespace/path`. */
+export interface SnippetPlace {
+	gitlabUrl: string;
+	projectPath: string;
 }
 
 /**
- * The single-snippet shape, used alike by get, list, create, update and delete:
- * `{id, title, file_name, author, expires_at, updated_at, created_at}`. Content is only
- * served by the raw endpoint.
+ * The author as docs/api.md#snippet-entity shows it: `{id, username, email, name, state,
+ * created_at}`, with GitLab 8.16's UserBasic links `avatar_url` and `web_url`.
  */
-export function presentSnippet(s: SnippetDoc, author: UserDoc | null) {
+export function presentSnippetAuthor(u: UserDoc, gitlabUrl: string) {
+	const basic = presentUserBasic(u, gitlabUrl);
+	return {
+		id: u.id,
+		username: u.username,
+		email: u.email,
+		name: u.name,
+		state: u.state,
+		created_at: u.created_at,
+		avatar_url: basic.avatar_url,
+		web_url: basic.web_url,
+	};
+}
+
+/**
+ * The single-snippet shape, used alike by get, list, create and update:
+ * `{id, title, file_name, author, expires_at, updated_at, created_at, web_url}` (`web_url` as
+ * GitLab 8.16's ProjectSnippet entity has it). Content is only served by the raw endpoint.
+ */
+export function presentSnippet(s: SnippetDoc, author: UserDoc | null, place: SnippetPlace) {
 	return {
 		id: s.id,
 		title: s.title,
 		file_name: s.file_name,
-		author: author ? presentSnippetAuthor(author) : null,
+		author: author ? presentSnippetAuthor(author, place.gitlabUrl) : null,
 		expires_at: s.expires_at ?? null,
 		updated_at: s.updated_at,
 		created_at: s.created_at,
+		web_url: `${place.gitlabUrl}/${place.projectPath}/snippets/${s.id}`,
 	};
 }
 

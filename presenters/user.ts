@@ -1,6 +1,9 @@
-/** GitLab 8.x user entities. */
+/** GitLab 8.16 user entities (lib/api/entities.rb: UserBasic < User < UserPublic < UserWithPrivateToken). */
 import crypto from "crypto";
-import type { UserDoc } from "../models/user";
+import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, type UserDoc } from "../models/user";
+
+/** Projects a user may create: no limit is kept here, so a number no one reaches. */
+export const PROJECTS_LIMIT = 100000;
 
 export function avatarUrl(email: string): string {
 	const hash = crypto.createHash("md5").update(email.trim().toLowerCase()).digest("hex");
@@ -28,17 +31,29 @@ export function presentUser(u: UserDoc, gitlabUrl: string) {
 	};
 }
 
-/** GET /user and POST /session: the full user with its private token, as GitLab 8. */
-export function presentCurrentUser(u: UserDoc, gitlabUrl: string, privateToken: string) {
+/**
+ * UserPublic, GitLab's full user: `POST /users`, and `GET /users/:id` and `GET /users` for admins.
+ * No identities (no external sign-in here), no two-factor, no external users.
+ */
+export function presentUserPublic(u: UserDoc, gitlabUrl: string) {
 	return {
 		...presentUser(u, gitlabUrl),
+		last_sign_in_at: u.last_sign_in_at ?? null,
+		confirmed_at: u.confirmed_at ?? u.created_at,
 		email: u.email,
-		projects_limit: u.projects_limit ?? 100000,
+		theme_id: u.theme_id ?? DEFAULT_THEME_ID,
+		color_scheme_id: u.color_scheme_id ?? DEFAULT_COLOR_SCHEME_ID,
+		projects_limit: u.projects_limit ?? PROJECTS_LIMIT,
+		current_sign_in_at: u.current_sign_in_at ?? null,
+		identities: [] as { provider: string; extern_uid: string }[],
 		can_create_group: true,
 		can_create_project: true,
 		two_factor_enabled: false,
 		external: false,
-		identities: [],
-		private_token: privateToken,
 	};
+}
+
+/** GET /user and POST /session: UserWithPrivateToken, the full user with its private token. */
+export function presentCurrentUser(u: UserDoc, gitlabUrl: string, privateToken: string) {
+	return { ...presentUserPublic(u, gitlabUrl), private_token: privateToken };
 }

@@ -10,7 +10,7 @@ import { AccessLevel, canReadBuilds, type ProjectAccess } from "../lib/accounts/
 import { ApiError, badRequest, forbidden, notFound } from "../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../lib/api/pagination";
 import { ArtifactStore } from "../lib/builds/artifact-store";
-import { attachmentDisposition, parseId } from "../lib/builds/build-input";
+import { attachmentDisposition, commitIdPrefix, parseId } from "../lib/builds/build-input";
 import { assertErasable, assertRetryable, cancelPatch, parseScope, retriedBuildState, SCOPE_PARAM, type StatePatch } from "../lib/builds/build-state";
 import { BuildBusy, BuildStore, untilSet, type NewBuild } from "../lib/builds/build-store";
 import { WINDOW_BYTES, type DownloadInfo, type RangeParams } from "../lib/builds/file-window";
@@ -98,7 +98,12 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 			},
 		},
 
-		/** `read_build` (checked here: it depends on the project's public builds). A commit's builds; none is [], not a 404. */
+		/**
+		 * `read_build` (checked here: it depends on the project's public builds). A commit's builds;
+		 * none is [], not a 404. An abbreviated id (7 hex characters or more) names the one commit
+		 * of the project's builds it starts; one that starts several commits' ids is a 404, as an
+		 * ambiguous id is to GitLab's repository look-up.
+		 */
 		commitBuilds: {
 			access: AccessLevel.NONE,
 			params: { id: "string", sha: "string", scope: SCOPE_PARAM, ...PAGE_PARAMS },
@@ -274,8 +279,16 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 			cache: { keys: [PROJECT_CACHE_KEY, "sha", "scope", "page", "per_page"], ttl: CACHE_TTL },
 			async handler(ctx: Ctx<{ sha: string; scope?: unknown; page?: number; per_page?: number }>) {
 				const page = parsePage(ctx.params);
-				const sha = /^[0-9a-f]+$/i.test(ctx.params.sha) ? ctx.params.sha.toLowerCase() : ctx.params.sha;
-				const { rows, total } = await this.builds.commitPage(this.access(ctx).project.id, sha, parseScope(ctx.params.scope), page);
+				const projectId = this.access(ctx).project.id;
+				let sha = /^[0-9a-f]+$/i.test(ctx.params.sha) ? ctx.params.sha.toLowerCase() : ctx.params.sha;
+				const prefix = commitIdPrefix(sha);
+				if (prefix) {
+					const commit = await this.builds.commitByPrefix(projectId, prefix);
+					if (commit === "ambiguous") throw notFound();
+					if (commit === "none") return paginated([], 0, page);
+					sha = commit.found;
+				}
+				const { rows, total } = await this.builds.commitPage(projectId, sha, parseScope(ctx.params.scope), page);
 				return paginated(await this.present(ctx, rows), total, page);
 			},
 		},

@@ -6,14 +6,16 @@
  *
  * Answers as GitLab 8.16: PUT and DELETE return `true`; GET returns the ProjectService entity
  * (an unsaved, inactive one for an integration never configured); an unknown slug is
- * `404 Service Not Found`. The workers read a project's settings through `settingsFor`.
+ * `404 Service Not Found`. GitLab 8.16's service names (`slack`, `asana`, `irker`, …) are
+ * aliases of the slugs, on the same record, and speak GitLab's field names. The workers read a
+ * project's settings through `settingsFor`.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel } from "../lib/accounts/access";
 import type { ApiMeta } from "../lib/api/context";
 import { notFound } from "../lib/api/errors";
 import { encryptSecret } from "../lib/crypto/secrets";
-import { findIntegration, type IntegrationDef } from "../lib/integrations/catalogue";
+import { findIntegration, resolveIntegration, type NamedIntegration } from "../lib/integrations/catalogue";
 import { mergeSettings } from "../lib/integrations/settings";
 import { UniqueViolation, type Collection } from "../lib/store/collection";
 import { CacheCleanerMixin, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
@@ -26,8 +28,8 @@ import { presentIntegration } from "../presenters/integration";
 type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }, ApiMeta>;
 
 interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
-	definition(slug: string): IntegrationDef;
-	save(projectId: number, def: IntegrationDef, input: Record<string, unknown>): Promise<void>;
+	definition(slug: string): NamedIntegration;
+	save(projectId: number, named: NamedIntegration, input: Record<string, unknown>): Promise<void>;
 }
 interface Vars extends SecretsVars {
 	db: { integrations: Collection<IntegrationDoc> };
@@ -45,8 +47,8 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			params: slugParams,
 			async handler(ctx: Ctx) {
 				const projectId = this.access(ctx).project.id;
-				const def = this.definition(ctx.params.slug);
-				return presentIntegration(def, await this.db.integrations.findOne({ project_slug: integrationKey(projectId, def.slug) }));
+				const { def, byGitLabName } = this.definition(ctx.params.slug);
+				return presentIntegration(def, await this.db.integrations.findOne({ project_slug: integrationKey(projectId, def.slug) }), byGitLabName);
 			},
 		},
 
@@ -55,9 +57,9 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			params: slugParams,
 			async handler(ctx: Ctx) {
 				const projectId = this.access(ctx).project.id;
-				const def = this.definition(ctx.params.slug);
+				const named = this.definition(ctx.params.slug);
 				const { id: _id, slug: _slug, ...input } = ctx.params;
-				await this.save(projectId, def, input);
+				await this.save(projectId, named, input);
 				await this.cleanProjectCache(projectId);
 				return true;
 			},
@@ -68,7 +70,7 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			params: slugParams,
 			async handler(ctx: Ctx) {
 				const projectId = this.access(ctx).project.id;
-				const def = this.definition(ctx.params.slug);
+				const { def } = this.definition(ctx.params.slug);
 				// GitLab sets every field to nil and deactivates; the record stays.
 				await this.db.integrations.update(
 					{ project_slug: integrationKey(projectId, def.slug) },
@@ -93,18 +95,19 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 	},
 
 	methods: {
-		definition(slug: string): IntegrationDef {
-			const def = findIntegration(slug);
-			if (!def) throw notFound("Service");
-			return def;
+		/** The spec's slug or GitLab 8.16's service name; 404 for anything else. */
+		definition(slug: string): NamedIntegration {
+			const named = resolveIntegration(slug);
+			if (!named) throw notFound("Service");
+			return named;
 		},
 
 		/** Validates and stores a PUT; a first PUT racing another one ends as an update. */
-		async save(projectId: number, def: IntegrationDef, input: Record<string, unknown>): Promise<void> {
+		async save(projectId: number, { def, byGitLabName }: NamedIntegration, input: Record<string, unknown>): Promise<void> {
 			const key = integrationKey(projectId, def.slug);
 			for (let attempt = 0; ; attempt++) {
 				const current = await this.db.integrations.findOne({ project_slug: key });
-				const { properties, secretsChanged } = mergeSettings(def, current?.properties, input);
+				const { properties, secretsChanged } = mergeSettings(def, current?.properties, input, { byGitLabName });
 				for (const name of secretsChanged) properties[name] = encryptSecret(String(properties[name]), this.secretsKey);
 				const now = new Date().toISOString();
 				if (current) {

@@ -8,6 +8,7 @@
  * `code` is kept byte-exact and served back by `raw` as text/plain; charset=utf-8.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { config } from "../config";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import type { ApiMeta } from "../lib/api/context";
 import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/api/errors";
@@ -70,11 +71,9 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const query = visibleSnippetsQuery(access.project.id, ctx.meta.user ?? null, access);
 				if (!query) throw notFound("Project");
 				const page = parsePage(ctx.params);
-				const [rows, total] = await Promise.all([
-					this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page) }) as Promise<SnippetDoc[]>,
-					this.db.snippets.count(query) as Promise<number>,
-				]);
-				return paginated(await this.present(ctx, rows), total, page);
+				const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page) });
+				const [found, total] = await Promise.all([rows, this.db.snippets.count(query)]);
+				return paginated(await this.present(ctx, found), total, page);
 			},
 		},
 
@@ -195,7 +194,8 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			const ids = [...new Set(snippets.map(s => s.author_id))];
 			const users: UserDoc[] = ids.length ? await ctx.call("accounts.usersByIds", { ids }) : [];
 			const byId = new Map(users.map(u => [u.id, u]));
-			return snippets.map(s => presentSnippet(s, byId.get(s.author_id) ?? null));
+			const place = { gitlabUrl: config.gitlabUrl, projectPath: this.access(ctx).project.path_with_namespace };
+			return snippets.map(s => presentSnippet(s, byId.get(s.author_id) ?? null, place));
 		},
 	},
 };

@@ -24,6 +24,19 @@ export function parseId(raw: unknown, name: string): number {
 	return n;
 }
 
+/** Shortest abbreviated commit id taken, as `git rev-parse` on GitLab's repository look-up would. */
+export const MIN_SHA_PREFIX = 7;
+
+/**
+ * The `:sha` of a commit's builds as a prefix to resolve (lower-case), or null when it is to be
+ * matched as it is: a full id (40, or 64 hex characters), or anything that is not hex of
+ * MIN_SHA_PREFIX characters or more (a ref name matches no build, as in GitLab 8.16).
+ */
+export function commitIdPrefix(sha: string): string | null {
+	if (!/^[0-9a-f]+$/i.test(sha) || sha.length < MIN_SHA_PREFIX || sha.length >= 64 || sha.length === 40) return null;
+	return sha.toLowerCase();
+}
+
 /**
  * Builds of a project are numbered 1…total in creation order (newest = total). Page `page` of
  * `perPage`, newest first, is the range [lo, hi] of those numbers, or null past the last page.
@@ -76,9 +89,10 @@ function timestamp(raw: unknown, label: string): string {
 
 /**
  * The body of `POST /internal/builds` (docs/api.md#internal-builds): `project_id, name, stage, ref, tag,
- * commit{id, short_id?, title, message, author_name, author_email, created_at}, user_id?`.
- * `stage` defaults to "test" and `tag` to false, as GitLab's; a missing commit title is the
- * message's first line, and a missing short_id the hash's first 8 characters.
+ * commit{id, short_id?, title, message, author_name, author_email, committer_name?,
+ * committer_email?, created_at}, user_id?`. `stage` defaults to "test" and `tag` to false, as
+ * GitLab's; a missing commit title is the message's first line, a missing short_id the hash's
+ * first 8 characters, and a missing committer the author (who commits their own work).
  */
 export function parseNewBuild(body: Body): NewBuild {
 	const project_id = parseIdParam(body.project_id, "project_id");
@@ -99,6 +113,9 @@ export function parseNewBuild(body: Body): NewBuild {
 	const author_name = text(c, "author_name", "commit[author_name]")!;
 	const author_email = text(c, "author_email", "commit[author_email]")!;
 	if (!/^[^\s@]+@[^\s@]+$/.test(author_email)) throw invalid("commit[author_email]");
+	const committer_name = text(c, "committer_name", "commit[committer_name]", { optional: true }) ?? author_name;
+	const committer_email = text(c, "committer_email", "commit[committer_email]", { optional: true }) ?? author_email;
+	if (!/^[^\s@]+@[^\s@]+$/.test(committer_email)) throw invalid("commit[committer_email]");
 	const created_at = timestamp(c.created_at, "commit[created_at]");
 	const user_id = body.user_id === undefined || body.user_id === null || body.user_id === "" ? null : parseIdParam(body.user_id, "user_id");
 	return {
@@ -107,7 +124,17 @@ export function parseNewBuild(body: Body): NewBuild {
 		stage,
 		ref,
 		tag,
-		commit: { id: id.toLowerCase(), short_id: short_id.toLowerCase(), title, message, author_name, author_email, created_at },
+		commit: {
+			id: id.toLowerCase(),
+			short_id: short_id.toLowerCase(),
+			title,
+			message,
+			author_name,
+			author_email,
+			committer_name,
+			committer_email,
+			created_at,
+		},
 		user_id,
 	};
 }

@@ -97,6 +97,20 @@ export class BuildStore {
 		return this.filteredPage({ project_status: { $in: statuses.map(s => statusKey(projectId, s)) } }, page);
 	}
 
+	/**
+	 * The full id of the one commit of this project's builds whose id starts with `prefix`
+	 * (lower-case hex): "none" when no build's commit does, "ambiguous" when several commits do.
+	 * Two look-ups on the `project_sha` index, each a range scan that stops at its first match.
+	 */
+	async commitByPrefix(projectId: number, prefix: string): Promise<{ found: string } | "none" | "ambiguous"> {
+		// Every commit id is lower-case hex, so the ids with this prefix sort between it and it + "g".
+		const range = { $gte: shaKey(projectId, prefix), $lt: shaKey(projectId, `${prefix}g`) };
+		const [first] = await this.builds.find({ project_sha: range }, { limit: 1 });
+		if (!first) return "none";
+		const [other] = await this.builds.find({ project_sha: { ...range, $ne: first.project_sha } }, { limit: 1 });
+		return other ? "ambiguous" : { found: first.commit.id };
+	}
+
 	/** One commit's builds (in some states), through the `project_sha` index. */
 	commitPage(projectId: number, sha: string, statuses: readonly BuildStatus[] | null, page: PageRequest): Promise<BuildPage> {
 		const query: Doc = { project_sha: shaKey(projectId, sha) };

@@ -6,6 +6,11 @@
  * Fields follow the product's table; for the two slugs whose list it left open, GitLab 8.16's
  * (pipeline-service-a = Buildkite, team-chat = Slack). Secret fields (passwords, tokens, API
  * keys, user keys) are encrypted at rest by the integrations service and never presented.
+ *
+ * Every entry also carries GitLab 8.16's service name (`slack` for team-chat), an alias of the
+ * slug, so that scripts written for GitLab work unchanged; where GitLab names a field otherwise
+ * (`bamboo_url` for build_server_url), its name is accepted too, and is the one shown and named
+ * in errors when the integration is addressed by GitLab's name.
  */
 import { parseRecipients } from "./irc/recipients";
 
@@ -32,10 +37,24 @@ export interface FieldDef {
 	 * must not follow a URL to a new server (GitLab's `reset_password`).
 	 */
 	resetWhenChanged?: readonly string[];
+	/** GitLab 8.16's name for the field where it differs from the spec's (`bamboo_url`); accepted as well. */
+	gitlabName?: string;
+}
+
+/** GitLab parameters that are not a renaming of the spec's fields, turned into the spec's fields. */
+export interface FromGitLab {
+	/** The spec's fields worked out from GitLab's parameters (none when they were not sent). */
+	fields: Record<string, unknown>;
+	/** GitLab parameters the work-out needs and did not get: `project_key is missing`. */
+	missing: string[];
+	/** The GitLab parameter each worked-out field came from, so that its errors name what was sent. */
+	sources?: Record<string, string>;
 }
 
 export interface IntegrationDef {
 	slug: string;
+	/** GitLab 8.16's service name (`/services/slack`), an alias of the slug; `-` or `_` alike. */
+	gitlabName: string;
 	title: string;
 	description: string;
 	fields: readonly FieldDef[];
@@ -44,6 +63,8 @@ export interface IntegrationDef {
 	titleProperty?: string;
 	/** Model validation over the merged properties: field → messages. */
 	validate?: (props: Record<string, unknown>) => Record<string, string[]> | null;
+	/** GitLab 8.16's own parameters for this integration where they are not renamings (jira's `url`, `project_key`). */
+	fromGitLab?: (input: Record<string, unknown>) => FromGitLab;
 }
 
 const str = (name: string, required = false): FieldDef => ({ name, type: "string", required });
@@ -54,34 +75,32 @@ const password = (name: string, resetWhenChanged: string[]): FieldDef => ({ name
 
 const ISSUE_TRACKER_FIELDS = [url("new_issue_url", true), url("project_url", true), url("issues_url", true), str("description")];
 
-const PUSHOVER_SOUNDS = [
-	"pushover",
-	"bike",
-	"bugle",
-	"cashregister",
-	"classical",
-	"cosmic",
-	"falling",
-	"gamelan",
-	"incoming",
-	"intermission",
-	"magic",
-	"mechanical",
-	"pianobar",
-	"siren",
-	"spacealarm",
-	"tugboat",
-	"alien",
-	"climb",
-	"persistent",
-	"echo",
-	"updown",
-	"none",
-] as const;
+const given = (v: unknown): v is string | number => (typeof v === "string" && v.trim() !== "") || typeof v === "number";
+
+/**
+ * GitLab 8.16's JIRA service takes the server's `url` and a `project_key` and works out the three
+ * links from them (JiraService#project_url, #issues_url, #new_issue_url); the spec's own fields,
+ * when sent as well, win.
+ */
+function jiraLinks(input: Record<string, unknown>): FromGitLab {
+	if (!given(input.url)) return { fields: {}, missing: [] };
+	if (!given(input.project_key)) return { fields: {}, missing: ["project_key"] };
+	const base = String(input.url).trim();
+	return {
+		fields: {
+			project_url: `${base}/issues/?jql=project=${String(input.project_key).trim()}`,
+			issues_url: `${base}/browse/:id`,
+			new_issue_url: `${base}/secure/CreateIssue.jspa`,
+		},
+		missing: [],
+		sources: { project_url: "url", issues_url: "url", new_issue_url: "url" },
+	};
+}
 
 export const CATALOGUE: readonly IntegrationDef[] = [
 	{
 		slug: "task-tracker-comments",
+		gitlabName: "asana",
 		title: "Task tracker comments",
 		description: "Adds commit messages as comments to tasks in a task tracker",
 		fields: [secret("api_key"), str("restrict_to_branch")],
@@ -89,6 +108,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "source-commits-a",
+		gitlabName: "assembla",
 		title: "Source commits A",
 		description: "Project-management tool receiving source commits",
 		fields: [secret("token"), str("subdomain")],
@@ -96,13 +116,20 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "build-server-a",
+		gitlabName: "bamboo",
 		title: "Build server A",
 		description: "Continuous-integration build server",
-		fields: [url("build_server_url", true), str("build_key", true), str("username", true), password("password", ["build_server_url"])],
+		fields: [
+			{ ...url("build_server_url", true), gitlabName: "bamboo_url" },
+			str("build_key", true),
+			str("username", true),
+			password("password", ["build_server_url"]),
+		],
 		events: ["push"],
 	},
 	{
 		slug: "pipeline-service-a",
+		gitlabName: "buildkite",
 		title: "Pipeline service A",
 		description: "Continuous integration and deployment service",
 		fields: [secret("token"), url("project_url", true), bool("enable_ssl_verification")],
@@ -110,6 +137,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "group-chat-a",
+		gitlabName: "campfire",
 		title: "Group chat A",
 		description: "Web-based real-time group chat",
 		fields: [secret("token"), str("subdomain"), str("room")],
@@ -117,6 +145,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "custom-issue-tracker",
+		gitlabName: "custom-issue-tracker",
 		title: "Custom Issue Tracker",
 		description: "Custom issue tracker",
 		fields: [...ISSUE_TRACKER_FIELDS, str("title")],
@@ -125,13 +154,15 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "container-ci-a",
+		gitlabName: "drone-ci",
 		title: "Container CI A",
 		description: "Continuous-integration platform",
-		fields: [secret("token"), url("ci_server_url", true), bool("enable_ssl_verification")],
+		fields: [secret("token"), { ...url("ci_server_url", true), gitlabName: "drone_url" }, bool("enable_ssl_verification")],
 		events: ["push", "merge_request", "tag_push"],
 	},
 	{
 		slug: "emails-on-push",
+		gitlabName: "emails-on-push",
 		title: "Emails on push",
 		description: "Emails the commits and diff of each push to recipients",
 		fields: [str("recipients", true), bool("disable_diffs"), bool("send_from_committer_email")],
@@ -139,6 +170,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "external-wiki",
+		gitlabName: "external-wiki",
 		title: "External Wiki",
 		description: "Replaces the link to the internal wiki with a link to an external wiki",
 		fields: [url("external_wiki_url", true)],
@@ -146,6 +178,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "collab-app-a",
+		gitlabName: "flowdock",
 		title: "Collaboration app A",
 		description: "Collaboration web app",
 		fields: [secret("token")],
@@ -153,6 +186,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "dependency-monitor",
+		gitlabName: "gemnasium",
 		title: "Dependency monitor",
 		description: "Monitors project dependencies and reports updates and vulnerabilities",
 		fields: [secret("api_key"), secret("token")],
@@ -160,6 +194,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "ci-server-a",
+		gitlabName: "gitlab-ci",
 		title: "CI server A",
 		description: "Continuous-integration server of the same product family",
 		fields: [{ ...secret("token"), pattern: /^[A-Za-z0-9]+$/, patternMessage: "is invalid" }, url("project_url", true), bool("enable_ssl_verification")],
@@ -167,20 +202,23 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "group-chat-b",
+		gitlabName: "hipchat",
 		title: "Group chat B",
 		description: "Private group chat and instant messaging",
 		fields: [
 			secret("token"),
-			{ name: "color", type: "select", options: ["yellow", "red", "green", "purple", "gray", "random"] },
+			// GitLab 8.16 stores color and server as given (its form offers a list and a URL, its model checks neither).
+			str("color"),
 			bool("notify"),
 			str("room"),
 			str("api_version"),
-			url("server"),
+			str("server"),
 		],
 		events: ["push", "issue", "confidential_issue", "merge_request", "note", "tag_push", "build"],
 	},
 	{
 		slug: "irc-gateway",
+		gitlabName: "irker",
 		title: "IRC gateway",
 		description: "Sends IRC messages on update to recipients through a gateway daemon",
 		fields: [
@@ -192,7 +230,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		],
 		events: ["push"],
 		validate: props => {
-			const recipients = String(props.recipients ?? "");
+			const recipients = typeof props.recipients === "string" ? props.recipients : "";
 			if (recipients.trim() && parseRecipients(recipients, props.default_irc_uri as string | undefined).length === 0)
 				return { recipients: ["are all invalid"] };
 			return null;
@@ -200,13 +238,16 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "issue-tracker-a",
+		gitlabName: "jira",
 		title: "Issue tracker A",
 		description: "Issue tracker",
 		fields: ISSUE_TRACKER_FIELDS,
 		events: ["push"],
+		fromGitLab: jiraLinks,
 	},
 	{
 		slug: "source-commits-b",
+		gitlabName: "pivotaltracker",
 		title: "Source commits B",
 		description: "Project-management tool receiving source commits",
 		fields: [secret("token")],
@@ -214,19 +255,22 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "push-notifications",
+		gitlabName: "pushover",
 		title: "Push notifications",
 		description: "Real-time notifications to mobile and desktop devices",
 		fields: [
 			secret("api_key"),
 			secret("user_key"),
-			{ name: "priority", type: "select", required: true, options: ["-2", "-1", "0", "1"] },
+			// Stored as given, as GitLab 8.16 does (its form offers lists, its model checks neither).
+			str("priority", true),
 			str("device"),
-			{ name: "sound", type: "select", options: PUSHOVER_SOUNDS },
+			str("sound"),
 		],
 		events: ["push"],
 	},
 	{
 		slug: "issue-tracker-b",
+		gitlabName: "redmine",
 		title: "Issue tracker B",
 		description: "Issue tracker",
 		fields: ISSUE_TRACKER_FIELDS,
@@ -234,6 +278,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "team-chat",
+		gitlabName: "slack",
 		title: "Team chat",
 		description: "Team communication tool",
 		fields: [url("webhook", true), str("username"), str("channel")],
@@ -241,18 +286,46 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 	},
 	{
 		slug: "build-server-b",
+		gitlabName: "teamcity",
 		title: "Build server B",
 		description: "Continuous-integration build server",
-		fields: [url("build_server_url", true), str("build_type", true), str("username", true), password("password", ["build_server_url"])],
+		fields: [
+			{ ...url("build_server_url", true), gitlabName: "teamcity_url" },
+			str("build_type", true),
+			str("username", true),
+			password("password", ["build_server_url"]),
+		],
 		events: ["push"],
 	},
 ];
 
 const BY_SLUG = new Map(CATALOGUE.map(d => [d.slug, d]));
+const BY_GITLAB_NAME = new Map(CATALOGUE.map(d => [d.gitlabName, d]));
 
-/** `drone_ci` and `drone-ci` alike (clients send both); null for an unknown slug. */
+/** An integration as a request names it: by the spec's slug, or by GitLab 8.16's service name. */
+export interface NamedIntegration {
+	def: IntegrationDef;
+	/** Addressed by GitLab's name (that is not also the slug): GitLab's field names are used. */
+	byGitLabName: boolean;
+}
+
+/** `drone_ci` and `drone-ci` alike (clients send both), the spec's slug or GitLab's name; null when unknown. */
+export function resolveIntegration(name: string): NamedIntegration | null {
+	const key = String(name ?? "").replace(/_/g, "-");
+	const bySlug = BY_SLUG.get(key);
+	if (bySlug) return { def: bySlug, byGitLabName: false };
+	const byGitLab = BY_GITLAB_NAME.get(key);
+	return byGitLab ? { def: byGitLab, byGitLabName: true } : null;
+}
+
+/** The integration of a slug or GitLab service name; null for an unknown one. */
 export function findIntegration(slug: string): IntegrationDef | null {
-	return BY_SLUG.get(String(slug ?? "").replace(/_/g, "-")) ?? null;
+	return resolveIntegration(slug)?.def ?? null;
+}
+
+/** The name a field goes by: GitLab's where it differs and the request used GitLab's service name. */
+export function fieldLabel(f: FieldDef, byGitLabName: boolean): string {
+	return byGitLabName && f.gitlabName ? f.gitlabName : f.name;
 }
 
 export const isSecret = (f: FieldDef) => !!f.secret || f.type === "password";

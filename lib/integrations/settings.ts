@@ -7,6 +7,9 @@
  *   `{"error":"color does not have a valid value"}`, several joined with ", ";
  * - model validations: `{"message":{"project_url":["must be a valid URL"]}}`.
  *
+ * A request that names the integration by GitLab 8.16's service name may send GitLab's field names
+ * (`bamboo_url`) and is answered in them; the spec's names are accepted alike (catalogue.ts).
+ *
  * Secrets are write-only (GET never returns them), so a required secret that is already
  * stored may be left out of a later PUT. The exception is GitLab's `reset_password`: a
  * password is dropped when its server URL changes and the password is not sent again, which
@@ -14,7 +17,7 @@
  */
 import { paramError, validation } from "../api/errors";
 import type { FieldDef, IntegrationDef } from "./catalogue";
-import { isSecret } from "./catalogue";
+import { fieldLabel, isSecret } from "./catalogue";
 import type { EventFlag } from "../../models/integration";
 
 export type Properties = Record<string, unknown>;
@@ -55,27 +58,46 @@ export function isHttpUrl(v: string): boolean {
 	}
 }
 
-function coerce(f: FieldDef, raw: unknown): Coerced {
+/** `label`: the name the request knows the field by (GitLab's or the spec's). */
+function coerce(f: FieldDef, raw: unknown, label: string): Coerced {
 	switch (f.type) {
 		case "boolean": {
 			const b = parseBoolean(raw);
-			return b === undefined ? { error: `${f.name} is invalid` } : { value: b };
+			return b === undefined ? { error: `${label} is invalid` } : { value: b };
 		}
 		case "integer": {
 			const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\s*-?\d{1,15}\s*$/.test(raw) ? Number(raw) : NaN;
-			if (!Number.isSafeInteger(n)) return { error: `${f.name} is invalid` };
-			if ((f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max)) return { error: `${f.name} does not have a valid value` };
+			if (!Number.isSafeInteger(n)) return { error: `${label} is invalid` };
+			if ((f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max)) return { error: `${label} does not have a valid value` };
 			return { value: n };
 		}
 		case "select": {
 			const s = typeof raw === "string" ? raw.trim() : typeof raw === "number" ? String(raw) : undefined;
-			return s !== undefined && f.options?.includes(s) ? { value: s } : { error: `${f.name} does not have a valid value` };
+			return s !== undefined && f.options?.includes(s) ? { value: s } : { error: `${label} does not have a valid value` };
 		}
 		default: {
-			if (typeof raw !== "string" && typeof raw !== "number" && typeof raw !== "boolean") return { error: `${f.name} is invalid` };
+			if (typeof raw !== "string" && typeof raw !== "number" && typeof raw !== "boolean") return { error: `${label} is invalid` };
 			return { value: typeof raw === "string" ? (f.type === "url" ? raw.trim() : raw) : String(raw) };
 		}
 	}
+}
+
+/** How the request named the integration (catalogue.ts `resolveIntegration`). */
+export interface MergeOptions {
+	/** By GitLab 8.16's service name: GitLab's field names are preferred and used in errors. */
+	byGitLabName?: boolean;
+}
+
+const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
+
+/**
+ * The value sent for a field under either of its names; the name the request's own vocabulary
+ * uses first (GitLab's when it addressed the integration by GitLab's name).
+ */
+function sentValue(f: FieldDef, input: Record<string, unknown>, byGitLabName: boolean): { sent: boolean; raw?: unknown } {
+	const names = byGitLabName ? [f.gitlabName, f.name] : [f.name, f.gitlabName];
+	for (const name of names) if (name && has(input, name)) return { sent: true, raw: input[name] };
+	return { sent: false };
 }
 
 /**
@@ -83,21 +105,33 @@ function coerce(f: FieldDef, raw: unknown): Coerced {
  * the declared fields of `input` applied. Unknown input keys are ignored. Throws a 400 ApiError
  * and changes nothing when the input is not acceptable.
  */
-export function mergeSettings(def: IntegrationDef, stored: Properties | null | undefined, input: Record<string, unknown>): MergeResult {
+export function mergeSettings(
+	def: IntegrationDef,
+	stored: Properties | null | undefined,
+	input: Record<string, unknown>,
+	opts: MergeOptions = {},
+): MergeResult {
+	const byGitLabName = !!opts.byGitLabName;
 	const current: Properties = {};
 	for (const f of def.fields) if (stored && !isBlank(stored[f.name])) current[f.name] = stored[f.name];
 
+	// GitLab's own parameters that stand for several of the spec's fields (jira's url and project_key).
+	const fromGitLab = def.fromGitLab?.(input) ?? { fields: {}, missing: [] };
+	const sources = fromGitLab.sources ?? {};
+	const label = (f: FieldDef) => sources[f.name] ?? fieldLabel(f, byGitLabName);
+	const sentInput: Record<string, unknown> = { ...fromGitLab.fields, ...input };
+
 	const given = new Map<string, unknown>();
-	const paramErrors: string[] = [];
+	const paramErrors: string[] = fromGitLab.missing.map(name => `${name} is missing`);
 	const invalid = new Set<string>();
 	for (const f of def.fields) {
-		if (!Object.prototype.hasOwnProperty.call(input, f.name)) continue;
-		const raw = input[f.name];
+		const { sent, raw } = sentValue(f, sentInput, byGitLabName);
+		if (!sent) continue;
 		if (isBlank(raw)) {
 			given.set(f.name, BLANK);
 			continue;
 		}
-		const c = coerce(f, raw);
+		const c = coerce(f, raw, label(f));
 		if ("error" in c) {
 			paramErrors.push(c.error);
 			invalid.add(f.name);
@@ -111,14 +145,16 @@ export function mergeSettings(def: IntegrationDef, stored: Properties | null | u
 		if (moved) delete current[f.name];
 	}
 
-	const missingFields = def.fields
-		.filter(f => f.required && !invalid.has(f.name))
-		.filter(f => {
-			const v = given.get(f.name);
-			if (v !== undefined && v !== BLANK) return false;
-			return !(isSecret(f) && v === undefined && current[f.name] !== undefined);
-		})
-		.map(f => `${f.name} is missing`);
+	const missingFields = fromGitLab.missing.length
+		? []
+		: def.fields
+				.filter(f => f.required && !invalid.has(f.name))
+				.filter(f => {
+					const v = given.get(f.name);
+					if (v !== undefined && v !== BLANK) return false;
+					return !(isSecret(f) && v === undefined && current[f.name] !== undefined);
+				})
+				.map(f => `${label(f)} is missing`);
 	if (missingFields.length || paramErrors.length) throw paramError([...missingFields, ...paramErrors].join(", "));
 
 	const properties: Properties = { ...current };
@@ -134,13 +170,18 @@ export function mergeSettings(def: IntegrationDef, stored: Properties | null | u
 	}
 
 	const modelErrors: Record<string, string[]> = {};
-	const add = (field: string, msg: string) => (modelErrors[field] ??= []).push(msg);
+	const add = (field: string, msg: string) => {
+		const list = (modelErrors[field] ??= []);
+		if (!list.includes(msg)) list.push(msg);
+	};
 	for (const f of def.fields) {
 		const v = given.get(f.name);
 		if (v === undefined || v === BLANK) continue;
-		if (typeof v === "string" && v.length > MAX_VALUE_LENGTH) add(f.name, `is too long (maximum is ${MAX_VALUE_LENGTH} characters)`);
-		else if (f.type === "url" && !isHttpUrl(String(v))) add(f.name, "must be a valid URL");
-		else if (f.pattern && !f.pattern.test(String(v))) add(f.name, f.patternMessage ?? "is invalid");
+		// Coerced values are strings, numbers or booleans.
+		const text = typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : "";
+		if (typeof v === "string" && v.length > MAX_VALUE_LENGTH) add(label(f), `is too long (maximum is ${MAX_VALUE_LENGTH} characters)`);
+		else if (f.type === "url" && !isHttpUrl(text)) add(label(f), "must be a valid URL");
+		else if (f.pattern && !f.pattern.test(text)) add(label(f), f.patternMessage ?? "is invalid");
 	}
 	if (!Object.keys(modelErrors).length && def.validate) {
 		const extra = def.validate(properties);

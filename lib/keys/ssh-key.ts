@@ -204,11 +204,11 @@ function asText(value: unknown): string | null | undefined {
 }
 
 /**
- * Rails' presence + `length: { within: 0..max }`: nil is blank *and* too short (the 8.x specs
- * assert both messages), an empty string only blank.
+ * Rails' presence + `length: { maximum: max }`, as GitLab 8.16's Key model declares them: nil or
+ * blank is only blank (a maximum lets nil through, so no "is too short"); longer is too long.
  */
 function presenceAndLength(value: string | null, max: number): string[] {
-	if (value === null) return ["can't be blank", "is too short (minimum is 0 characters)"];
+	if (value === null) return ["can't be blank"];
 	const errors: string[] = [];
 	if (isBlank(value)) errors.push("can't be blank");
 	if (chars(value) > max) errors.push(`is too long (maximum is ${max} characters)`);
@@ -216,9 +216,10 @@ function presenceAndLength(value: string | null, max: number): string[] {
 }
 
 /**
- * GitLab 8.x Key model validation of a new deploy key, with its exact messages:
- * title (presence, ≤255), key (presence, ≤5000, `^(ssh|ecdsa)-`), fingerprint (must be
- * generated from a key that parses). Uniqueness is the store's business.
+ * GitLab 8.16 Key model validation of a new deploy key, with its exact messages:
+ * title (presence, ≤255), key (presence, ≤5000, `^(ssh|ecdsa)-`), fingerprint (present: it
+ * cannot be generated from a missing key or one that does not parse, GitLab's
+ * `presence: { message: 'cannot be generated' }`). Uniqueness is the store's business.
  */
 export function validateDeployKey(input: { title?: unknown; key?: unknown }): DeployKeyValidation {
 	const errors: ValidationErrors = {};

@@ -90,6 +90,9 @@ describe("the internal API creates builds and moves them through their states", 
 				author_name: "Dmitriy Zaporozhets",
 				author_email: "dmitriy.zaporozhets@gmail.com",
 				created_at: "2015-12-24T16:51:14.000+01:00",
+				// No committer sent: the author committed.
+				committer_name: "Dmitriy Zaporozhets",
+				committer_email: "dmitriy.zaporozhets@gmail.com",
 			},
 			user: {
 				id: owner.id,
@@ -102,15 +105,37 @@ describe("the internal API creates builds and moves them through their states", 
 				website_url: "",
 				created_at: expect.stringMatching(ISO_Z),
 				bio: null,
+				location: null,
 				linkedin: "",
 				skype: "",
 				twitter: "",
+				organization: null,
 			},
 			artifacts_file: null,
 		});
 		const got = await as(owner.token).get(`/projects/${projectId}/builds/${res.body.id}`);
 		expect(got.status).toBe(200);
 		expect(got.body).toEqual(res.body);
+	});
+
+	it("shows the committer the CI side names, apart from the author", async () => {
+		const committer = { committer_name: "Release Bot", committer_email: "release-bot@example.com" };
+		const body = {
+			project_id: projectId,
+			name: "deploy",
+			ref: "master",
+			commit: { id: SHA_B, message: "Deploy", author_name: "Ada", author_email: "ada@example.com", created_at: "2016-01-11T10:13:33Z", ...committer },
+		};
+		const res = track("create with committer", await ci.raw.post("/internal/builds", { headers: ci.headers, body }));
+		expect(res.status).toBe(201);
+		expect(res.body.commit).toMatchObject({ author_name: "Ada", author_email: "ada@example.com", ...committer });
+		const got = await as(owner.token).get(`/projects/${projectId}/builds/${res.body.id}`);
+		expect(got.body.commit).toEqual(res.body.commit);
+		const bad = track(
+			"bad committer",
+			await ci.raw.post("/internal/builds", { headers: ci.headers, body: { ...body, commit: { ...body.commit, committer_email: "nobody" } } }),
+		);
+		expect([bad.status, bad.body]).toEqual([400, { error: "commit[committer_email] is invalid" }]);
 	});
 
 	it("running sets started_at; success sets finished_at and coverage; re-sending a status changes nothing", async () => {
@@ -588,6 +613,30 @@ describe("lists: scope, order, pagination and commit builds", () => {
 		}
 		const badScope = track("commit bad scope", await api.get(`/projects/${projectId}/repository/commits/${SHA_B}/builds`, { query: { scope: "nope" } }));
 		expect([badScope.status, badScope.body]).toEqual([400, { error: "scope does not have a valid value" }]);
+	});
+
+	it("finds a commit's builds by an abbreviated id of 7 characters or more; one shared by two commits is a 404", async () => {
+		const owner = await createUser(cluster.api());
+		const pid = (await createProject(as(owner.token))).id;
+		const a = [await ci.build({ project_id: pid, sha: SHA_A }), await ci.build({ project_id: pid, sha: SHA_A })];
+		const b = await ci.build({ project_id: pid, sha: SHA_B });
+		const commits = (sha: string) => as(owner.token).get(`/projects/${pid}/repository/commits/${sha}/builds`);
+		for (const short of [SHA_A.slice(0, 7), SHA_A.slice(0, 12), SHA_A.slice(0, 39).toUpperCase()]) {
+			const res = track("short sha", await commits(short));
+			expect([short, res.status, idsOf(res), res.headers.get("x-total")]).toEqual([short, 200, [...a].reverse(), "2"]);
+			expect(res.body.every((x: { commit: { id: string } }) => x.commit.id === SHA_A)).toBe(true);
+		}
+		expect(idsOf(await commits(SHA_B.slice(0, 8)))).toEqual([b]);
+		// Six characters are too few to name a commit: matched as they are, so nothing.
+		expect((await commits(SHA_A.slice(0, 6))).body).toEqual([]);
+		expect((await commits("abcdef0")).body).toEqual([]);
+		// A second commit that starts the same way makes the short id ambiguous; a longer one still names one commit.
+		const twin = SHA_A.slice(0, 7) + "c".repeat(33);
+		const t = await ci.build({ project_id: pid, sha: twin });
+		const ambiguous = track("ambiguous sha", await commits(SHA_A.slice(0, 7)));
+		expect([ambiguous.status, ambiguous.body]).toEqual([404, { message: "404 Not Found" }]);
+		expect(idsOf(await commits(SHA_A.slice(0, 8)))).toEqual([...a].reverse());
+		expect(idsOf(await commits(twin.slice(0, 8)))).toEqual([t]);
 	});
 
 	it("sees a new build and a state change at once (the cached list is cleaned)", async () => {

@@ -93,10 +93,16 @@ describe("labels", () => {
 		const res = await api.get(`/projects/${projectId}/labels`);
 		expect(res.status).toBe(200);
 		expect(res.headers.get("x-total")).toBeNull();
+		const counts = { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0, priority: null, subscribed: false };
 		expect(res.body).toEqual([
-			{ name: "Apple & Pear", color: "#00FF00", description: null, open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 },
-			{ name: "bug", color: "#FFAA00", description: "Broken", open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 },
+			{ id: expect.any(Number), name: "Apple & Pear", color: "#00FF00", description: null, ...counts },
+			{ id: expect.any(Number), name: "bug", color: "#FFAA00", description: "Broken", ...counts },
 		]);
+		// Each entry's id is the label's own: the one its delete answer carries.
+		const removed = await api.del(`/projects/${projectId}/labels`, { query: { name: "Apple & Pear" } });
+		expect(removed.body.id).toBe(res.body[0].id);
+		expect(res.body[0].id).not.toBe(res.body[1].id);
+		expect((await api.post(`/projects/${projectId}/labels`, { body: { name: "Apple & Pear", color: "#00ff00" } })).status).toBe(200);
 	});
 
 	it("paginates with GitLab's headers when asked", async () => {
@@ -123,7 +129,8 @@ describe("labels", () => {
 	});
 
 	it("gives exactly one label when two creates race", async () => {
-		const results = await Promise.all(Array.from({ length: 8 }, () => api.post(`/projects/${projectId}/labels`, { form: { name: "race", color: "#123456" } })));
+		const race = { name: "race", color: "#123456" };
+		const results = await Promise.all(Array.from({ length: 8 }, () => api.post(`/projects/${projectId}/labels`, { form: race })));
 		expect(results.map(r => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
 		const list = await api.get(`/projects/${projectId}/labels`);
 		expect(list.body.filter((l: { name: string }) => l.name === "race")).toHaveLength(1);

@@ -32,11 +32,14 @@ afterAll(async () => {
 describe("create, read, raw, edit, delete", () => {
 	let owner: TestUser;
 	let projectId: number;
+	let projectPath: string;
 	let snippetId: number;
 
 	beforeAll(async () => {
 		owner = await createUser(cluster.api());
-		projectId = (await createProject(as(owner.token), { visibility_level: 20 })).id;
+		const project = await createProject(as(owner.token), { visibility_level: 20 });
+		projectId = project.id;
+		projectPath = project.path_with_namespace;
 	});
 
 	it("creates (201) with the single-snippet shape and the author", async () => {
@@ -45,7 +48,7 @@ describe("create, read, raw, edit, delete", () => {
 		});
 		expect(res.status).toBe(201);
 		expect(res.headers.get("content-type")).toBe("application/json");
-		expect(Object.keys(res.body)).toEqual(["id", "title", "file_name", "author", "expires_at", "updated_at", "created_at"]);
+		expect(Object.keys(res.body)).toEqual(["id", "title", "file_name", "author", "expires_at", "updated_at", "created_at", "web_url"]);
 		expect(res.body).toEqual({
 			id: expect.any(Number),
 			title: "Hello",
@@ -57,12 +60,16 @@ describe("create, read, raw, edit, delete", () => {
 				name: `User ${owner.username}`,
 				state: "active",
 				created_at: expect.stringMatching(ISO),
+				avatar_url: expect.stringMatching(/^https:\/\/www\.gravatar\.com\/avatar\/[0-9a-f]{32}\?s=80&d=identicon$/),
+				web_url: `http://localhost/${owner.username}`,
 			},
 			expires_at: null,
 			updated_at: expect.stringMatching(ISO),
 			created_at: expect.stringMatching(ISO),
+			web_url: expect.stringMatching(/^http:\/\/localhost\//),
 		});
 		snippetId = res.body.id;
+		expect(res.body.web_url).toBe(`http://localhost/${projectPath}/snippets/${snippetId}`);
 	});
 
 	it("gets it and lists it in the same shape", async () => {
@@ -248,11 +255,11 @@ describe("the visibility matrix", () => {
 		expect((await anonymous.get(`/projects/${project.id}/snippets`)).body.map((s: { id: number }) => s.id)).toEqual([created.body.id]);
 		expect((await anonymous.get(`/projects/${project.id}/snippets/${created.body.id}`)).body).toEqual(created.body);
 		expect((await anonymous.get(`/projects/${project.id}/snippets/${created.body.id}/raw`)).text).toBe("# public\n");
-		expect((await anonymous.get(`/projects/${encodeURIComponent(project.path_with_namespace)}/snippets/${created.body.id}/raw`)).text).toBe("# public\n");
+		const byPath = `/projects/${encodeURIComponent(project.path_with_namespace)}`;
+		expect((await anonymous.get(`${byPath}/snippets/${created.body.id}/raw`)).text).toBe("# public\n");
 		// Writes always need a token.
-		expect((await anonymous.post(`/projects/${project.id}/snippets`, { body: { title: "a", file_name: "a", code: "a", visibility_level: 20 } })).status).toBe(
-			401,
-		);
+		const publicSnippet = { title: "a", file_name: "a", code: "a", visibility_level: 20 };
+		expect((await anonymous.post(`/projects/${project.id}/snippets`, { body: publicSnippet })).status).toBe(401);
 		expect((await anonymous.put(`/projects/${project.id}/snippets/${created.body.id}`, { body: { title: "x" } })).status).toBe(401);
 		expect((await anonymous.del(`/projects/${project.id}/snippets/${created.body.id}`)).status).toBe(401);
 		const wrong = await as("x".repeat(20)).get(`/projects/${project.id}/snippets`);
@@ -461,6 +468,8 @@ describe("the gitlab npm client (14.2.2, version 3)", () => {
 			visibilityLevel: 10,
 		})) as Record<string, any>;
 		expect(created).toMatchObject({ id: expect.any(Number), title: "From the client", file_name: "client.js", author: { id: owner.id }, expires_at: null });
+		expect(created.web_url).toBe(`http://localhost/${project.path_with_namespace}/snippets/${created.id}`);
+		expect(created.author).toMatchObject({ avatar_url: expect.stringMatching(/^https:\/\//), web_url: `http://localhost/${owner.username}` });
 		expect(await api.ProjectSnippets.all(project.id)).toEqual([created]);
 		expect(await api.ProjectSnippets.show(project.id, created.id)).toEqual(created);
 		expect(await api.ProjectSnippets.content(project.id, created.id)).toBe("console.log('é');\n");

@@ -69,6 +69,7 @@ describe("every slug", () => {
 			merge_requests_events: true,
 			note_events: true,
 			build_events: true,
+			pipeline_events: true,
 			properties: expected,
 		});
 
@@ -153,11 +154,41 @@ describe("requests", () => {
 			200,
 		);
 		expect((await stack.api().get(`/projects/${projectId}/services/external-wiki`)).body.properties).toEqual({ external_wiki_url: "https://wiki.example.com" });
-		for (const method of ["get", "put", "del"] as const) {
-			const res = await stack.api()[method](`/projects/${projectId}/services/asana`, method === "put" ? { body: { api_key: "x" } } : {});
-			expect(res.status).toBe(404);
-			expect(res.body).toEqual({ message: "404 Service Not Found" });
-		}
+		// GitLab 8.16 services with no counterpart here.
+		for (const name of ["bugzilla", "kubernetes", "mattermost"])
+			for (const method of ["get", "put", "del"] as const) {
+				const res = await stack.api()[method](`/projects/${projectId}/services/${name}`, method === "put" ? { body: { token: "x" } } : {});
+				expect([name, method, res.status, res.body]).toEqual([name, method, 404, { message: "404 Service Not Found" }]);
+			}
+	});
+
+	it("takes GitLab 8.16's service names for PUT, GET and DELETE on the slug's own record, in GitLab's field names", async () => {
+		const fresh = (await createProject(stack.api())).id;
+		const put = await stack.api().put(`/projects/${fresh}/services/bamboo`, {
+			form: { bamboo_url: "https://bamboo.example.com", build_key: "PLAN", username: "ci", password: "s3cret" },
+		});
+		expect([put.status, put.body]).toEqual([200, true]);
+		const byGitLab = await stack.api().get(`/projects/${fresh}/services/bamboo`);
+		expect(byGitLab.body).toMatchObject({ id: expect.any(Number), title: "Build server A", active: true, pipeline_events: true });
+		expect(byGitLab.body.properties).toEqual({ bamboo_url: "https://bamboo.example.com", build_key: "PLAN", username: "ci" });
+		const bySlug = await stack.api().get(`/projects/${fresh}/services/build-server-a`);
+		expect(bySlug.body).toEqual({ ...byGitLab.body, properties: { build_server_url: "https://bamboo.example.com", build_key: "PLAN", username: "ci" } });
+		// The spec's slug edits the same record GitLab's name made, and GitLab's name deletes it.
+		const again = { build_server_url: "https://bamboo.example.com", build_key: "PLAN2", username: "ci" };
+		expect((await stack.api().put(`/projects/${fresh}/services/build_server_a`, { body: again })).status).toBe(200);
+		expect((await stack.api().get(`/projects/${fresh}/services/bamboo`)).body.properties.build_key).toBe("PLAN2");
+		const missing = await stack.api().put(`/projects/${fresh}/services/teamcity`, { body: { build_type: "bt", username: "u", password: "p" } });
+		expect([missing.status, missing.body]).toEqual([400, { error: "teamcity_url is missing" }]);
+		expect((await stack.api().del(`/projects/${fresh}/services/bamboo`)).body).toBe(true);
+		const cleared = await stack.api().get(`/projects/${fresh}/services/build-server-a`);
+		expect(cleared.body).toMatchObject({ id: byGitLab.body.id, active: false, properties: {} });
+		// hipchat's color and server, pushover's priority and sound: stored as given.
+		const hipchat = { token: "t", color: "pink", server: "chat.local" };
+		expect((await stack.api().put(`/projects/${fresh}/services/hipchat`, { body: hipchat })).status).toBe(200);
+		expect((await stack.api().get(`/projects/${fresh}/services/group-chat-b`)).body.properties).toEqual({ color: "pink", server: "chat.local" });
+		const pushover = { api_key: "a", user_key: "u", priority: "2", sound: "x" };
+		expect((await stack.api().put(`/projects/${fresh}/services/pushover`, { body: pushover })).status).toBe(200);
+		expect((await stack.api().get(`/projects/${fresh}/services/pushover`)).body.properties).toEqual({ priority: "2", sound: "x" });
 	});
 
 	it("answers GitLab's errors for bad values and changes nothing", async () => {
@@ -167,7 +198,8 @@ describe("requests", () => {
 		const bad = await stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { ...good, project_url: "ftp://t.example.com" } });
 		expect(bad.status).toBe(400);
 		expect(bad.body).toEqual({ message: { project_url: ["must be a valid URL"] } });
-		const boolBad = await stack.api().put(`/projects/${projectId}/services/emails-on-push`, { body: { recipients: "a@example.com", disable_diffs: "maybe" } });
+		const maybe = { recipients: "a@example.com", disable_diffs: "maybe" };
+		const boolBad = await stack.api().put(`/projects/${projectId}/services/emails-on-push`, { body: maybe });
 		expect(boolBad.status).toBe(400);
 		expect(boolBad.body).toEqual({ error: "disable_diffs is invalid" });
 		const nested = await stack.api().put(`/projects/${projectId}/services/collab-app-a`, { form: { "token[$ne]": "x" } });

@@ -1,4 +1,4 @@
-import { attachmentDisposition, parseArtifactsFilename, parseId, parseNewBuild, seqRange } from "../../lib/builds/build-input";
+import { attachmentDisposition, commitIdPrefix, parseArtifactsFilename, parseId, parseNewBuild, seqRange } from "../../lib/builds/build-input";
 import { seqKey, shaKey, statusKey } from "../../models/build";
 import { ApiError } from "../../lib/api/errors";
 
@@ -77,6 +77,16 @@ describe("index keys and page ranges", () => {
 	});
 });
 
+describe("commitIdPrefix", () => {
+	it("resolves hex of 7 to 63 characters that is not a full id, lower-cased; anything else is matched as it is", () => {
+		expect(commitIdPrefix("0FF3AE1")).toBe("0ff3ae1");
+		expect(commitIdPrefix(SHA.slice(0, 39))).toBe(SHA.slice(0, 39));
+		expect(commitIdPrefix("a".repeat(63))).toBe("a".repeat(63));
+		for (const asIs of ["0ff3ae", SHA, "a".repeat(64), "a".repeat(65), "master", "0ff3ae1-x", "", "0ff 3ae1"])
+			expect([asIs, commitIdPrefix(asIs)]).toEqual([asIs, null]);
+	});
+});
+
 describe("parseNewBuild", () => {
 	it("reads the contract's fields, lower-cases the hash and derives short_id", () => {
 		expect(parseNewBuild({ ...body, commit: { ...commit, id: SHA.toUpperCase() }, user_id: "3" })).toEqual({
@@ -85,9 +95,15 @@ describe("parseNewBuild", () => {
 			stage: "test",
 			ref: "master",
 			tag: false,
-			commit: { ...commit, short_id: "0ff3ae19" },
+			commit: { ...commit, short_id: "0ff3ae19", committer_name: commit.author_name, committer_email: commit.author_email },
 			user_id: 3,
 		});
+	});
+
+	it("takes an optional committer, and the author as committer when there is none", () => {
+		const committer = { committer_name: "Release Bot", committer_email: "bot@example.com" };
+		expect(parseNewBuild({ ...body, commit: { ...commit, ...committer } }).commit).toMatchObject(committer);
+		expect(parseNewBuild(body).commit).toMatchObject({ committer_name: commit.author_name, committer_email: commit.author_email });
 	});
 
 	it("defaults stage to test, tag to false, the title to the message's first line; keeps a given short_id", () => {
@@ -127,6 +143,9 @@ describe("parseNewBuild", () => {
 		[{ commit: { ...commit, message: undefined } }, "commit[message] is missing"],
 		[{ commit: { ...commit, author_name: undefined } }, "commit[author_name] is missing"],
 		[{ commit: { ...commit, author_email: "nobody" } }, "commit[author_email] is invalid"],
+		[{ commit: { ...commit, committer_email: "nobody" } }, "commit[committer_email] is invalid"],
+		[{ commit: { ...commit, committer_name: "two\nlines" } }, "commit[committer_name] is invalid"],
+		[{ commit: { ...commit, committer_name: ["x"] } }, "commit[committer_name] is invalid"],
 		[{ commit: { ...commit, created_at: undefined } }, "commit[created_at] is missing"],
 		[{ commit: { ...commit, created_at: "yesterday" } }, "commit[created_at] is invalid"],
 		[{ commit: { ...commit, created_at: "2015-13-45T99:00:00Z" } }, "commit[created_at] is invalid"],

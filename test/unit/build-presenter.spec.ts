@@ -24,9 +24,9 @@ const user: UserDoc = {
 	is_admin: true,
 	bio: null,
 	created_at: "2015-12-21T13:14:24.077Z",
-	// Stored extras that the build's user must not show:
 	location: "Here",
 	organization: "Org",
+	// A stored extra that the build's user must not show:
 	projects_limit: 10,
 };
 
@@ -64,22 +64,28 @@ const expectedCommit = {
 	author_name: "Administrator",
 	author_email: "admin@example.com",
 	created_at: "2015-12-24T16:51:14.000+01:00",
+	// An older record, stored before builds had a committer: the author is shown as committer.
+	committer_name: "Administrator",
+	committer_email: "admin@example.com",
 };
 
+/** GitLab 8.16's User entity, in its order. */
 const expectedUser = {
-	id: 1,
-	username: "root",
 	name: "Administrator",
+	username: "root",
+	id: 1,
 	state: "active",
-	is_admin: true,
 	avatar_url: avatarUrl("admin@example.com"),
 	web_url: `${GITLAB}/root`,
-	website_url: "",
 	created_at: "2015-12-21T13:14:24.077Z",
+	is_admin: true,
 	bio: null,
-	linkedin: "",
+	location: "Here",
 	skype: "",
+	linkedin: "",
 	twitter: "",
+	website_url: "",
+	organization: "Org",
 };
 
 describe("presentBuild", () => {
@@ -100,6 +106,29 @@ describe("presentBuild", () => {
 			user: expectedUser,
 			artifacts_file: { filename: "artifacts.zip", size: 1000 },
 		});
+		const shown = presentBuild(doc(), user, GITLAB);
+		expect(Object.keys(shown.user!)).toEqual(Object.keys(expectedUser));
+		expect(Object.keys(shown.commit)).toEqual([
+			"id",
+			"short_id",
+			"title",
+			"author_name",
+			"author_email",
+			"created_at",
+			"committer_name",
+			"committer_email",
+			"message",
+		]);
+		expect(shown.user).not.toHaveProperty("projects_limit");
+		expect(shown.user).not.toHaveProperty("email");
+	});
+
+	it("shows the committer the CI side named, and a user's missing location and organization as null", () => {
+		const withCommitter = doc({ commit: { ...commit, committer_name: "Bot", committer_email: "bot@example.com" } });
+		const { location: _l, organization: _o, ...bare } = user;
+		const out = presentBuild(withCommitter, bare, GITLAB);
+		expect(out.commit).toMatchObject({ author_name: "Administrator", committer_name: "Bot", committer_email: "bot@example.com" });
+		expect(out.user).toMatchObject({ location: null, organization: null });
 	});
 
 	it("shows artifacts_file null, user null and the coverage value when so", () => {

@@ -65,32 +65,54 @@ const snippet: SnippetDoc = {
 	updated_at: "2012-06-28T10:52:05.000Z",
 };
 
+const place = { gitlabUrl: "https://gitlab.example.com", projectPath: "jdoe/demo" };
+
 describe("snippet presenters", () => {
-	it("single-snippet shape: id, title, file_name, author, expires_at, updated_at, created_at", () => {
-		const entity = presentSnippet(snippet, author);
-		expect(Object.keys(entity)).toEqual(["id", "title", "file_name", "author", "expires_at", "updated_at", "created_at"]);
+	it("single-snippet shape: id, title, file_name, author, expires_at, updated_at, created_at, and GitLab 8.16's web_url", () => {
+		const entity = presentSnippet(snippet, author, place);
+		expect(Object.keys(entity)).toEqual(["id", "title", "file_name", "author", "expires_at", "updated_at", "created_at", "web_url"]);
 		expect(entity).toEqual({
 			id: 1,
 			title: "test",
 			file_name: "add.rb",
-			author: { id: 2, username: "jdoe", email: "jdoe@example.com", name: "John Doe", state: "active", created_at: "2012-05-23T08:00:58.000Z" },
+			author: {
+				id: 2,
+				username: "jdoe",
+				email: "jdoe@example.com",
+				name: "John Doe",
+				state: "active",
+				created_at: "2012-05-23T08:00:58.000Z",
+				// md5("jdoe@example.com")
+				avatar_url: "https://www.gravatar.com/avatar/694ea0904ceaf766c6738166ed89bafb?s=80&d=identicon",
+				web_url: "https://gitlab.example.com/jdoe",
+			},
 			expires_at: null,
 			updated_at: "2012-06-28T10:52:05.000Z",
 			created_at: "2012-06-28T10:52:04.000Z",
+			web_url: "https://gitlab.example.com/jdoe/demo/snippets/1",
 		});
 	});
 
 	it("never shows the content, the visibility or internal ids", () => {
-		const json = JSON.stringify(presentSnippet(snippet, author));
+		const json = JSON.stringify(presentSnippet(snippet, author, place));
 		expect(json).not.toContain("hello");
 		expect(json).not.toContain("visibility_level");
 		expect(json).not.toContain("project_id");
 		expect(json).not.toContain("secret bio");
 	});
 
-	it("author: exactly the six fields of docs/api.md#snippet-entity; null when the user is gone", () => {
-		expect(Object.keys(presentSnippetAuthor(author))).toEqual(["id", "username", "email", "name", "state", "created_at"]);
-		expect(presentSnippet(snippet, null).author).toBeNull();
+	it("author: the six fields of docs/api.md#snippet-entity and UserBasic's two links; null when the user is gone", () => {
+		expect(Object.keys(presentSnippetAuthor(author, place.gitlabUrl))).toEqual([
+			"id",
+			"username",
+			"email",
+			"name",
+			"state",
+			"created_at",
+			"avatar_url",
+			"web_url",
+		]);
+		expect(presentSnippet(snippet, null, place).author).toBeNull();
 	});
 
 	it("deleted record: the raw model columns GitLab 8 serialises, content included", () => {

@@ -1,4 +1,4 @@
-import { CATALOGUE, findIntegration, isSecret, secretFieldNames } from "../../lib/integrations/catalogue";
+import { CATALOGUE, findIntegration, isSecret, resolveIntegration, secretFieldNames } from "../../lib/integrations/catalogue";
 import { ApiError } from "../../lib/api/errors";
 import { handlesEvent, mergeSettings, parseBoolean } from "../../lib/integrations/settings";
 import { presentIntegration } from "../../presenters/integration";
@@ -90,8 +90,43 @@ describe("integration catalogue", () => {
 	it("finds slugs written with underscores, and nothing for an unknown slug", () => {
 		expect(findIntegration("task_tracker_comments")?.slug).toBe("task-tracker-comments");
 		expect(findIntegration("emails-on-push")?.slug).toBe("emails-on-push");
-		expect(findIntegration("asana")).toBeNull();
 		expect(findIntegration("")).toBeNull();
+		// GitLab 8.16 services with no counterpart here stay unknown.
+		for (const unknown of ["bugzilla", "builds-email", "kubernetes", "mattermost", "jenkins", "task-tracker", "slack-slash-commands"])
+			expect([unknown, findIntegration(unknown)]).toEqual([unknown, null]);
+	});
+
+	it("takes GitLab 8.16's service names as aliases of the slugs, with - or _", () => {
+		const GITLAB_NAMES: Record<string, string> = {
+			asana: "task-tracker-comments",
+			assembla: "source-commits-a",
+			bamboo: "build-server-a",
+			buildkite: "pipeline-service-a",
+			campfire: "group-chat-a",
+			"custom-issue-tracker": "custom-issue-tracker",
+			"drone-ci": "container-ci-a",
+			"emails-on-push": "emails-on-push",
+			"external-wiki": "external-wiki",
+			flowdock: "collab-app-a",
+			gemnasium: "dependency-monitor",
+			"gitlab-ci": "ci-server-a",
+			hipchat: "group-chat-b",
+			irker: "irc-gateway",
+			jira: "issue-tracker-a",
+			pivotaltracker: "source-commits-b",
+			pushover: "push-notifications",
+			redmine: "issue-tracker-b",
+			slack: "team-chat",
+			teamcity: "build-server-b",
+		};
+		expect(CATALOGUE.map(d => [d.gitlabName, d.slug]).sort()).toEqual(Object.entries(GITLAB_NAMES).sort());
+		for (const [name, slug] of Object.entries(GITLAB_NAMES)) {
+			expect(findIntegration(name)?.slug).toBe(slug);
+			expect(findIntegration(name.replace(/-/g, "_"))?.slug).toBe(slug);
+			// Where GitLab's name is the slug, the request is in the spec's vocabulary, which is GitLab's there.
+			expect([name, resolveIntegration(name)?.byGitLabName]).toEqual([name, name !== slug]);
+		}
+		expect(resolveIntegration("team_chat")).toEqual({ def: findIntegration("slack"), byGitLabName: false });
 	});
 
 	it.each(Object.entries(SPEC))("%s: PUT without each required field says which one is missing", (slug, spec) => {
@@ -151,15 +186,29 @@ describe("integration catalogue", () => {
 			});
 	});
 
-	it("checks select values, integers and formats", () => {
+	it("stores hipchat's color and server and pushover's priority and sound as given, as GitLab 8.16 does", () => {
 		const hip = findIntegration("group-chat-b")!;
-		expect(errorOf(() => mergeSettings(hip, null, { token: "t", color: "pink" }))).toEqual({ code: 400, body: { error: "color does not have a valid value" } });
+		expect(mergeSettings(hip, null, { token: "t", color: "pink", server: "chat.internal:8080" }).properties).toEqual({
+			token: "t",
+			color: "pink",
+			server: "chat.internal:8080",
+		});
 		const push = findIntegration("push-notifications")!;
 		expect(mergeSettings(push, null, { api_key: "a", user_key: "u", priority: -1 }).properties.priority).toBe("-1");
-		expect(errorOf(() => mergeSettings(push, null, { api_key: "a", user_key: "u", priority: "5" }))).toEqual({
-			code: 400,
-			body: { error: "priority does not have a valid value" },
+		expect(mergeSettings(push, null, { api_key: "a", user_key: "u", priority: "5", sound: "my-own-sound" }).properties).toMatchObject({
+			priority: "5",
+			sound: "my-own-sound",
 		});
+		// Still bounded, still scalars, and priority still required.
+		expect(errorOf(() => mergeSettings(push, null, { api_key: "a", user_key: "u", priority: "0", sound: "s".repeat(10_001) }))).toEqual({
+			code: 400,
+			body: { message: { sound: ["is too long (maximum is 10000 characters)"] } },
+		});
+		expect(errorOf(() => mergeSettings(hip, null, { token: "t", color: ["red"] }))).toEqual({ code: 400, body: { error: "color is invalid" } });
+		expect(errorOf(() => mergeSettings(push, null, { api_key: "a", user_key: "u" }))).toEqual({ code: 400, body: { error: "priority is missing" } });
+	});
+
+	it("checks integers and formats", () => {
 		const irc = findIntegration("irc-gateway")!;
 		expect(mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "6659" }).properties.server_port).toBe(6659);
 		expect(errorOf(() => mergeSettings(irc, null, { recipients: "irc://h/#c", server_port: "66x" }))).toEqual({
@@ -219,6 +268,79 @@ describe("integration catalogue", () => {
 		expect(mergeSettings(def, stored, { ...moved, password: "new" })).toEqual({ properties: { ...moved, password: "new" }, secretsChanged: ["password"] });
 	});
 
+	it("accepts GitLab's field names beside the spec's, and answers in the vocabulary of the name used", () => {
+		const bamboo = resolveIntegration("bamboo")!;
+		const spec = resolveIntegration("build-server-a")!;
+		const gitlabBody = { bamboo_url: "https://bamboo.example.com", build_key: "KEY", username: "ci", password: "pw" };
+		expect(mergeSettings(bamboo.def, null, gitlabBody, { byGitLabName: true }).properties).toEqual({
+			build_server_url: "https://bamboo.example.com",
+			build_key: "KEY",
+			username: "ci",
+			password: "pw",
+		});
+		// Either name, either way of addressing the integration.
+		expect(mergeSettings(spec.def, null, gitlabBody).properties.build_server_url).toBe("https://bamboo.example.com");
+		const specBody = { build_server_url: "https://b.example.com", build_key: "KEY", username: "ci", password: "pw" };
+		expect(mergeSettings(bamboo.def, null, specBody, { byGitLabName: true }).properties.build_server_url).toBe("https://b.example.com");
+		// Both sent: the name of the request's own vocabulary wins.
+		const both = { ...gitlabBody, build_server_url: "https://spec.example.com" };
+		expect(mergeSettings(bamboo.def, null, both, { byGitLabName: true }).properties.build_server_url).toBe("https://bamboo.example.com");
+		expect(mergeSettings(spec.def, null, both).properties.build_server_url).toBe("https://spec.example.com");
+		// Errors name the field as the request knows it.
+		expect(errorOf(() => mergeSettings(bamboo.def, null, { build_key: "K", username: "u", password: "p" }, { byGitLabName: true }))).toEqual({
+			code: 400,
+			body: { error: "bamboo_url is missing" },
+		});
+		expect(errorOf(() => mergeSettings(spec.def, null, { build_key: "K", username: "u", password: "p" }))).toEqual({
+			code: 400,
+			body: { error: "build_server_url is missing" },
+		});
+		expect(errorOf(() => mergeSettings(bamboo.def, null, { ...gitlabBody, bamboo_url: "ftp://x" }, { byGitLabName: true }))).toEqual({
+			code: 400,
+			body: { message: { bamboo_url: ["must be a valid URL"] } },
+		});
+		const teamcity = resolveIntegration("teamcity")!;
+		expect(
+			mergeSettings(teamcity.def, null, { teamcity_url: "https://tc.example.com", build_type: "bt1", username: "u", password: "p" }, { byGitLabName: true })
+				.properties.build_server_url,
+		).toBe("https://tc.example.com");
+		const drone = resolveIntegration("drone_ci")!;
+		expect(mergeSettings(drone.def, null, { token: "t", drone_url: "https://drone.example.com" }, { byGitLabName: true }).properties).toEqual({
+			token: "t",
+			ci_server_url: "https://drone.example.com",
+		});
+	});
+
+	it("works out jira's three links from GitLab's url and project_key, as GitLab 8.16's JIRA service does", () => {
+		const jira = resolveIntegration("jira")!;
+		expect(
+			mergeSettings(jira.def, null, { url: "https://jira.example.com", project_key: "PROJ", username: "u", password: "p" }, { byGitLabName: true }),
+		).toEqual({
+			properties: {
+				project_url: "https://jira.example.com/issues/?jql=project=PROJ",
+				issues_url: "https://jira.example.com/browse/:id",
+				new_issue_url: "https://jira.example.com/secure/CreateIssue.jspa",
+			},
+			secretsChanged: [],
+		});
+		expect(errorOf(() => mergeSettings(jira.def, null, { url: "https://jira.example.com" }, { byGitLabName: true }))).toEqual({
+			code: 400,
+			body: { error: "project_key is missing" },
+		});
+		expect(errorOf(() => mergeSettings(jira.def, null, { url: "jira.example.com", project_key: "P" }, { byGitLabName: true }))).toEqual({
+			code: 400,
+			body: { message: { url: ["must be a valid URL"] } },
+		});
+		// The spec's own fields still work under either name, and win over the worked-out ones.
+		const links = { new_issue_url: "https://t.example.com/new", project_url: "https://t.example.com/p", issues_url: "https://t.example.com/i/:id" };
+		expect(mergeSettings(jira.def, null, links, { byGitLabName: true }).properties).toEqual(links);
+		expect(mergeSettings(jira.def, null, { url: "https://jira.example.com", project_key: "P", ...links }).properties).toEqual(links);
+		expect(errorOf(() => mergeSettings(jira.def, null, {}, { byGitLabName: true }))).toEqual({
+			code: 400,
+			body: { error: "new_issue_url is missing, project_url is missing, issues_url is missing" },
+		});
+	});
+
 	it("parses booleans as GitLab's API does", () => {
 		expect([true, "1", "true", 1].map(parseBoolean)).toEqual([true, true, true, true]);
 		expect([false, "0", "false", 0].map(parseBoolean)).toEqual([false, false, false, false]);
@@ -263,13 +385,35 @@ describe("integration presenter", () => {
 			merge_requests_events: true,
 			note_events: true,
 			build_events: true,
+			pipeline_events: true,
 			properties: { restrict_to_branch: "master" },
 		});
 	});
 
+	it("shows GitLab's field names when asked by GitLab's service name", () => {
+		const def = findIntegration("bamboo")!;
+		const stored = doc(def.slug, { build_server_url: "https://b.example.com", build_key: "K", username: "ci", password: "v1:sealed" });
+		expect(presentIntegration(def, stored, true).properties).toEqual({ bamboo_url: "https://b.example.com", build_key: "K", username: "ci" });
+		expect(presentIntegration(def, stored).properties).toEqual({ build_server_url: "https://b.example.com", build_key: "K", username: "ci" });
+	});
+
 	it("shows a never-configured integration as GitLab's unsaved object", () => {
 		const def = findIntegration("emails-on-push")!;
-		expect(presentIntegration(def, null)).toMatchObject({ id: null, active: false, created_at: null, updated_at: null, properties: {}, push_events: true });
+		expect(presentIntegration(def, null)).toEqual({
+			id: null,
+			title: "Emails on push",
+			created_at: null,
+			updated_at: null,
+			active: false,
+			push_events: true,
+			issues_events: true,
+			merge_requests_events: true,
+			tag_push_events: true,
+			note_events: true,
+			build_events: true,
+			pipeline_events: true,
+			properties: {},
+		});
 	});
 
 	it("uses the custom issue tracker's title property", () => {

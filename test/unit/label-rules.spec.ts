@@ -53,14 +53,30 @@ describe("label presenters", () => {
 	};
 	it("shapes create/edit, list and delete responses as the spec says", () => {
 		expect(presentLabel(doc)).toEqual({ name: "bug", color: "#FF0000", description: null });
-		expect(presentLabelWithCounts(doc)).toEqual({
+		const listed = presentLabelWithCounts(doc);
+		expect(listed).toEqual({
+			id: 4,
 			name: "bug",
 			color: "#FF0000",
 			description: null,
 			open_issues_count: 0,
 			closed_issues_count: 0,
 			open_merge_requests_count: 0,
+			priority: null,
+			subscribed: false,
 		});
+		// GitLab 8.16's Label entity order.
+		expect(Object.keys(listed)).toEqual([
+			"id",
+			"name",
+			"color",
+			"description",
+			"open_issues_count",
+			"closed_issues_count",
+			"open_merge_requests_count",
+			"priority",
+			"subscribed",
+		]);
 		expect(presentDeletedLabel(doc)).toEqual({
 			id: 4,
 			title: "bug",

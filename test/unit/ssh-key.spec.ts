@@ -193,11 +193,9 @@ describe("validateDeployKey: GitLab 8 Key model messages", () => {
 		expect(result).toEqual({ ok: true, value: { title: "deploy", key: k.line, fingerprint: k.fingerprint, parsed: expect.any(Object) } });
 	});
 
-	it("missing title: blank and too short, exactly as the 8.x spec asserts", () => {
-		expect(validateDeployKey({ key: keys.ed25519.line })).toEqual({
-			ok: false,
-			errors: { title: ["can't be blank", "is too short (minimum is 0 characters)"] },
-		});
+	it("missing title: blank, exactly as GitLab 8.16's deploy_keys_spec asserts", () => {
+		expect(validateDeployKey({ key: keys.ed25519.line })).toEqual({ ok: false, errors: { title: ["can't be blank"] } });
+		expect(validateDeployKey({ title: null, key: keys.ed25519.line })).toEqual({ ok: false, errors: { title: ["can't be blank"] } });
 	});
 
 	it("empty or whitespace title: blank only; title over 255 characters: too long", () => {
@@ -210,11 +208,11 @@ describe("validateDeployKey: GitLab 8 Key model messages", () => {
 		});
 	});
 
-	it("missing key: the 8.x key array plus the fingerprint that cannot be generated", () => {
+	it("missing key: the key array GitLab 8.16's deploy_keys_spec asserts, plus the fingerprint its Key model cannot generate", () => {
 		expect(validateDeployKey({ title: "t" })).toEqual({
 			ok: false,
 			errors: {
-				key: ["can't be blank", "is too short (minimum is 0 characters)", "is invalid"],
+				key: ["can't be blank", "is invalid"],
 				fingerprint: ["cannot be generated"],
 			},
 		});

@@ -1,12 +1,13 @@
 /**
- * Project members: list, add, change, remove (masters; only owners and admins hand out the owner
- * level; the creator's own ownership is not changed here). Every change cleans that member's
- * cached access to the project at once, here and on every gateway.
+ * Project members: list, show one, add, change, remove (masters; only owners and admins hand out
+ * the owner level; the creator's own ownership is not changed here). Every change cleans that
+ * member's cached access to the project at once, here and on every gateway. Members are GitLab
+ * 8.16's Member entity (presenters/project.ts).
  */
 import { config } from "../../../config";
 import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../../lib/accounts/access";
 import { ACCESS_CHANGED_EVENT, memberAccessKeys, type AccessChange } from "../../../lib/accounts/auth-cache";
-import { conflict, forbidden, invalidValue, notFound } from "../../../lib/api/errors";
+import { conflict, forbidden, invalidValue, notFound, recordNotFound } from "../../../lib/api/errors";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { cleanTwice } from "../../../mixins/cache-cleaner.mixin";
 import { memberKey, type MemberDoc } from "../../../models/project";
@@ -28,6 +29,19 @@ export const Members: AccountsModule = {
 				const members = await this.db.members.find({ project_id: this.access(ctx).project.id }, { sort: "user_id" });
 				const users = new Map((await this.db.users.find({ id: { $in: members.map(m => m.user_id) } })).map(u => [u.id, u]));
 				return members.filter(m => users.has(m.user_id)).map(m => presentMember(publicUser(users.get(m.user_id)!), m.access_level, config.gitlabUrl));
+			},
+		},
+
+		/** One member: 404 `Not found` (GitLab's record look-up) when the user is not one. */
+		getMember: {
+			access: AccessLevel.NONE,
+			hedge: true,
+			params: { id: "string", user_id: USER_ID_PARAM },
+			async handler(ctx: Ctx<{ user_id: number }>) {
+				const member = await this.db.members.findOne({ member_key: memberKey(this.access(ctx).project.id, ctx.params.user_id) });
+				const user = member ? await this.db.users.findOne({ id: member.user_id }) : null;
+				if (!member || !user) throw recordNotFound();
+				return presentMember(publicUser(user), member.access_level, config.gitlabUrl);
 			},
 		},
 
@@ -106,7 +120,7 @@ export const Members: AccountsModule = {
 			if (!cacher) return;
 			const patterns = memberAccessKeys(cacher, access.project, userId);
 			await cleanTwice(this.broker, patterns, "access look-ups");
-			ctx.broadcast(ACCESS_CHANGED_EVENT, { patterns } satisfies AccessChange);
+			void ctx.broadcast(ACCESS_CHANGED_EVENT, { patterns } satisfies AccessChange);
 		},
 	},
 };

@@ -7,9 +7,11 @@
 import type Redis from "ioredis";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Caller, ProjectAccess } from "../../../lib/accounts/access";
+import type { ProjectListParams } from "../../../lib/accounts/listing";
 import type { LoginThrottle } from "../../../lib/accounts/login-throttle";
 import type { ApiMeta } from "../../../lib/api/context";
 import { unauthorized } from "../../../lib/api/errors";
+import type { Paginated } from "../../../lib/api/pagination";
 import type { PasswordHasher } from "../../../lib/crypto/passwords";
 import type { Collection } from "../../../lib/store/collection";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
@@ -19,7 +21,11 @@ import type { StoredUser } from "../../../models/user";
 
 export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
-export interface NewUser {
+/** Profile fields a new user may be given (GitLab 8.16's optional attributes of `POST /users`). */
+export const PROFILE_FIELDS = ["skype", "linkedin", "twitter", "website_url", "organization", "bio", "location"] as const;
+export type ProfileFields = Partial<Record<(typeof PROFILE_FIELDS)[number], string>>;
+
+export interface NewUser extends ProfileFields {
 	email: string;
 	password: string;
 	username: string;
@@ -47,6 +53,7 @@ export interface AccountsMethods extends ProjectAccessMethods {
 	grantingAccess(ctx: Ctx<{ access_level: number }>): ProjectAccess;
 	changeableMember(access: ProjectAccess, userId: number): Promise<MemberDoc>;
 	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;
+	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>): Promise<Paginated<unknown>>;
 }
 
 export type AccountsModule = Partial<ServiceSchema<ServiceSettingSchema, AccountsMethods, AccountsVars>>;

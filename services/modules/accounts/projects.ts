@@ -1,12 +1,18 @@
-/** Projects: `POST /projects` (the creator becomes owner) and `GET /projects/:id`. */
+/**
+ * Projects: `POST /projects` (the creator becomes owner), `GET /projects/:id`, and GitLab 8.16's
+ * lists: `GET /projects` (member projects and the public and internal ones), `/projects/owned`,
+ * `/projects/all` (admins), filtered, ordered and paged in the store (lib/accounts/listing.ts).
+ */
 import { config } from "../../../config";
 import { AccessLevel } from "../../../lib/accounts/access";
 import { validateNewProject } from "../../../lib/accounts/account-rules";
-import { notFound, unauthorized, validation } from "../../../lib/api/errors";
+import { allOf, PROJECT_LIST_PARAMS, projectFilters, projectSort, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
+import { forbidden, notFound, unauthorized, validation } from "../../../lib/api/errors";
+import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
-import type { ProjectDoc } from "../../../models/project";
-import { publicUser } from "../../../models/user";
-import { presentProject } from "../../../presenters/project";
+import { memberKey, type ProjectDoc } from "../../../models/project";
+import { publicUser, type UserDoc } from "../../../models/user";
+import { presentBasicProject, presentProject, presentProjectWithAccess } from "../../../presenters/project";
 import { callerOf, now, type AccountsModule, type Ctx } from "./module";
 
 interface NewProject {
@@ -52,6 +58,7 @@ export const Projects: AccountsModule = {
 			},
 		},
 
+		/** ProjectWithAccess: the project with the caller's own membership in `permissions`. */
 		getProject: {
 			access: AccessLevel.NONE,
 			hedge: true,
@@ -59,9 +66,78 @@ export const Projects: AccountsModule = {
 			async handler(ctx: Ctx) {
 				const project = await this.db.projects.findOne({ id: this.access(ctx).project.id });
 				if (!project) throw notFound("Project");
-				const owner = await this.db.users.findOne({ id: project.creator_id });
-				return presentProject(project, owner ? publicUser(owner) : null, config.gitlabUrl);
+				const [owner, member] = await Promise.all([
+					this.db.users.findOne({ id: project.creator_id }),
+					this.db.members.findOne({ member_key: memberKey(project.id, callerOf(ctx).id) }),
+				]);
+				return presentProjectWithAccess(project, owner ? publicUser(owner) : null, config.gitlabUrl, member?.access_level ?? null);
 			},
+		},
+
+		/** `GET /projects`: the projects the caller is a member of, and the public and internal ones. */
+		listProjects: {
+			hedge: true,
+			params: PROJECT_LIST_PARAMS,
+			async handler(ctx: Ctx<ProjectListParams>) {
+				const memberships = await this.db.members.find({ user_id: callerOf(ctx).id });
+				return this.projectsPage(ctx, visibleProjectsCondition(memberships.map(m => m.project_id)));
+			},
+		},
+
+		/** `GET /projects/owned`: the projects in the caller's namespace. */
+		listOwnedProjects: {
+			hedge: true,
+			params: PROJECT_LIST_PARAMS,
+			async handler(ctx: Ctx<ProjectListParams>) {
+				return this.projectsPage(ctx, { creator_id: callerOf(ctx).id });
+			},
+		},
+
+		/** `GET /projects/all`: every project, for admins (403 for anyone else). */
+		listAllProjects: {
+			hedge: true,
+			params: PROJECT_LIST_PARAMS,
+			async handler(ctx: Ctx<ProjectListParams>) {
+				if (!callerOf(ctx).is_admin) throw forbidden();
+				return this.projectsPage(ctx, {});
+			},
+		},
+	},
+
+	methods: {
+		/**
+		 * One page of the projects in `scope` after GitLab's filters, in its order: filtered, sorted
+		 * and windowed by the store, then the page's owners and the caller's memberships in one
+		 * look-up each (a page is at most 100 projects).
+		 */
+		async projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>) {
+			const params = ctx.params;
+			const query = allOf([scope, ...projectFilters(params)].filter(q => Object.keys(q).length > 0));
+			const page = parsePage(params);
+			const [rows, total] = await Promise.all([
+				this.db.projects.find(query, { sort: projectSort(params), ...pageWindow(page) }),
+				this.db.projects.count(query),
+			]);
+			const creatorIds = [...new Set(rows.map(p => p.creator_id))];
+			const owners = new Map<number, UserDoc>(
+				creatorIds.length ? (await this.db.users.find({ id: { $in: creatorIds } })).map(u => [u.id, publicUser(u)] as const) : [],
+			);
+			const ownerOf = (p: ProjectDoc) => owners.get(p.creator_id) ?? null;
+			if (params.simple)
+				return paginated(
+					rows.map(p => presentBasicProject(p, ownerOf(p), config.gitlabUrl)),
+					total,
+					page,
+				);
+			const callerId = callerOf(ctx).id;
+			const keys = rows.map(p => memberKey(p.id, callerId));
+			const memberships = keys.length ? await this.db.members.find({ member_key: { $in: keys } }) : [];
+			const levels = new Map(memberships.map(m => [m.project_id, m.access_level] as const));
+			return paginated(
+				rows.map(p => presentProjectWithAccess(p, ownerOf(p), config.gitlabUrl, levels.get(p.id) ?? null)),
+				total,
+				page,
+			);
 		},
 	},
 };

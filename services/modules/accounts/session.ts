@@ -1,11 +1,14 @@
-/** `POST /session` and `GET /user`: signing in, and who the caller is (with the private token, as GitLab 8). */
+/**
+ * `POST /session` and `GET /user`: signing in (which records the sign-in times), and who the
+ * caller is (with the private token, as GitLab 8).
+ */
 import { config } from "../../../config";
 import { HashingBusy } from "../../../lib/crypto/passwords";
 import { decryptSecret } from "../../../lib/crypto/secrets";
 import { tooManyRequests, unauthorized } from "../../../lib/api/errors";
 import { publicUser, type StoredUser } from "../../../models/user";
 import { presentCurrentUser } from "../../../presenters/user";
-import { callerOf, type AccountsModule, type Ctx } from "./module";
+import { callerOf, now, type AccountsModule, type Ctx } from "./module";
 
 /** A hash on the bounded hasher (lib/crypto/passwords.ts); a full hasher is a 429, not a wait without end. */
 async function busyAs429<T>(work: () => Promise<T>): Promise<T> {
@@ -41,8 +44,12 @@ export const Session: AccountsModule = {
 					throw unauthorized();
 				}
 				await this.loginThrottle.succeeded(address, login);
+				// Devise's trackable: this sign-in becomes the current one, the one before it the last.
+				const at = now();
+				const signIn = { last_sign_in_at: user.current_sign_in_at ?? at, current_sign_in_at: at };
+				await this.db.users.update({ id: user.id }, signIn);
 				ctx.meta.$statusCode = 201;
-				return presentCurrentUser(publicUser(user), config.gitlabUrl, this.revealToken(user));
+				return presentCurrentUser(publicUser({ ...user, ...signIn }), config.gitlabUrl, this.revealToken(user));
 			},
 		},
 

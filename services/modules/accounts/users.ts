@@ -1,15 +1,29 @@
-/** Users: `POST /users` (admins), `GET /users/:id`, and root's bootstrap on the first start. */
+/**
+ * Users: `POST /users` (admins), `GET /users/:id`, `GET /users` (a look-up or search for anyone,
+ * the whole list for admins, paged in the store), and root's bootstrap on the first start.
+ */
 import { config } from "../../../config";
 import { validateNewUser } from "../../../lib/accounts/account-rules";
-import { conflict, forbidden, notFound, validation } from "../../../lib/api/errors";
+import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/accounts/listing";
+import { ApiError, conflict, forbidden, notFound, validation } from "../../../lib/api/errors";
+import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { encryptSecret } from "../../../lib/crypto/secrets";
 import { generateToken, hashToken } from "../../../lib/crypto/tokens";
 import { UniqueViolation } from "../../../lib/store/collection";
-import { publicUser, type StoredUser } from "../../../models/user";
-import { presentUser } from "../../../presenters/user";
-import { callerOf, now, type AccountsModule, type Ctx, type NewUser } from "./module";
+import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, publicUser, type StoredUser } from "../../../models/user";
+import { presentUser, presentUserBasic, presentUserPublic } from "../../../presenters/user";
+import { callerOf, now, PROFILE_FIELDS, type AccountsModule, type Ctx, type NewUser } from "./module";
 
 export const USER_ID_PARAM = { type: "number", integer: true, positive: true, convert: true } as const;
+
+/** Profile text as GitLab's columns keep it (255 characters). */
+const profileParams = Object.fromEntries(PROFILE_FIELDS.map(f => [f, { type: "string", optional: true, max: 255 }])) as Record<
+	(typeof PROFILE_FIELDS)[number],
+	{ type: "string"; optional: true; max: 255 }
+>;
+
+/** GitLab 8.16's answer to a user who may not list users. */
+const notAuthorizedToList = () => new ApiError(403, { message: "Not authorized." });
 
 export const Users: AccountsModule = {
 	actions: {
@@ -20,24 +34,50 @@ export const Users: AccountsModule = {
 				username: { type: "string", max: 255 },
 				name: { type: "string", max: 255 },
 				admin: { type: "boolean", optional: true, convert: true },
+				...profileParams,
 			},
+			/** 201 with GitLab's full user (UserPublic). */
 			async handler(ctx: Ctx<NewUser>) {
 				if (!callerOf(ctx).is_admin) throw forbidden();
 				const errors = validateNewUser(ctx.params);
 				if (errors) throw validation(errors);
 				const { user } = await this.insertUser({ ...ctx.params, token: undefined });
 				ctx.meta.$statusCode = 201;
-				return presentUser(publicUser(user), config.gitlabUrl);
+				return presentUserPublic(publicUser(user), config.gitlabUrl);
 			},
 		},
 
+		/** Admins get GitLab's full user (UserPublic), others the User entity. */
 		getUser: {
 			hedge: true,
 			params: { user_id: USER_ID_PARAM },
 			async handler(ctx: Ctx<{ user_id: number }>) {
 				const user = await this.db.users.findOne({ id: ctx.params.user_id });
 				if (!user) throw notFound("User");
-				return presentUser(publicUser(user), config.gitlabUrl);
+				const shown = publicUser(user);
+				return callerOf(ctx).is_admin ? presentUserPublic(shown, config.gitlabUrl) : presentUser(shown, config.gitlabUrl);
+			},
+		},
+
+		/**
+		 * `GET /users`: `username` (one user) or `search` for anyone, the whole list for admins
+		 * (lib/accounts/listing.ts `usersQuery`); by id, paged. Admins see UserPublic, others UserBasic.
+		 */
+		listUsers: {
+			hedge: true,
+			params: USER_LIST_PARAMS,
+			async handler(ctx: Ctx<UserListParams>) {
+				const isAdmin = callerOf(ctx).is_admin;
+				const query = usersQuery(ctx.params, isAdmin);
+				if (!query) throw notAuthorizedToList();
+				const page = parsePage(ctx.params);
+				const [rows, total] = await Promise.all([this.db.users.find(query, { sort: "id", ...pageWindow(page) }), this.db.users.count(query)]);
+				const present = isAdmin ? presentUserPublic : presentUserBasic;
+				return paginated(
+					rows.map(u => present(publicUser(u), config.gitlabUrl)),
+					total,
+					page,
+				);
 			},
 		},
 	},
@@ -45,6 +85,8 @@ export const Users: AccountsModule = {
 	methods: {
 		async insertUser(p: NewUser) {
 			const token = p.token ?? generateToken();
+			const at = now();
+			const profile = Object.fromEntries(PROFILE_FIELDS.filter(f => typeof p[f] === "string").map(f => [f, p[f]]));
 			const fields: Omit<StoredUser, "id"> = {
 				username: p.username,
 				email: p.email,
@@ -52,7 +94,14 @@ export const Users: AccountsModule = {
 				state: "active",
 				is_admin: !!p.admin,
 				bio: null,
-				created_at: now(),
+				...profile,
+				created_at: at,
+				// Made by an admin (or the first start): confirmed at once, as GitLab's `skip_confirmation!`.
+				confirmed_at: at,
+				theme_id: DEFAULT_THEME_ID,
+				color_scheme_id: DEFAULT_COLOR_SCHEME_ID,
+				last_sign_in_at: null,
+				current_sign_in_at: null,
 				password_hash: await this.hashPassword(p.password),
 				token_hash: hashToken(token),
 				token_enc: encryptSecret(token, this.secretsKey),

@@ -1,0 +1,306 @@
+/**
+ * Accounts as GitLab 8.16 presents them, on the in-process stack (gateway and accounts): the user
+ * entities and the sign-in times, the projects lists and the users list (filtered, ordered and
+ * paged in the store), `permissions` on a project, and the Member entity.
+ */
+import AccountsService from "../../services/accounts.service";
+import ApiService from "../../services/api.service";
+import { startLocal, type LocalStack } from "../support/broker";
+import { addMember, createProject, createUser, type TestUser } from "../support/fixtures";
+import { client } from "../support/http";
+
+let stack: LocalStack;
+const as = (token: string) => client(stack.url, token);
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const AVATAR = /^https:\/\/www\.gravatar\.com\/avatar\/[0-9a-f]{32}\?s=80&d=identicon$/;
+
+beforeAll(async () => {
+	stack = await startLocal([ApiService, AccountsService]);
+});
+
+afterAll(() => stack?.stop());
+
+/** GitLab 8.16's UserBasic, User and UserPublic, field by field, with their types. */
+const userBasic = (u: TestUser) => ({
+	name: `User ${u.username}`,
+	username: u.username,
+	id: u.id,
+	state: "active",
+	avatar_url: expect.stringMatching(AVATAR),
+	web_url: `http://localhost/${u.username}`,
+});
+const user = (u: TestUser, profile: Record<string, unknown> = {}) => ({
+	...userBasic(u),
+	created_at: expect.stringMatching(ISO),
+	is_admin: false,
+	bio: null,
+	location: null,
+	skype: "",
+	linkedin: "",
+	twitter: "",
+	website_url: "",
+	organization: null,
+	...profile,
+});
+const userPublic = (u: TestUser, profile: Record<string, unknown> = {}, signIn: Record<string, unknown> = {}) => ({
+	...user(u, profile),
+	last_sign_in_at: expect.stringMatching(ISO),
+	confirmed_at: expect.stringMatching(ISO),
+	email: `${u.username}@example.com`,
+	theme_id: 2,
+	color_scheme_id: 1,
+	projects_limit: 100000,
+	current_sign_in_at: expect.stringMatching(ISO),
+	identities: [],
+	can_create_group: true,
+	can_create_project: true,
+	two_factor_enabled: false,
+	external: false,
+	...signIn,
+});
+
+describe("users", () => {
+	it("POST /users answers GitLab's full user, with the profile it was given, never signed in yet", async () => {
+		const username = `ada${Date.now()}`;
+		const profile = {
+			skype: "ada.l",
+			linkedin: "ada",
+			twitter: "@ada",
+			website_url: "https://ada.example.com",
+			organization: "Engines",
+			location: "London",
+			bio: "Analyst",
+		};
+		const res = await stack
+			.api()
+			.post("/users", { body: { username, name: `User ${username}`, email: `${username}@example.com`, password: "difference", ...profile } });
+		expect(res.status).toBe(201);
+		const u = { id: res.body.id, username, token: "" };
+		expect(res.body).toEqual(userPublic(u, profile, { last_sign_in_at: null, current_sign_in_at: null }));
+		expect(res.body.confirmed_at).toBe(res.body.created_at);
+		expect(res.body).not.toHaveProperty("private_token");
+		const tooLong = await stack
+			.api()
+			.post("/users", { body: { username: `${username}x`, name: "n", email: `x${username}@example.com`, password: "difference", bio: "b".repeat(256) } });
+		expect([tooLong.status, tooLong.body]).toEqual([400, { error: "bio is invalid" }]);
+	});
+
+	it("records sign-in times for real: the first sign-in is both, each later one moves current to last", async () => {
+		const u = await createUser(stack.api());
+		const first = (await as(u.token).get("/user")).body;
+		expect(first).toEqual({ ...userPublic(u), private_token: u.token });
+		expect(first.last_sign_in_at).toBe(first.current_sign_in_at);
+		await new Promise(resolve => setTimeout(resolve, 5));
+		const second = await stack.api().post("/session", { token: null, body: { login: u.username, password: `password-${u.username}` } });
+		expect(second.status).toBe(201);
+		expect(second.body.last_sign_in_at).toBe(first.current_sign_in_at);
+		expect(second.body.current_sign_in_at > first.current_sign_in_at).toBe(true);
+		expect((await as(u.token).get("/user")).body).toEqual(second.body);
+		// A wrong password is no sign-in.
+		await stack.api().post("/session", { token: null, body: { login: u.username, password: "wrong-password" } });
+		expect((await as(u.token).get("/user")).body.current_sign_in_at).toBe(second.body.current_sign_in_at);
+	});
+
+	it("GET /users/:id: the full user for admins, the User entity for others", async () => {
+		const u = await createUser(stack.api());
+		const other = await createUser(stack.api());
+		expect((await stack.api().get(`/users/${u.id}`)).body).toEqual(userPublic(u));
+		expect((await as(other.token).get(`/users/${u.id}`)).body).toEqual(user(u));
+	});
+
+	it("GET /users: anyone looks a user up by username or searches usernames and names; the whole list is for admins", async () => {
+		const tag = `zeta${Date.now()}`;
+		const a = await createUser(stack.api(), { username: `${tag}a` });
+		const b = await createUser(stack.api(), { username: `${tag}b` });
+		const byUsername = await as(b.token).get("/users", { query: { username: a.username.toUpperCase() } });
+		expect([byUsername.status, byUsername.body]).toEqual([200, [userBasic(a)]]);
+		expect(byUsername.headers.get("x-total")).toBe("1");
+		const search = await as(b.token).get("/users", { query: { search: tag } });
+		expect(search.body).toEqual([userBasic(a), userBasic(b)]);
+		// Others do not search e-mails, which they do not see.
+		expect((await as(b.token).get("/users", { query: { search: "@example.com" } })).body).toEqual([]);
+		const refused = await as(b.token).get("/users");
+		expect([refused.status, refused.body]).toEqual([403, { message: "Not authorized." }]);
+		// Admins: the full user, e-mails searched, the whole list paged by id.
+		expect((await stack.api().get("/users", { query: { search: `${tag}a@example` } })).body).toEqual([userPublic(a)]);
+		const all = await stack.api().get("/users", { query: { per_page: 2, page: 1 } });
+		expect(all.body.map((x: { id: number }) => x.id)).toEqual([1, all.body[1].id]);
+		expect(Number(all.headers.get("x-total"))).toBeGreaterThanOrEqual(4);
+		expect(all.headers.get("x-per-page")).toBe("2");
+		expect(all.headers.get("link")).toContain('rel="next"');
+		expect((await stack.api().get("/users", { query: { search: tag, blocked: "true" } })).body).toEqual([]);
+		expect((await stack.api().get("/users", { query: { search: tag, active: "true" } })).body).toHaveLength(2);
+	});
+
+	it("GET /users refuses parameters out of bounds with Grape's errors", async () => {
+		for (const [query, error] of [
+			[{ search: "x".repeat(256) }, "search is invalid"],
+			[{ active: "maybe" }, "active is invalid"],
+			[{ page: "abc" }, "page is invalid"],
+		] as const) {
+			const res = await stack.api().get("/users", { query });
+			expect([query, res.status, res.body]).toEqual([query, 400, { error }]);
+		}
+	});
+});
+
+describe("projects", () => {
+	let owner: TestUser;
+	let viewer: TestUser;
+	const made: Record<string, { id: number; path_with_namespace: string }> = {};
+
+	beforeAll(async () => {
+		owner = await createUser(stack.api());
+		viewer = await createUser(stack.api());
+		const api = as(owner.token);
+		made.priv = await createProject(api, { name: "Alpha private" });
+		made.internal = await createProject(api, { name: "Beta internal", visibility_level: 10 });
+		made.pub = await createProject(api, { name: "Gamma public", visibility_level: 20 });
+		made.shared = await createProject(api, { name: "Delta shared" });
+		await addMember(api, made.shared.id, viewer.id, 30);
+		made.viewers = await createProject(as(viewer.token), { name: "Epsilon own" });
+	});
+
+	const ids = (body: { id: number }[]) => body.map(p => p.id);
+	const ofOwner = (body: { id: number; owner: { id: number } }[]) => body.filter(p => p.owner.id === owner.id || p.owner.id === viewer.id).map(p => p.id);
+
+	it("GET /projects: the caller's member projects and the public and internal ones, newest first, with permissions", async () => {
+		const res = await as(viewer.token).get("/projects", { query: { per_page: 100 } });
+		expect(res.status).toBe(200);
+		expect(ofOwner(res.body)).toEqual([made.viewers.id, made.shared.id, made.pub.id, made.internal.id]);
+		expect(ids(res.body)).not.toContain(made.priv.id);
+		const shared = res.body.find((p: { id: number }) => p.id === made.shared.id);
+		expect(shared.permissions).toEqual({ project_access: { access_level: 30, notification_level: 3 }, group_access: null });
+		const pub = res.body.find((p: { id: number }) => p.id === made.pub.id);
+		expect(pub.permissions).toEqual({ project_access: null, group_access: null });
+		expect(res.headers.get("x-total")).toBe(String(res.body.length));
+		for (const h of ["x-total-pages", "x-per-page", "x-page", "x-next-page", "x-prev-page", "link"]) expect([h, res.headers.get(h)]).not.toEqual([h, null]);
+	});
+
+	it("search, visibility, order_by and sort, archived, simple, and pages", async () => {
+		const api = as(viewer.token);
+		const search = await api.get("/projects", { query: { search: "GAMMA" } });
+		expect(ids(search.body)).toEqual([made.pub.id]);
+		expect(ids((await api.get("/projects", { query: { search: owner.username, order_by: "name", sort: "asc" } })).body)).toEqual([
+			made.internal.id,
+			made.shared.id,
+			made.pub.id,
+		]);
+		expect(ids((await api.get("/projects", { query: { search: owner.username, visibility: "internal" } })).body)).toEqual([made.internal.id]);
+		expect((await api.get("/projects", { query: { archived: "true" } })).body).toEqual([]);
+		const byId = await api.get("/projects", { query: { search: owner.username, order_by: "id", sort: "asc" } });
+		expect(ids(byId.body)).toEqual([made.internal.id, made.pub.id, made.shared.id]);
+		const simple = await api.get("/projects", { query: { search: "Gamma", simple: "true" } });
+		expect(simple.body).toEqual([
+			{
+				id: made.pub.id,
+				http_url_to_repo: `http://localhost/${made.pub.path_with_namespace}.git`,
+				web_url: `http://localhost/${made.pub.path_with_namespace}`,
+				name: "Gamma public",
+				name_with_namespace: `User ${owner.username} / Gamma public`,
+				path: "gamma-public",
+				path_with_namespace: made.pub.path_with_namespace,
+			},
+		]);
+		const page2 = await api.get("/projects", { query: { search: owner.username, per_page: 2, page: 2 } });
+		expect(ids(page2.body)).toEqual([made.internal.id]);
+		expect([page2.headers.get("x-total"), page2.headers.get("x-total-pages"), page2.headers.get("x-prev-page"), page2.headers.get("x-next-page")]).toEqual([
+			"3",
+			"2",
+			"1",
+			"",
+		]);
+		for (const [query, error] of [
+			[{ order_by: "stars" }, "order_by does not have a valid value"],
+			[{ sort: "up" }, "sort does not have a valid value"],
+			[{ visibility: "secret" }, "visibility does not have a valid value"],
+			[{ archived: "perhaps" }, "archived is invalid"],
+			[{ search: "s".repeat(256) }, "search is invalid"],
+			[{ per_page: "many" }, "per_page is invalid"],
+		] as const) {
+			const res = await api.get("/projects", { query });
+			expect([query, res.status, res.body]).toEqual([query, 400, { error }]);
+		}
+	});
+
+	it("GET /projects/owned: the caller's own; GET /projects/all: every project, for admins only", async () => {
+		expect(ids((await as(owner.token).get("/projects/owned")).body)).toEqual([made.shared.id, made.pub.id, made.internal.id, made.priv.id]);
+		const owned = (await as(owner.token).get("/projects/owned")).body[0];
+		expect(owned.permissions).toEqual({ project_access: { access_level: 50, notification_level: 3 }, group_access: null });
+		const all = await stack.api().get("/projects/all", { query: { per_page: 100 } });
+		expect(all.status).toBe(200);
+		expect(ids(all.body)).toEqual(expect.arrayContaining([made.priv.id, made.viewers.id]));
+		// An admin is no member: no project_access.
+		expect(all.body.find((p: { id: number }) => p.id === made.priv.id).permissions.project_access).toBeNull();
+		const refused = await as(viewer.token).get("/projects/all");
+		expect([refused.status, refused.body]).toEqual([403, { message: "403 Forbidden" }]);
+	});
+
+	it("GET /projects/:id is GitLab 8.16's project with the caller's permissions", async () => {
+		const res = await as(viewer.token).get(`/projects/${made.shared.id}`);
+		expect(res.status).toBe(200);
+		expect(res.body).toEqual({
+			id: made.shared.id,
+			description: "",
+			default_branch: "master",
+			tag_list: [],
+			public: false,
+			archived: false,
+			visibility_level: 0,
+			ssh_url_to_repo: `git@localhost:${made.shared.path_with_namespace}.git`,
+			http_url_to_repo: `http://localhost/${made.shared.path_with_namespace}.git`,
+			web_url: `http://localhost/${made.shared.path_with_namespace}`,
+			owner: userBasic(owner),
+			name: "Delta shared",
+			name_with_namespace: `User ${owner.username} / Delta shared`,
+			path: "delta-shared",
+			path_with_namespace: made.shared.path_with_namespace,
+			container_registry_enabled: false,
+			issues_enabled: true,
+			merge_requests_enabled: true,
+			wiki_enabled: true,
+			builds_enabled: true,
+			snippets_enabled: true,
+			created_at: expect.stringMatching(ISO),
+			last_activity_at: expect.stringMatching(ISO),
+			shared_runners_enabled: true,
+			lfs_enabled: false,
+			creator_id: owner.id,
+			namespace: { id: owner.id, name: owner.username, path: owner.username, kind: "user" },
+			avatar_url: null,
+			star_count: 0,
+			forks_count: 0,
+			open_issues_count: 0,
+			public_builds: true,
+			shared_with_groups: [],
+			only_allow_merge_if_build_succeeds: false,
+			request_access_enabled: false,
+			only_allow_merge_if_all_discussions_are_resolved: false,
+			approvals_before_merge: 0,
+			permissions: { project_access: { access_level: 30, notification_level: 3 }, group_access: null },
+		});
+		expect((await stack.api().get(`/projects/${made.shared.id}`)).body.permissions).toEqual({ project_access: null, group_access: null });
+	});
+});
+
+describe("members", () => {
+	it("are GitLab 8.16's Member entity, and GET /projects/:id/members/:user_id shows one", async () => {
+		const owner = await createUser(stack.api());
+		const dev = await createUser(stack.api());
+		const project = await createProject(as(owner.token));
+		const added = await as(owner.token).post(`/projects/${project.id}/members`, { body: { user_id: dev.id, access_level: 30 } });
+		const member = { ...userBasic(dev), access_level: 30, expires_at: null };
+		expect([added.status, added.body]).toEqual([201, member]);
+		const one = await as(dev.token).get(`/projects/${project.id}/members/${dev.id}`);
+		expect([one.status, one.body]).toEqual([200, member]);
+		const ownerMember = { ...userBasic(owner), access_level: 50, expires_at: null };
+		expect((await as(owner.token).get(`/projects/${project.id}/members`)).body).toEqual([ownerMember, member]);
+		const stranger = await createUser(stack.api());
+		const missing = await as(owner.token).get(`/projects/${project.id}/members/${stranger.id}`);
+		expect([missing.status, missing.body]).toEqual([404, { message: "404 Not found" }]);
+		const bad = await as(owner.token).get(`/projects/${project.id}/members/abc`);
+		expect([bad.status, bad.body]).toEqual([400, { error: "user_id is invalid" }]);
+		// Not readable by a stranger to the private project.
+		expect((await as(stranger.token).get(`/projects/${project.id}/members/${dev.id}`)).status).toBe(404);
+	});
+});
