@@ -16,7 +16,7 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import { execFileSync } from "child_process";
-import type { BenchContext, Row, Scenario, Summary } from "./scenario";
+import type { BenchContext, Goal, Row, Scenario, Summary } from "./scenario";
 import { startBareServer } from "./support/bare-server";
 import { startFrameworkBaseline } from "./support/framework-baseline";
 import { runLoad } from "./support/load";
@@ -88,6 +88,8 @@ function discover(): Found[] {
 
 export interface RowResult extends Row {
 	ratio: Summary;
+	/** Whether the row's goal was met in this run (absent without a goal). */
+	goalMet?: boolean;
 }
 
 export interface ScenarioResult {
@@ -107,6 +109,16 @@ function ratioOf(row: Row): Summary {
 		return row.better === "lower" ? v / b : b / v;
 	};
 	return { median: r(row.value.median, row.baselineValue.median) ?? NaN, p99: r(row.value.p99, row.baselineValue.p99) };
+}
+
+function goalMet(goal: Goal, ratio: Summary): boolean {
+	const value = goal.on === "p99" ? ratio.p99 : ratio.median;
+	return value !== null && Number.isFinite(value) && value <= goal.max;
+}
+
+function withRatio(row: Row): RowResult {
+	const ratio = ratioOf(row);
+	return row.goal ? { ...row, ratio, goalMet: goalMet(row.goal, ratio) } : { ...row, ratio };
 }
 
 async function runScenario(found: Found, args: Args): Promise<ScenarioResult> {
@@ -149,7 +161,7 @@ async function runScenario(found: Found, args: Args): Promise<ScenarioResult> {
 			file: found.file,
 			status: "ok",
 			seconds: (Date.now() - started) / 1000,
-			rows: rows.map(r => ({ ...r, ratio: ratioOf(r) })),
+			rows: rows.map(withRatio),
 		};
 	} catch (err) {
 		return {
@@ -175,22 +187,23 @@ const fmt = (n: number | null, digits = 2) =>
 	n === null || !Number.isFinite(n) ? "–" : n >= 1000 ? Math.round(n).toLocaleString("en-US") : Number.isInteger(n) ? String(n) : n.toFixed(digits);
 const pair = (s: Summary) => (s.p99 === null ? fmt(s.median) : `${fmt(s.median)} / ${fmt(s.p99)}`);
 const ratio = (n: number | null) => (n === null || !Number.isFinite(n) ? "–" : `×${n.toFixed(2)}`);
+const goalCell = (row: RowResult) => (row.goal ? `${row.goal.on === "p99" ? "p99 " : ""}≤ ×${row.goal.max.toFixed(2)} ${row.goalMet ? "✓ met" : "✗ missed"}` : "");
 
 /** The results as a Markdown table (also what README's Performance section shows). */
 export function markdownTable(results: ScenarioResult[]): string {
 	const lines = [
-		"| # | Scenario | Case | Metric | Value (median / p99) | Baseline | Baseline (median / p99) | Ratio median | Ratio p99 |",
-		"|---|---|---|---|---|---|---|---|---|",
+		"| # | Scenario | Case | Metric | Value (median / p99) | Baseline | Baseline (median / p99) | Ratio median | Ratio p99 | Goal |",
+		"|---|---|---|---|---|---|---|---|---|---|",
 	];
 	for (const r of results) {
 		if (r.status !== "ok") {
 			const why = r.status === "missing" ? `not implemented yet (bench/scenarios/0${r.number}-*.ts)` : `FAILED: ${String(r.error).split("\n")[0]}`;
-			lines.push(`| ${r.number} | ${r.name} | ${why} | | | | | | |`);
+			lines.push(`| ${r.number} | ${r.name} | ${why} | | | | | | | |`);
 			continue;
 		}
 		for (const row of r.rows)
 			lines.push(
-				`| ${r.number} | ${r.name} | ${row.case} | ${row.metric} | ${pair(row.value)} | ${row.baseline} | ${pair(row.baselineValue)} | ${ratio(row.ratio.median)} | ${ratio(row.ratio.p99)} |`,
+				`| ${r.number} | ${r.name} | ${row.case} | ${row.metric} | ${pair(row.value)} | ${row.baseline} | ${pair(row.baselineValue)} | ${ratio(row.ratio.median)} | ${ratio(row.ratio.p99)} | ${goalCell(row)} |`,
 			);
 	}
 	return lines.join("\n");
@@ -250,6 +263,8 @@ async function main(): Promise<void> {
 	const table = markdownTable(results);
 	console.log(`\n${table}\n`);
 	console.log("Ratios: cost relative to the baseline measured in the same run (×1.00 = as good as the baseline).");
+	const goals = results.flatMap(r => r.rows.filter(row => row.goal));
+	if (goals.length) console.log(`Goals: ${goals.filter(row => row.goalMet).length} of ${goals.length} met in this run.`);
 
 	const report = {
 		startedAt: startedAt.toISOString(),

@@ -32,6 +32,13 @@ export interface Row {
 	better: "lower" | "higher";
 	/** Anything else worth keeping: error counts, sample sizes, loss counts, peak RSS. */
 	extra?: Record<string, number | string | boolean>;
+	/** A goal on the ratio (a cost, as above): at most `max` (×1.25 = at least 0.8 of the baseline's throughput), on the median unless `on` says p99. */
+	goal?: Goal;
+}
+
+export interface Goal {
+	max: number;
+	on?: "median" | "p99";
 }
 
 export interface Scenario {
