@@ -1,5 +1,6 @@
 /** Where a GitLab v3 client puts its token: header, query, form body or Bearer. */
 import type { IncomingMessage } from "http";
+import { hashToken } from "../lib/crypto/tokens";
 
 type Req = IncomingMessage & { query?: Record<string, unknown>; body?: unknown };
 
@@ -16,4 +17,35 @@ export function extractToken(req: Req): string | null {
 	const body = req.body as Record<string, unknown> | undefined;
 	if (body && typeof body === "object" && typeof body.private_token === "string" && body.private_token) return body.private_token;
 	return null;
+}
+
+/** A token's hash (what accounts looks it up by) and the cache key of that look-up. */
+export interface TokenLookup {
+	hash: string;
+	key: string | null;
+}
+
+/**
+ * The look-ups of the tokens seen most recently: a client sends the same token with every
+ * request, and hashing it and naming its cache entry is a good part of a cached answer's cost.
+ * Bounded (the oldest goes first), so made-up tokens only push out each other.
+ */
+export class RecentTokens {
+	private readonly recent = new Map<string, TokenLookup>();
+
+	constructor(
+		private readonly keyOf: (tokenHash: string) => string | null,
+		private readonly max = 1000,
+	) {}
+
+	lookup(token: string): TokenLookup {
+		let found = this.recent.get(token);
+		if (!found) {
+			const hash = hashToken(token);
+			found = { hash, key: this.keyOf(hash) };
+			if (this.recent.size >= this.max) this.recent.delete(this.recent.keys().next().value!);
+			this.recent.set(token, found);
+		}
+		return found;
+	}
 }

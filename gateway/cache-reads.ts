@@ -35,22 +35,31 @@ export class CacheReads {
 		this.memory = cacher instanceof Cachers.MemoryLRU ? (cacher as unknown as MemoryLruLike) : null;
 	}
 
+	/** The entry's key, as the cacher names it, or null when the action is not cached (or there is no cache). */
+	keyOf(action: CachedAction, params: object, meta: object): string | null {
+		const cacher = this.cacher;
+		const cache = action.cache === true ? {} : action.cache;
+		if (!cacher || !cache || typeof cache !== "object" || (cache.enabled !== undefined && cache.enabled !== true)) return null;
+		return cacher.getCacheKey(action, cache, { params, meta, headers: NO_HEADERS });
+	}
+
 	/**
 	 * What a cached action left in the cache for these parameters and this caller, or undefined
 	 * (the action is not cached, the entry is not there, or the cache is away).
 	 */
-	async read(action: CachedAction, params: object, meta: object): Promise<unknown> {
-		const cacher = this.cacher;
-		const cache = action.cache === true ? {} : action.cache;
-		if (!cacher || cacher.connected === false || !cache || typeof cache !== "object" || (cache.enabled !== undefined && cache.enabled !== true))
-			return undefined;
-		const key = cacher.getCacheKey(action, cache, { params, meta, headers: NO_HEADERS });
+	read(action: CachedAction, params: object, meta: object): Promise<unknown> {
+		return this.readKey(this.keyOf(action, params, meta));
+	}
+
+	/** The entry under a key from keyOf (null: nothing), or undefined while the cache is away. */
+	async readKey(key: string | null): Promise<unknown> {
+		if (key === null || !this.cacher || this.cacher.connected === false) return undefined;
 		const memory = this.memory;
 		if (memory) {
 			const item = memory.cache.get(key);
 			return item === undefined || !memory.clone ? item : memory.clone(item);
 		}
-		const hit = await cacher.get(key).catch(() => undefined);
+		const hit = await this.cacher.get(key).catch(() => undefined);
 		return hit === null ? undefined : hit;
 	}
 }

@@ -14,7 +14,7 @@ import type Redis from "ioredis";
 import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { config } from "../config";
-import { extractToken } from "../gateway/auth";
+import { extractToken, RecentTokens, type TokenLookup } from "../gateway/auth";
 import { CacheReads, type CachedAction } from "../gateway/cache-reads";
 import { bodyReader, checkAnnouncedLength, closeAfterAnswer, QS_OPTIONS } from "../gateway/body";
 import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/client-address";
@@ -28,7 +28,7 @@ import { docsRoute } from "../gateway/routes/docs.routes";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
 import { PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
-import { hashToken, safeEqual } from "../lib/crypto/tokens";
+import { safeEqual } from "../lib/crypto/tokens";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
 import { isPaginated, paginationHeaders } from "../lib/api/pagination";
 import { limiterRedis } from "../lib/api/rate-limiter";
@@ -49,6 +49,13 @@ type Res = ServerResponse;
 type Ctx = Context<unknown, ApiMeta>;
 
 const PROJECT_ROUTE = /^\/?projects\/:id(\/|$)/;
+/** Whether a route (moleculer-web's alias object) is under /projects/:id, decided once per route. */
+const projectRoutes = new WeakMap<object, boolean>();
+function isProjectRoute(alias: { path: string }): boolean {
+	let yes = projectRoutes.get(alias);
+	if (yes === undefined) projectRoutes.set(alias, (yes = PROJECT_ROUTE.test(alias.path)));
+	return yes;
+}
 /** GitLab's private tokens are 20 characters; later kinds stay far below this. */
 const MAX_TOKEN_LENGTH = 255;
 const callOptions = { timeout: config.requestTimeoutMs };
@@ -76,6 +83,7 @@ function sendJson(res: Res, status: number, body: unknown, headers: Record<strin
 
 interface Vars {
 	cacheReads: CacheReads;
+	recentTokens: RecentTokens;
 	/** JSON of answers read from an in-memory cache, which hands out the same object on every hit. */
 	encodedHits: WeakMap<object, string>;
 	edgeValidator: EdgeValidator;
@@ -88,7 +96,7 @@ interface Vars {
 interface Methods {
 	authenticate(ctx: Ctx, route: unknown, req: Req, res: Res): Promise<Caller | null>;
 	authorize(ctx: Ctx, route: unknown, req: Req): Promise<void>;
-	resolveCaller(ctx: Ctx, res: Res, address: string, tokenHash: string): Promise<Caller>;
+	resolveCaller(ctx: Ctx, res: Res, address: string, token: TokenLookup): Promise<Caller>;
 	cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T>;
 	internalCaller(ctx: Ctx, req: Req): Promise<void>;
 	linkBase(req: Req): string;
@@ -224,7 +232,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 				await limits.count(res, addressKey(address));
 				throw unauthorized();
 			}
-			const caller = await this.resolveCaller(ctx, res, address, hashToken(token));
+			const caller = await this.resolveCaller(ctx, res, address, (this.recentTokens as RecentTokens).lookup(token));
 			await limits.count(res, userKey(caller.id));
 			return caller;
 		},
@@ -234,7 +242,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 		 * every route, the action's parameters (converted in place), before any cache or service.
 		 */
 		async authorize(ctx: Ctx, route: unknown, req: Req): Promise<void> {
-			if (req.$alias && PROJECT_ROUTE.test(req.$alias.path)) {
+			if (req.$alias && isProjectRoute(req.$alias)) {
 				const ref = req.$params.id;
 				if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
 				const user = ctx.meta.user ?? null;
@@ -258,10 +266,11 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 			if (needed !== undefined && !(ctx.meta.access && hasLevel(ctx.meta.access, needed))) throw forbidden();
 		},
 
-		/** The token's owner; an unknown token counts against the address. */
-		async resolveCaller(ctx: Ctx, res: Res, address: string, tokenHash: string): Promise<Caller> {
+		/** The token's owner (from the cache when accounts has it there); an unknown token counts against the address. */
+		async resolveCaller(ctx: Ctx, res: Res, address: string, token: TokenLookup): Promise<Caller> {
 			try {
-				return await this.cachedCall(ctx, RESOLVE_TOKEN, { tokenHash });
+				const hit = await (this.cacheReads as CacheReads).readKey(token.key);
+				return hit === undefined ? await ctx.call<Caller, object>(RESOLVE_TOKEN.action, { tokenHash: token.hash }, callOptions) : (hit as Caller);
 			} catch (err) {
 				if ((err as { code?: number }).code === 401) await (this.limits as RequestLimits).count(res, addressKey(address));
 				throw err;
@@ -337,7 +346,9 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 
 	created() {
 		this.encodedHits = new WeakMap();
-		this.cacheReads = new CacheReads(this.broker.cacher as never);
+		const cacheReads = new CacheReads(this.broker.cacher as never);
+		this.cacheReads = cacheReads;
+		this.recentTokens = new RecentTokens(tokenHash => cacheReads.keyOf({ name: RESOLVE_TOKEN.action, cache: RESOLVE_TOKEN.cache }, { tokenHash }, {}));
 		this.edgeValidator = new EdgeValidator(this.broker.validator as never);
 		// Before the server listens (the gateway mixin's `started`), so the first request finds them.
 		const redis: Redis | null = config.redisUrl ? limiterRedis(config.redisUrl, this.logger) : null;

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "http";
-import { extractToken } from "../../gateway/auth";
+import { extractToken, RecentTokens } from "../../gateway/auth";
+import { hashToken } from "../../lib/crypto/tokens";
 
 const req = (over: Partial<{ headers: Record<string, string>; query: Record<string, unknown>; body: unknown; originalUrl: string; remote: string }>) =>
 	({
@@ -20,5 +21,26 @@ describe("extractToken", () => {
 		expect(extractToken(req({ headers: { authorization: "Basic xyz" } }))).toBeNull();
 		expect(extractToken(req({ query: { private_token: ["a", "b"] } }))).toBeNull();
 		expect(extractToken(req({}))).toBeNull();
+	});
+});
+
+describe("recent tokens", () => {
+	it("hash a token and name its look-up once, and keep no more than their bound", () => {
+		const named: string[] = [];
+		const recent = new RecentTokens(hash => (named.push(hash), `accounts.resolveToken:"${hash}"`), 2);
+		const first = recent.lookup("abcdefghij1234567890");
+		expect(first).toEqual({ hash: hashToken("abcdefghij1234567890"), key: `accounts.resolveToken:"${hashToken("abcdefghij1234567890")}"` });
+		expect(recent.lookup("abcdefghij1234567890")).toBe(first);
+		expect(named).toHaveLength(1);
+
+		recent.lookup("second-token-000000a");
+		recent.lookup("third-token-0000000b"); // pushes out the oldest
+		expect(recent.lookup("abcdefghij1234567890")).not.toBe(first);
+		expect(recent.lookup("abcdefghij1234567890")).toEqual(first);
+		expect(named).toHaveLength(4);
+	});
+
+	it("name no look-up when there is no cache to read", () => {
+		expect(new RecentTokens(() => null).lookup("abcdefghij1234567890")).toEqual({ hash: hashToken("abcdefghij1234567890"), key: null });
 	});
 });
