@@ -21,9 +21,9 @@ export default tseslint.config(
 		},
 	},
 	{
-		// Tests read JSON answers as they come (`res.body.id`): `any` there is the shape of the wire, not
-		// a hole in the product's types. Every other rule applies to them as well.
-		files: ["test/**/*.ts"],
+		// Tests and benchmarks read JSON answers as they come (`res.body.id`): `any` there is the shape
+		// of the wire, not a hole in the product's types. Every other rule applies to them as well.
+		files: ["test/**/*.ts", "bench/**/*.ts"],
 		rules: {
 			"@typescript-eslint/no-explicit-any": "off",
 			"@typescript-eslint/no-unsafe-member-access": "off",

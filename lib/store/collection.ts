@@ -13,6 +13,7 @@ import type { ServiceBroker } from "moleculer";
 import DbService from "moleculer-db";
 import MongooseAdapter from "moleculer-db-adapter-mongoose";
 import mongoose from "mongoose";
+import type Nedb from "@seald-io/nedb";
 import { isUniqueViolation } from "../api/errors";
 
 export interface IndexSpec {
@@ -41,7 +42,33 @@ export interface FindOptions {
 	limit?: number;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored documents are open records; models/ gives them shapes
 export type Doc = Record<string, any>;
+
+/** What this layer uses of a moleculer-db adapter, the same on both back ends. */
+interface StoreAdapter {
+	init(broker: ServiceBroker, service: { schema: object; settings: object; logger: unknown }): void;
+	connect(): Promise<void>;
+	disconnect(): Promise<void>;
+	insert(doc: Doc): Promise<unknown>;
+	find(params: { query: Doc; sort?: string[]; offset?: number; limit?: number }): Promise<unknown[]>;
+	findOne(query: Doc): Promise<unknown>;
+	count(params: { query: Doc }): Promise<number>;
+	updateMany(query: Doc, update: Doc): Promise<number>;
+	removeMany(query: Doc): Promise<number>;
+}
+
+/** The MongoDB adapter also exposes its mongoose model. */
+interface MongoStoreAdapter extends StoreAdapter {
+	model: mongoose.Model<Doc>;
+}
+
+/** The embedded adapter also exposes its NeDB datastore. */
+interface NedbStoreAdapter extends StoreAdapter {
+	db: Nedb<Doc>;
+}
+
+type Counter = { _id: string; seq: number };
 
 /** A write that a unique index refused. */
 export class UniqueViolation extends Error {
@@ -52,9 +79,10 @@ export class UniqueViolation extends Error {
 }
 
 /** Strips the store's own `_id` so documents look the same on both back ends. */
-function plain<T>(doc: any): T {
-	if (!doc) return doc;
-	const obj = typeof doc.toObject === "function" ? doc.toObject() : { ...doc };
+function plain<T>(doc: unknown): T {
+	if (!doc) return doc as T;
+	const stored = doc as Doc & { toObject?: () => Doc };
+	const obj = typeof stored.toObject === "function" ? stored.toObject() : { ...stored };
 	delete obj._id;
 	return obj as T;
 }
@@ -87,8 +115,9 @@ const mongoCounters = () =>
 	mongoose.models.counters ?? mongoose.model("counters", new mongoose.Schema({ _id: String, seq: Number }, { versionKey: false, collection: "counters" }));
 
 export class Collection<T extends Doc = Doc> {
-	private adapter: any;
-	private counters: any;
+	private adapter?: StoreAdapter;
+	private mongoAdapter?: MongoStoreAdapter;
+	private counters?: Nedb<Counter>;
 	private readonly mongo: boolean;
 
 	constructor(
@@ -102,30 +131,42 @@ export class Collection<T extends Doc = Doc> {
 	async connect(broker: ServiceBroker): Promise<void> {
 		const indexes = this.options.indexes ?? [];
 		if (this.mongo) {
-			this.adapter = new MongooseAdapter(this.location.mongoUri);
-			this.adapter.init(broker, { schema: { model: mongoModel(this.name, indexes) }, settings: {}, logger: broker.getLogger("db") });
-			await this.adapter.connect();
-			await this.adapter.model.createIndexes();
+			const adapter = new MongooseAdapter(this.location.mongoUri) as unknown as MongoStoreAdapter;
+			adapter.init(broker, { schema: { model: mongoModel(this.name, indexes) }, settings: {}, logger: broker.getLogger("db") });
+			await adapter.connect();
+			await adapter.model.createIndexes();
+			this.adapter = this.mongoAdapter = adapter;
 			return;
 		}
 		fs.mkdirSync(this.location.dataDir, { recursive: true });
-		this.adapter = new DbService.MemoryAdapter({ filename: path.join(this.location.dataDir, `${this.name}.db`) });
-		this.adapter.init(broker, { schema: {}, settings: {}, logger: broker.getLogger("db") });
-		await this.adapter.connect();
-		const db = this.adapter.db;
+		const adapter = new DbService.MemoryAdapter({ filename: path.join(this.location.dataDir, `${this.name}.db`) }) as unknown as NedbStoreAdapter;
+		adapter.init(broker, { schema: {}, settings: {}, logger: broker.getLogger("db") });
+		await adapter.connect();
+		const db = adapter.db;
 		// Compaction keeps the append-only file from growing without bound.
-		db.setAutocompactionInterval?.(10 * 60 * 1000);
-		await db.ensureIndex({ fieldName: "id", unique: true });
+		db.setAutocompactionInterval(10 * 60 * 1000);
+		await db.ensureIndexAsync({ fieldName: "id", unique: true });
 		for (const ix of indexes) {
 			const [first, ...rest] = Object.keys(ix.fields);
-			if (first !== "id") await db.ensureIndex({ fieldName: first, unique: !!ix.unique && rest.length === 0, sparse: !!ix.sparse });
+			if (first !== "id") await db.ensureIndexAsync({ fieldName: first, unique: !!ix.unique && rest.length === 0, sparse: !!ix.sparse });
 		}
-		this.counters = new db.constructor({ filename: path.join(this.location.dataDir, `${this.name}.counters.db`) });
+		const Datastore = db.constructor as new (options: Nedb.DataStoreOptions) => Nedb<Counter>;
+		this.counters = new Datastore({ filename: path.join(this.location.dataDir, `${this.name}.counters.db`) });
 		await this.counters.loadDatabaseAsync();
+		this.adapter = adapter;
+		this.stopCompaction = () => db.stopAutocompaction();
+	}
+
+	private stopCompaction?: () => void;
+
+	/** The adapter, once connected. */
+	private get store(): StoreAdapter {
+		if (!this.adapter) throw new Error(`collection ${this.name} is not connected`);
+		return this.adapter;
 	}
 
 	async disconnect(): Promise<void> {
-		this.adapter?.db?.stopAutocompaction?.();
+		this.stopCompaction?.();
 		await this.adapter?.disconnect();
 	}
 
@@ -135,31 +176,31 @@ export class Collection<T extends Doc = Doc> {
 			const doc = await mongoCounters()
 				.findOneAndUpdate({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, new: true })
 				.lean();
-			return (doc as any).seq;
+			return (doc as unknown as Counter).seq;
 		}
 		// NeDB runs one operation at a time per datastore, so $inc with returnUpdatedDocs is atomic.
-		const res = await this.counters.updateAsync({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, returnUpdatedDocs: true });
-		return res.affectedDocuments.seq;
+		const res = await this.counters!.updateAsync({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, returnUpdatedDocs: true });
+		return (res.affectedDocuments as Counter).seq;
 	}
 
 	/** Inserts with a fresh id unless the document has one. Throws UniqueViolation. */
 	async insert(doc: Omit<T, "id"> & { id?: number }): Promise<T> {
 		const id = doc.id ?? (await this.nextId());
-		return plain<T>(await uniqueGuard(() => this.adapter.insert({ ...doc, id })));
+		return plain<T>(await uniqueGuard(() => this.store.insert({ ...doc, id })));
 	}
 
 	async find(query: Doc, opts: FindOptions = {}): Promise<T[]> {
 		const sort = typeof opts.sort === "string" ? opts.sort.split(/[\s,]+/) : opts.sort;
-		const docs = await this.adapter.find({ query, sort, offset: opts.offset, limit: opts.limit });
+		const docs = await this.store.find({ query, sort, offset: opts.offset, limit: opts.limit });
 		return docs.map((d: unknown) => plain<T>(d));
 	}
 
 	async findOne(query: Doc): Promise<T | null> {
-		return plain<T>(await this.adapter.findOne(query)) ?? null;
+		return plain<T>(await this.store.findOne(query)) ?? null;
 	}
 
-	async count(query: Doc = {}): Promise<number> {
-		return this.adapter.count({ query });
+	count(query: Doc = {}): Promise<number> {
+		return this.store.count({ query });
 	}
 
 	/**
@@ -169,19 +210,21 @@ export class Collection<T extends Doc = Doc> {
 	async update(query: Doc, set: Doc, unset?: string[]): Promise<number> {
 		const update = toUpdate(set, unset);
 		if (!Object.keys(update).length) return this.count(query);
-		if (this.mongo) return uniqueGuard(async () => (await this.adapter.model.updateMany(query, update)).matchedCount);
-		return uniqueGuard(() => this.adapter.updateMany(query, update));
+		const mongo = this.mongoAdapter;
+		if (mongo) return uniqueGuard(async () => (await mongo.model.updateMany(query, update)).matchedCount);
+		return uniqueGuard(() => this.store.updateMany(query, update));
 	}
 
 	/** Sets fields on the first match and returns it as it is now, or null when nothing matched. */
 	async updateOne(query: Doc, set: Doc, unset?: string[]): Promise<T | null> {
 		const current = await this.findOne(query);
 		if (!current) return null;
-		if (!(await this.update({ ...query, id: current.id }, set, unset))) return null;
-		return this.findOne({ id: current.id });
+		const id = current.id as number;
+		if (!(await this.update({ ...query, id }, set, unset))) return null;
+		return this.findOne({ id });
 	}
 
-	async remove(query: Doc): Promise<number> {
-		return this.adapter.removeMany(query);
+	remove(query: Doc): Promise<number> {
+		return this.store.removeMany(query);
 	}
 }
