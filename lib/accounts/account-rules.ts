@@ -1,5 +1,6 @@
 /** Validation of new users and projects, as GitLab 8.x model errors (`{"field":["…"]}`). */
 import { VISIBILITY_LEVELS } from "./access";
+import type { ProjectDoc } from "../../models/project";
 
 type Errors = Record<string, string[]>;
 
@@ -36,15 +37,7 @@ export function validateNewProject(
 	namespace: string,
 ): {
 	errors: Errors | null;
-	project?: {
-		name: string;
-		path: string;
-		namespace: string;
-		path_with_namespace: string;
-		description: string | null;
-		visibility_level: number;
-		public_builds: boolean;
-	};
+	project?: Pick<ProjectDoc, "name" | "path" | "namespace" | "path_with_namespace" | "description" | "visibility_level" | "public_builds">;
 } {
 	const errors: Errors = {};
 	const name = p.name.trim();
