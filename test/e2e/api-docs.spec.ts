@@ -106,10 +106,10 @@ describe("GET /api/v3/openapi.json", () => {
 		for (const route of routes) {
 			const op = doc.paths[openApiPath(route.fullPath)]?.[route.method.toLowerCase()];
 			expect([route.method, route.fullPath, !!op]).toEqual([route.method, route.fullPath, true]);
-			if (route.action) expect(op!["x-moleculer-action"]).toBe(route.action);
-			const named = (op!.parameters ?? []).map(p => `${p.in}:${p.name}`);
+			if (route.action) expect(op["x-moleculer-action"]).toBe(route.action);
+			const named = (op.parameters ?? []).map(p => `${p.in}:${p.name}`);
 			for (const p of route.fullPath.match(/:([A-Za-z_]+)/g) ?? []) expect(named).toContain(`path:${p.slice(1)}`);
-			const security = JSON.stringify(op!.security);
+			const security = JSON.stringify(op.security);
 			if (route.kind !== "api") expect(security).toBe('[{"sharedSecret":[]}]');
 			else if (route.auth === "none") expect(security).toBe("[]");
 			else if (route.auth === "optional") expect(security).toMatch(/^\[\{\},\{"privateToken":\[\]\}/);

@@ -379,13 +379,13 @@ describe.each([
 				expect(open.length).toBeLessThanOrEqual(MAX_CONNECTIONS);
 				expect(open.length).toBeGreaterThanOrEqual(MAX_CONNECTIONS - 5);
 				expect(await openConnection(port)).toBeNull();
-				for (const socket of open.splice(0, 5)) socket!.destroy();
+				for (const socket of open.splice(0, 5)) socket.destroy();
 				await sleep(100);
 				const again = await openConnection(port);
 				expect(again).not.toBeNull();
 				again!.destroy();
 			} finally {
-				for (const socket of open) socket!.destroy();
+				for (const socket of open) socket.destroy();
 			}
 		}, 30000);
 	});

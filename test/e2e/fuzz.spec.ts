@@ -49,7 +49,7 @@ function goodBody(route: GatewayRoute, rnd: Random): Record<string, unknown> {
 	if (body) return body;
 	const fallback: Record<string, unknown> = {};
 	const inPath = new Set(pathParams(route.path));
-	for (const [name, rule] of Object.entries(route.params)) if (!inPath.has(name) && !(rule as any)?.optional) fallback[name] = plausible(rule, rnd);
+	for (const [name, rule] of Object.entries(route.params)) if (!inPath.has(name) && !rule?.optional) fallback[name] = plausible(rule, rnd);
 	return fallback;
 }
 
@@ -147,7 +147,7 @@ function plan(route: GatewayRoute, rnd: Random, token: string): Planned {
 		urlPath += `?filename=${encodeURIComponent(rnd.pick(["a.zip", "../../escape-fuzz.zip", "%00.zip", "/etc/passwd", "x".repeat(5000), ""]))}`;
 	} else if (mode === "query" || !sendsBody) {
 		const query = mode === "query" ? { ...body, [rnd.pick(["page", "per_page", "scope", "sort", "name", "id"])]: rnd.pick(HOSTILE_VALUES) } : body;
-		const qs = formEncode(query as Record<string, unknown>);
+		const qs = formEncode(query);
 		if (qs) urlPath += (urlPath.includes("?") ? "&" : "?") + qs;
 	} else if (route.action === "builds.appendTrace" && rnd.chance(0.7)) {
 		headers["Content-Type"] = "text/plain";

@@ -92,7 +92,7 @@ async function records() {
 
 async function channelRun(dir: string | undefined, concurrency: number) {
 	const adapter = new InProcessChannelAdapter({ maxInFlight: 10, maxRetries: 3, deadLettering: { enabled: false } }, { push: ["a", "b", "c"] }, { dir });
-	const broker = new ServiceBroker({ logger: false, middlewares: [ChannelsMiddleware({ adapter, context: false } as never) as never] });
+	const broker = new ServiceBroker({ logger: false, middlewares: [ChannelsMiddleware({ adapter, context: false } as never)] });
 	let done = 0;
 	for (const group of ["a", "b", "c"])
 		broker.createService({
