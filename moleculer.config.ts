@@ -5,7 +5,7 @@
  * (TRANSPORTER, CACHER, NAMESPACE) after loading this file; config/ has validated the same
  * variables first, so a bad value stops start-up with a clear message and good ones agree.
  */
-import { ServiceBroker, type BrokerOptions } from "moleculer";
+import { ServiceBroker, type BrokerOptions, type MetricRegistry } from "moleculer";
 import { config } from "./config";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
@@ -46,7 +46,7 @@ const brokerConfig: BrokerOptions = {
 			options: {
 				port: config.metricsPort,
 				path: "/metrics",
-				defaultLabels: (registry: any) => ({ namespace: registry.broker.namespace, nodeID: registry.broker.nodeID }),
+				defaultLabels: (registry: MetricRegistry) => ({ namespace: registry.broker.namespace, nodeID: registry.broker.nodeID }),
 			},
 		},
 	},

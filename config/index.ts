@@ -96,7 +96,8 @@ function cidrList(env: Env, name: string): string[] {
 			const family = net.isIP(address);
 			const maxBits = family === 4 ? 32 : 128;
 			const bits = bitsText === undefined ? maxBits : /^\d{1,3}$/.test(bitsText) ? Number(bitsText) : NaN;
-			if (!family || extra !== undefined || !(bits >= 0 && bits <= maxBits)) throw new ConfigError(name, raw, "IP addresses or CIDR blocks, comma-separated");
+			const valid = family && extra === undefined && bits >= 0 && bits <= maxBits;
+			if (!valid) throw new ConfigError(name, raw, "IP addresses or CIDR blocks, comma-separated");
 			return `${address}/${bits}`;
 		});
 }

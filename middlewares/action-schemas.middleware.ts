@@ -26,5 +26,5 @@ export function ActionSchemasMiddleware(): Middleware {
 			const actions = schema.actions ?? {};
 			for (const [name, action] of Object.entries(actions)) if (action && typeof action === "object") actions[name] = copyPlain(action);
 		},
-	} as unknown as Middleware;
+	};
 }

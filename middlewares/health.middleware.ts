@@ -37,15 +37,17 @@ export function HealthMiddleware(port: number): Middleware & { port(): number } 
 			server.on("error", err => broker.fatal(`Health server cannot listen on HEALTH_PORT ${port}: ${err.message}`, err));
 			server.listen(port);
 		},
-		async started() {
+		started() {
 			state = "up";
+			return Promise.resolve();
 		},
-		async stopping() {
+		stopping() {
 			state = "stopping";
+			return Promise.resolve();
 		},
 		stopped() {
 			state = "down";
 			return new Promise<void>(resolve => (server ? server.close(() => resolve()) : resolve()));
 		},
-	} as unknown as Middleware & { port(): number };
+	};
 }

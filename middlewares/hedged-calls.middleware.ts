@@ -31,7 +31,7 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 				return new Promise((resolve, reject) => {
 					let settled = false;
 					let running = 0;
-					let firstError: unknown = null;
+					let firstError: Error | undefined;
 					const attempt = (c: Context) => {
 						running++;
 						next(c).then(
@@ -42,7 +42,7 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 								clearTimeout(timer);
 								resolve(value);
 							},
-							err => {
+							(err: Error) => {
 								running--;
 								firstError ??= err;
 								// An answer, even an error, came back: no reason to send it again.
@@ -63,5 +63,5 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 				});
 			};
 		},
-	} as unknown as Middleware;
+	};
 }

@@ -67,7 +67,7 @@ export function RequestMetricsMiddleware(): Middleware {
 			...builtIn,
 			name: "Metrics",
 			created(this: ServiceBroker) {
-				(builtIn.created as ((b: ServiceBroker) => void) | undefined)?.call(broker, broker);
+				builtIn.created?.call(broker, broker);
 				if (!broker.isMetricsEnabled()) return;
 				broker.metrics.register({
 					name: HTTP_REQUEST_TIME,

@@ -28,7 +28,8 @@ const PROBE_INTERVAL_MS = 1000;
 const MAX_PENDING_CLEANS = 1000;
 
 interface RedisLike {
-	on(event: string, listener: (...args: any[]) => void): unknown;
+	on(event: "error", listener: (err: Error) => void): unknown;
+	on(event: "ready" | "close", listener: () => void): unknown;
 	ping(): Promise<unknown>;
 	options: { enableOfflineQueue?: boolean };
 }
@@ -53,7 +54,7 @@ function bounded<T>(work: () => Promise<T>, what: string): Promise<T> {
 			.then(work)
 			.then(
 				value => (clearTimeout(timer), resolve(value)),
-				err => (clearTimeout(timer), reject(err)),
+				(err: Error) => (clearTimeout(timer), reject(err)),
 			);
 	});
 }

@@ -34,7 +34,7 @@ export async function cleanTwice(broker: ServiceBroker, patterns: string[], what
 			broker.logger.warn(`Cache clean failed for ${what}: ${(err as Error).message}`);
 		});
 	await clean();
-	setTimeout(clean, RECLEAN_DELAY_MS).unref();
+	setTimeout(() => void clean(), RECLEAN_DELAY_MS).unref();
 }
 
 export interface CacheCleanerMethods {

@@ -6,6 +6,9 @@ import type { ServiceSchema } from "moleculer";
 import { config } from "../config";
 import { Collection, type CollectionOptions, type StoreLocation } from "../lib/store/collection";
 
+/** The collections `created` made (Moleculer types a service's own properties as `any`). */
+const collectionsOf = (service: object): Collection[] => Object.values((service as { db: Record<string, Collection> }).db);
+
 /** `this.db.<name>` for each collection, connected in `started` and closed in `stopped`. */
 export function DbMixin(collections: Record<string, CollectionOptions>, location?: Partial<StoreLocation>): Partial<ServiceSchema> {
 	const where: StoreLocation = { dataDir: location?.dataDir ?? config.dataDir, mongoUri: location?.mongoUri ?? config.mongoUri };
@@ -14,10 +17,10 @@ export function DbMixin(collections: Record<string, CollectionOptions>, location
 			this.db = Object.fromEntries(Object.entries(collections).map(([name, opts]) => [name, new Collection(name, opts, where)]));
 		},
 		async started() {
-			for (const collection of Object.values(this.db) as Collection[]) await collection.connect(this.broker);
+			for (const collection of collectionsOf(this)) await collection.connect(this.broker);
 		},
 		async stopped() {
-			for (const collection of Object.values(this.db) as Collection[]) await collection.disconnect();
+			for (const collection of collectionsOf(this)) await collection.disconnect();
 		},
 	};
 }

@@ -106,7 +106,7 @@ async function call(
 				await new Promise(r => setTimeout(r, Math.min(60000, Math.max(250, Number.isFinite(reset) ? reset - Date.now() : 1000))));
 				continue;
 			}
-			let parsed: any = text;
+			let parsed: unknown = text;
 			try {
 				parsed = JSON.parse(text);
 			} catch {
@@ -120,10 +120,11 @@ async function call(
 	}
 }
 
-async function must(expected: number, what: string, reply: Promise<{ status: number; body: any }>) {
+/** The answer's body, of the shape the API documents for it, once its status is the one expected. */
+async function must<T = unknown>(expected: number, what: string, reply: Promise<{ status: number; body: unknown }>): Promise<T> {
 	const res = await reply;
 	if (res.status !== expected) throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
-	return res.body;
+	return res.body as T;
 }
 
 function sha(i: number): string {
@@ -158,13 +159,14 @@ export async function seedBuilds(opts: SeedOptions): Promise<SeedResult> {
 	const base = opts.url.replace(/\/+$/, "");
 	const user = { "PRIVATE-TOKEN": opts.token };
 	const internal = { "Gitlab-Shared-Secret": opts.secret };
-	const me = await must(200, "GET /user (is the token right?)", call(base, "GET", "/user", { headers: user }));
+	const me = await must<{ id: number }>(200, "GET /user (is the token right?)", call(base, "GET", "/user", { headers: user }));
 	let project: { id: number; path_with_namespace: string };
-	if (opts.project) project = await must(200, `GET /projects/${opts.project}`, call(base, "GET", `/projects/${opts.project}`, { headers: user }));
+	if (opts.project)
+		project = await must<typeof project>(200, `GET /projects/${opts.project}`, call(base, "GET", `/projects/${opts.project}`, { headers: user }));
 	else {
 		// Time plus a random tail: two seeds in the same second must not collide on the project path.
 		const name = `builds-demo-${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}-${crypto.randomBytes(3).toString("hex")}`;
-		project = await must(
+		project = await must<typeof project>(
 			201,
 			"POST /projects",
 			call(base, "POST", "/projects", { headers: user, json: { name, visibility_level: 20, public_builds: true, description: "Seeded builds" } }),
@@ -228,8 +230,8 @@ export async function seedBuilds(opts: SeedOptions): Promise<SeedResult> {
 
 	const one = async (i: number) => {
 		const p = plan(i);
-		const build = await must(201, "POST /internal/builds", call(base, "POST", "/internal/builds", { headers: internal, json: p.body }));
-		const id: number = build.id;
+		const build = await must<{ id: number }>(201, "POST /internal/builds", call(base, "POST", "/internal/builds", { headers: internal, json: p.body }));
+		const id = build.id;
 		const put = (s: string, coverage?: number) =>
 			must(
 				200,
@@ -365,19 +367,16 @@ function parseArgs(argv: string[]): SeedOptions {
 
 async function main(): Promise<void> {
 	const opts = parseArgs(process.argv.slice(2));
-	console.error(
-		`Seeding ${opts.builds.toLocaleString("en-US")} builds through ${opts.via === "broker" ? `the broker (${config.transporter}${config.namespace ? `, namespace ${config.namespace}` : ""})` : opts.url} …`,
-	);
+	const via = opts.via === "broker" ? `the broker (${config.transporter}${config.namespace ? `, namespace ${config.namespace}` : ""})` : opts.url;
+	console.error(`Seeding ${opts.builds.toLocaleString("en-US")} builds through ${via} …`);
 	const result = await seedBuilds({ ...opts, onProgress: progressBar() });
 	const counts = Object.entries(result.byStatus)
 		.map(([s, n]) => `${s} ${n}`)
 		.join(", ");
-	console.log(
-		`Project ${result.projectId} (${result.pathWithNamespace}): ${opts.builds} builds (${counts}), ids ${result.firstBuildId}–${result.lastBuildId}, in ${result.seconds.toFixed(1)} s.`,
-	);
-	console.log(
-		`Try (T: the token the seed used):\n  curl -H "PRIVATE-TOKEN: $T" '${opts.url}/projects/${result.projectId}/builds?scope[]=running&scope[]=failed&per_page=5'`,
-	);
+	const ids = `ids ${result.firstBuildId}–${result.lastBuildId}`;
+	console.log(`Project ${result.projectId} (${result.pathWithNamespace}): ${opts.builds} builds (${counts}), ${ids}, in ${result.seconds.toFixed(1)} s.`);
+	console.log("Try (T: the token the seed used):");
+	console.log(`  curl -H "PRIVATE-TOKEN: $T" '${opts.url}/projects/${result.projectId}/builds?scope[]=running&scope[]=failed&per_page=5'`);
 	console.log(`  curl -OJ -H "PRIVATE-TOKEN: $T" ${opts.url}/projects/${result.projectId}/builds/<id>/artifacts`);
 }
 

@@ -116,9 +116,8 @@ async function main(): Promise<void> {
 	};
 	for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void stopAll(`Got ${signal}`, 0));
 
-	console.log(
-		`Starting ${plan.processes.length} processes over ${plan.env.TRANSPORTER} (namespace ${plan.env.NAMESPACE}) and ${plan.env.CACHER}, data in ${plan.dataDir} …`,
-	);
+	const over = `${plan.env.TRANSPORTER} (namespace ${plan.env.NAMESPACE}) and ${plan.env.CACHER}`;
+	console.log(`Starting ${plan.processes.length} processes over ${over}, data in ${plan.dataDir} …`);
 	const started = await Promise.allSettled(
 		plan.processes.map(p =>
 			startServiceProcess(
@@ -142,7 +141,8 @@ async function main(): Promise<void> {
 	);
 	const failure = started.find(r => r.status === "rejected");
 	if (failure) {
-		await stopAll(`Start-up failed: ${String((failure as PromiseRejectedResult).reason?.message ?? failure).split("\n")[0]}`, 1);
+		const reason: unknown = failure.reason;
+		await stopAll(`Start-up failed: ${(reason instanceof Error ? reason.message : String(reason)).split("\n")[0]}`, 1);
 		return;
 	}
 	if (stopping) return;
@@ -162,7 +162,8 @@ async function main(): Promise<void> {
 		...plan.processes.map(p => `  ${p.name.padEnd(width)}  health http://localhost:${p.healthPort}/ready   metrics http://localhost:${p.metricsPort}/metrics`),
 		"",
 		root
-			? `This start created root: password ${root.password ?? "from GITLAB_ROOT_PASSWORD"}, private token ${root.token ?? "from GITLAB_ROOT_TOKEN"} (shown once; keep them). Ready to paste:`
+			? `This start created root: password ${root.password ?? "from GITLAB_ROOT_PASSWORD"}, ` +
+				`private token ${root.token ?? "from GITLAB_ROOT_TOKEN"} (shown once; keep them). Ready to paste:`
 			: "root's credentials are not in this start's log: root existed already (they were printed at its first start), or LOG_LEVEL hides info. Then:",
 		`  export T=${token}`,
 		`  curl -H "PRIVATE-TOKEN: $T" ${base}/user`,

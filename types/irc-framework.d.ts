@@ -21,7 +21,15 @@ declare module "irc-framework/src/transports/net" {
 
 	class NetTransport extends EventEmitter {
 		constructor(options: Record<string, unknown>);
-		options: Record<string, any>;
+		/** The client's connection options (irc-framework passes them through as given). */
+		options: {
+			host?: string;
+			port?: number | string;
+			tls?: boolean;
+			rejectUnauthorized?: boolean;
+			encoding?: string;
+			[option: string]: unknown;
+		};
 		socket: import("net").Socket | null;
 		state: number;
 		requested_disconnect: boolean;

@@ -6,13 +6,19 @@
  */
 import fs from "fs";
 import type { IncomingMessage, ServerResponse } from "http";
+import type { ServiceBroker } from "moleculer";
 import path from "path";
 import { config } from "../../config";
 import { buildOpenApi, type ActionDefinition } from "../openapi";
 import { routeTables } from "./index";
 import type { RouteTable } from "./types";
 
-type Req = IncomingMessage & { $params: Record<string, unknown>; $service?: any };
+/** What the pages need of the gateway service moleculer-web hands each request. */
+interface GatewayService {
+	broker: ServiceBroker;
+	settings?: { path?: string };
+}
+type Req = IncomingMessage & { $params: Record<string, unknown>; $service?: GatewayService };
 type Res = ServerResponse;
 
 const SWAGGER_UI_DIR = path.dirname(require.resolve("swagger-ui-dist/package.json"));
@@ -25,14 +31,23 @@ const ASSETS: Record<string, { file?: string; type: string }> = {
 };
 
 const PAGE_HEADERS = {
-	"Content-Security-Policy":
-		"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	"Content-Security-Policy": [
+		"default-src 'none'",
+		"script-src 'self'",
+		"style-src 'self' 'unsafe-inline'",
+		"img-src 'self' data:",
+		"font-src 'self' data:",
+		"connect-src 'self'",
+		"base-uri 'none'",
+		"form-action 'none'",
+		"frame-ancestors 'none'",
+	].join("; "),
 	"X-Content-Type-Options": "nosniff",
 	"Referrer-Policy": "no-referrer",
 };
 
 /** Where the gateway mounts its routes ("/api/v3"). */
-const basePath = (req: Req) => String(req.$service?.settings?.path ?? "");
+const basePath = (req: Req) => req.$service?.settings?.path ?? "";
 
 function send(res: Res, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}) {
 	res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body), ...headers });
@@ -40,7 +55,7 @@ function send(res: Res, status: number, type: string, body: string | Buffer, hea
 }
 
 /** The actions every node of the cluster offers now, by name, from the gateway's registry. */
-function registryActions(broker: any): Map<string, ActionDefinition> {
+function registryActions(broker: ServiceBroker): Map<string, ActionDefinition> {
 	const actions = new Map<string, ActionDefinition>();
 	for (const item of broker.registry.getActionList({ skipInternal: true, onlyAvailable: true }) as { name: string; action?: ActionDefinition }[])
 		if (item.action && !actions.has(item.name)) actions.set(item.name, item.action);
@@ -48,17 +63,17 @@ function registryActions(broker: any): Map<string, ActionDefinition> {
 }
 
 /** The document for this gateway, as it runs now. */
-export function currentOpenApi(service: any): Record<string, unknown> {
+export function currentOpenApi(service: GatewayService): Record<string, unknown> {
 	const actions = registryActions(service.broker);
 	return buildOpenApi([...routeTables, docsRoutes], {
-		basePath: String(service.settings?.path ?? ""),
+		basePath: service.settings?.path ?? "",
 		action: name => actions.get(name),
 		rateLimitPerMinute: config.rateLimitPerMinute,
 	});
 }
 
 function openApiDocument(req: Req, res: Res) {
-	send(res, 200, "application/json", JSON.stringify(currentOpenApi(req.$service)), { "Cache-Control": "no-cache" });
+	send(res, 200, "application/json", JSON.stringify(currentOpenApi(req.$service!)), { "Cache-Control": "no-cache" });
 }
 
 function page(req: Req, res: Res) {
@@ -97,7 +112,7 @@ const initScript = (req: Req) => `window.ui = SwaggerUIBundle({
 `;
 
 function asset(req: Req, res: Res) {
-	const name = String(req.$params.file ?? "");
+	const name = typeof req.$params.file === "string" ? req.$params.file : "";
 	const known = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;
 	if (!known) return send(res, 404, "application/json", JSON.stringify({ message: "404 Not Found" }));
 	const headers = { "X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=3600" };

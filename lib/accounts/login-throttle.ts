@@ -58,7 +58,8 @@ export class LoginThrottle {
 			return [null, null];
 		});
 		if (fromAddress && fromAddress.consumedPoints >= this.opts.limit) throw tooManyRequests(fromAddress.msBeforeNext);
-		if (forAccount && forAccount.consumedPoints >= this.opts.limit && !(await this.isKnown(account, address))) throw tooManyRequests(forAccount.msBeforeNext);
+		const accountLimited = forAccount && forAccount.consumedPoints >= this.opts.limit;
+		if (accountLimited && !(await this.isKnown(account, address))) throw tooManyRequests(forAccount.msBeforeNext);
 	}
 
 	async failed(address: string, login: string): Promise<void> {

@@ -28,9 +28,18 @@ export interface Paginated<T> {
 	perPage: number;
 }
 
+/** A query value as text: a key given once as `key[]=2` arrives as ["2"] and reads as "2". */
+function textOf(value: unknown): string | undefined {
+	if (typeof value === "string") return value;
+	if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+	if (Array.isArray(value) && value.length === 1) return textOf(value[0]);
+	return undefined;
+}
+
 function positiveInt(value: unknown): number | undefined {
 	if (value === undefined || value === null || value === "") return undefined;
-	const n = typeof value === "number" ? value : /^\s*\d+\s*$/.test(String(value)) ? Number(value) : NaN;
+	const text = textOf(value);
+	const n = typeof value === "number" ? value : text !== undefined && /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
 	return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
@@ -65,7 +74,10 @@ function toQuery(params: Record<string, unknown>): string {
 		const value = params[key];
 		if (value === undefined || value === null) continue;
 		if (Array.isArray(value)) for (const v of value) parts.push(`${encodeURIComponent(key + "[]")}=${encodeURIComponent(String(v))}`);
-		else if (typeof value !== "object") parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
+		else {
+			const text = textOf(value);
+			if (text !== undefined) parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(text)}`);
+		}
 	}
 	return parts.join("&");
 }

@@ -122,7 +122,8 @@ function modelErrors(fields: Partial<SnippetFields>, projectVisibility: number):
 	}
 	if (fields.content !== undefined) {
 		if (!fields.content.trim()) add("content", "can't be blank");
-		if (Buffer.byteLength(fields.content, "utf8") > MAX_SNIPPET_CONTENT_BYTES) add("content", `is too long (maximum is ${MAX_SNIPPET_CONTENT_BYTES} bytes)`);
+		const tooLong = Buffer.byteLength(fields.content, "utf8") > MAX_SNIPPET_CONTENT_BYTES;
+		if (tooLong) add("content", `is too long (maximum is ${MAX_SNIPPET_CONTENT_BYTES} bytes)`);
 	}
 	if (fields.visibility_level !== undefined && fields.visibility_level > projectVisibility)
 		add("visibility_level", `${visibilityName(fields.visibility_level)} is not allowed in ${withArticle(visibilityName(projectVisibility))} project`);

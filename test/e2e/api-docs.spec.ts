@@ -106,10 +106,10 @@ describe("GET /api/v3/openapi.json", () => {
 		for (const route of routes) {
 			const op = doc.paths[openApiPath(route.fullPath)]?.[route.method.toLowerCase()];
 			expect([route.method, route.fullPath, !!op]).toEqual([route.method, route.fullPath, true]);
-			if (route.action) expect(op!["x-moleculer-action"]).toBe(route.action);
-			const named = (op!.parameters ?? []).map(p => `${p.in}:${p.name}`);
+			if (route.action) expect(op["x-moleculer-action"]).toBe(route.action);
+			const named = (op.parameters ?? []).map(p => `${p.in}:${p.name}`);
 			for (const p of route.fullPath.match(/:([A-Za-z_]+)/g) ?? []) expect(named).toContain(`path:${p.slice(1)}`);
-			const security = JSON.stringify(op!.security);
+			const security = JSON.stringify(op.security);
 			if (route.kind !== "api") expect(security).toBe('[{"sharedSecret":[]}]');
 			else if (route.auth === "none") expect(security).toBe("[]");
 			else if (route.auth === "optional") expect(security).toMatch(/^\[\{\},\{"privateToken":\[\]\}/);
@@ -129,7 +129,10 @@ describe("GET /api/v3/openapi.json", () => {
 	});
 
 	it("needs no token, and neither does the page", async () => {
-		for (const p of ["/openapi.json", "/docs", "/docs/assets/swagger-ui-bundle.js"]) expect([p, (await fetch(`${cluster.url}${p}`)).status]).toEqual([p, 200]);
+		for (const p of ["/openapi.json", "/docs", "/docs/assets/swagger-ui-bundle.js"]) {
+			const res = await fetch(`${cluster.url}${p}`);
+			expect([p, res.status]).toEqual([p, 200]);
+		}
 		expect((await fetch(`${cluster.url}/docs/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
 		expect((await fetch(`${cluster.url}/docs/assets/index.html`)).status).toBe(404);
 	});
@@ -159,9 +162,10 @@ describe("GET /api/v3/docs in headless Chromium", () => {
 		await expect(page.locator(".info .title").innerText()).resolves.toContain("GitLab API v3 service");
 
 		const shown = await page.$$eval(".opblock", blocks =>
-			blocks.map(
-				b => `${b.querySelector(".opblock-summary-method")?.textContent?.trim()} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")}`,
-			),
+			blocks.map(b => {
+				const method = b.querySelector(".opblock-summary-method")?.textContent?.trim();
+				return `${method} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")}`;
+			}),
 		);
 		expect([...shown].sort()).toEqual([...documented].sort());
 		for (const route of gatewayRoutes()) expect(shown).toContain(`${route.method} ${openApiPath(route.fullPath)}`);

@@ -77,7 +77,7 @@ it(`keeps X-Total and every page exact across ${CYCLES} kill -9 cycles of the bu
 		const before = created.size;
 		const burst = startBurst(created);
 		// Killed at a different point of each burst, with creations in flight.
-		await waitFor("creations under way", async () => created.size >= before + 10 + 7 * cycle, 30000, 5);
+		await waitFor("creations under way", () => Promise.resolve(created.size >= before + 10 + 7 * cycle), 30000, 5);
 		await cluster.kill("builds", "SIGKILL");
 		await burst.stop();
 		unanswered += burst.failed;

@@ -310,8 +310,10 @@ describe.each([
 		it("deep JSON, broken encodings and __proto__ are 4xx in GitLab's form and change nothing", async () => {
 			const before = storeDigest(cluster.dataDir);
 			const invalid = { message: '400 (Bad request) "body" is invalid' };
-			const post = (body: string | Buffer, headers: Record<string, string> = {}) =>
-				req(`/projects/${projectId}/labels`, { ...as, method: "POST", body, headers: { ...as.headers, "Content-Type": "application/json", ...headers } });
+			const post = (body: string | Buffer, headers: Record<string, string> = {}) => {
+				const all = { ...as.headers, "Content-Type": "application/json", ...headers };
+				return req(`/projects/${projectId}/labels`, { ...as, method: "POST", body, headers: all });
+			};
 
 			const deep = '{"name":"deep","color":"#ffffff","x":' + "[".repeat(10_000) + "]".repeat(10_000) + "}";
 			expect(await post(deep).then(r => [r.status, r.body])).toEqual([400, invalid]);
@@ -358,7 +360,8 @@ describe.each([
 				["unrouted", "POST /api/v3/nothing/here HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000000\r\n\r\n"],
 				[
 					"artifacts",
-					`PUT /api/v3/internal/builds/1/artifacts?filename=a.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nGitlab-Shared-Secret: ${cluster.internalSecret}\r\nContent-Length: 20000000\r\n\r\n`,
+					"PUT /api/v3/internal/builds/1/artifacts?filename=a.zip HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+						`Gitlab-Shared-Secret: ${cluster.internalSecret}\r\nContent-Length: 20000000\r\n\r\n`,
 				],
 				["expect 100-continue", head("Content-Length: 1000000000000\r\nExpect: 100-continue\r\n")],
 			] as const) {
@@ -379,13 +382,13 @@ describe.each([
 				expect(open.length).toBeLessThanOrEqual(MAX_CONNECTIONS);
 				expect(open.length).toBeGreaterThanOrEqual(MAX_CONNECTIONS - 5);
 				expect(await openConnection(port)).toBeNull();
-				for (const socket of open.splice(0, 5)) socket!.destroy();
+				for (const socket of open.splice(0, 5)) socket.destroy();
 				await sleep(100);
 				const again = await openConnection(port);
 				expect(again).not.toBeNull();
 				again!.destroy();
 			} finally {
-				for (const socket of open) socket!.destroy();
+				for (const socket of open) socket.destroy();
 			}
 		}, 30000);
 	});

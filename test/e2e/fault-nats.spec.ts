@@ -72,20 +72,20 @@ afterAll(async () => {
 it("fails fast with 503 while NATS is down and recovers by itself when it is back", async () => {
 	const load = startLoad(4);
 	try {
-		await waitFor("steady load", async () => load.outcomes.filter(o => o.status === 200).length >= 20, 20000);
+		await waitFor("steady load", () => Promise.resolve(load.outcomes.filter(o => o.status === 200).length >= 20), 20000);
 
 		const down = Date.now();
 		await nats.stop("SIGKILL");
-		await waitFor("requests failing with 503", async () => load.since(down).filter(o => o.status === 503).length >= 8, 20000);
+		await waitFor("requests failing with 503", () => Promise.resolve(load.since(down).filter(o => o.status === 503).length >= 8), 20000);
 		// Down for a moment longer, as a restarting server would be.
 		await new Promise(r => setTimeout(r, 1000));
 
 		await nats.start();
 		await waitFor(
 			"every client served again",
-			async () => {
+			() => {
 				const recent = load.since(Date.now() - 1500);
-				return recent.length >= 8 && recent.every(o => o.status === 200);
+				return Promise.resolve(recent.length >= 8 && recent.every(o => o.status === 200));
 			},
 			30000,
 			250,

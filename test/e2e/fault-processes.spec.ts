@@ -37,7 +37,8 @@ describe("a replica killed while a client retries", () => {
 	let projectId: number;
 
 	beforeAll(async () => {
-		cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", labels: "labels" }, env: { REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) } });
+		const env = { REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) };
+		cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", labels: "labels" }, env });
 		owner = await createUser(cluster.api());
 		projectId = (await createProject(client(cluster.url, owner.token))).id;
 		await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
@@ -61,19 +62,20 @@ describe("a replica killed while a client retries", () => {
 			while (running) {
 				const page = 1 + (n++ % 1000);
 				const { reply, tries } = await withRetries(() => api.get(`/projects/${projectId}/labels`, { query: { page, per_page: 1 } }), 20);
-				results.push({ status: reply.status, tries, ok: reply.status === 200 && Array.isArray(reply.body) && reply.body.length === (page === 1 ? 1 : 0) });
+				const ok = reply.status === 200 && Array.isArray(reply.body) && reply.body.length === (page === 1 ? 1 : 0);
+				results.push({ status: reply.status, tries, ok });
 			}
 		};
 		const workers = Array.from({ length: 4 }, worker);
-		await waitFor("steady traffic", async () => results.length >= 40, 20000);
+		await waitFor("steady traffic", () => Promise.resolve(results.length >= 40), 20000);
 		await cluster.kill("labels-a", "SIGKILL");
 		const killedAt = results.length;
 		// Until the gateway forgets labels-a (heartbeat timeout), some calls go to it and are retried.
 		await waitFor(
 			"30 consecutive first-try answers after the kill",
-			async () => {
+			() => {
 				const tail = results.slice(killedAt).slice(-30);
-				return tail.length === 30 && tail.every(r => r.tries === 1);
+				return Promise.resolve(tail.length === 30 && tail.every(r => r.tries === 1));
 			},
 			60000,
 			250,
@@ -182,7 +184,7 @@ describe("SIGTERM to builds during an artifact upload", () => {
 			upload.on("error", err => resolve(`error ${err.message}`));
 		});
 		upload.write(Buffer.alloc(32 * MiB, 7));
-		await waitFor("the upload to reach the store", async () => filesUnder(tmpDir).length > 0, 30000, 20);
+		await waitFor("the upload to reach the store", () => Promise.resolve(filesUnder(tmpDir).length > 0), 30000, 20);
 
 		expect(await cluster.kill("builds", "SIGTERM")).toBe(0);
 		upload.destroy();

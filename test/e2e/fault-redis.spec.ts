@@ -83,7 +83,11 @@ describe("Redis killed", () => {
 		for (let i = 0; i < 10; i++) expect(await labelNames()).toEqual(["before"]);
 		await createLabel("during-kill");
 		expect(await labelNames()).toEqual(["before", "during-kill"]);
-		await waitFor("the warnings", async () => /Cache degraded/.test(logsOf("labels")) && /Rate limiting fell back to memory/.test(logsOf("api")), 10000);
+		await waitFor(
+			"the warnings",
+			() => Promise.resolve(/Cache degraded/.test(logsOf("labels")) && /Rate limiting fell back to memory/.test(logsOf("api"))),
+			10000,
+		);
 		expect(logsOf("api", "accounts", "labels")).not.toMatch(/Unexpected error|unhandled|UnhandledPromiseRejection/i);
 		for (const name of ["api", "accounts", "labels"]) expect(cluster.nodes.get(name)!.child.exitCode).toBeNull();
 	});
@@ -102,7 +106,7 @@ describe("Redis killed", () => {
 		);
 		await waitFor(
 			"the recovery to be logged",
-			async () => /Cache is back on Redis/.test(logsOf("labels")) && /Rate limiting is back on Redis/.test(logsOf("api")),
+			() => Promise.resolve(/Cache is back on Redis/.test(logsOf("labels")) && /Rate limiting is back on Redis/.test(logsOf("api"))),
 			10000,
 		);
 		expect(await labelNames()).toEqual(["before", "during-kill"]);
@@ -120,7 +124,12 @@ describe("Redis frozen (SIGSTOP): connections open, no answers", () => {
 		} finally {
 			redis.signal("SIGCONT");
 		}
-		await waitFor("the cache to be back", async () => /Cache is back on Redis/.test(logsOf("labels").split("Cache degraded").pop() ?? ""), 20000, 250);
+		await waitFor(
+			"the cache to be back",
+			() => Promise.resolve(/Cache is back on Redis/.test(logsOf("labels").split("Cache degraded").pop() ?? "")),
+			20000,
+			250,
+		);
 		for (let i = 0; i < 5; i++) expect(await labelNames()).toEqual(["before", "during-freeze", "during-kill"]);
 		expect(logsOf("api", "accounts", "labels")).not.toMatch(/Unexpected error|unhandled|UnhandledPromiseRejection/i);
 	});

@@ -49,7 +49,7 @@ function goodBody(route: GatewayRoute, rnd: Random): Record<string, unknown> {
 	if (body) return body;
 	const fallback: Record<string, unknown> = {};
 	const inPath = new Set(pathParams(route.path));
-	for (const [name, rule] of Object.entries(route.params)) if (!inPath.has(name) && !(rule as any)?.optional) fallback[name] = plausible(rule, rnd);
+	for (const [name, rule] of Object.entries(route.params)) if (!inPath.has(name) && !rule?.optional) fallback[name] = plausible(rule, rnd);
 	return fallback;
 }
 
@@ -66,6 +66,11 @@ function pct(text: string): string {
 	return out;
 }
 
+/** A scalar as a form or a text body carries it; null and undefined are empty. */
+function scalarText(value: unknown): string {
+	return typeof value === "string" || typeof value === "number" || typeof value === "boolean" || typeof value === "bigint" ? String(value) : "";
+}
+
 function formEncode(obj: Record<string, unknown>): string {
 	const parts: string[] = [];
 	const add = (key: string, value: unknown) => {
@@ -73,7 +78,7 @@ function formEncode(obj: Record<string, unknown>): string {
 			const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
 			if (!entries.length) parts.push(`${pct(key)}[]=`);
 			for (const [k, v] of entries.slice(0, 50)) add(`${key}[${Array.isArray(value) ? "" : k}]`, v);
-		} else parts.push(`${pct(key)}=${pct(value === null || value === undefined ? "" : String(value))}`);
+		} else parts.push(`${pct(key)}=${pct(scalarText(value))}`);
 	};
 	for (const [k, v] of Object.entries(obj)) add(k, v);
 	return parts.join("&");
@@ -147,11 +152,11 @@ function plan(route: GatewayRoute, rnd: Random, token: string): Planned {
 		urlPath += `?filename=${encodeURIComponent(rnd.pick(["a.zip", "../../escape-fuzz.zip", "%00.zip", "/etc/passwd", "x".repeat(5000), ""]))}`;
 	} else if (mode === "query" || !sendsBody) {
 		const query = mode === "query" ? { ...body, [rnd.pick(["page", "per_page", "scope", "sort", "name", "id"])]: rnd.pick(HOSTILE_VALUES) } : body;
-		const qs = formEncode(query as Record<string, unknown>);
+		const qs = formEncode(query);
 		if (qs) urlPath += (urlPath.includes("?") ? "&" : "?") + qs;
 	} else if (route.action === "builds.appendTrace" && rnd.chance(0.7)) {
 		headers["Content-Type"] = "text/plain";
-		payload = Buffer.from(String((body as { text?: unknown }).text ?? ""));
+		payload = Buffer.from(scalarText((body as { text?: unknown }).text));
 	} else if (rnd.chance(0.5)) {
 		headers["Content-Type"] = "application/json";
 		payload = Buffer.from(JSON.stringify(body));
@@ -250,7 +255,8 @@ it(`answers ${PER_ROUTE} malformed requests per routed endpoint without a 5xx, a
 			if (found.length)
 				failures.push(
 					`#${sent - 1} [${route.method} ${route.fullPath}] ${planned.mode} ${planned.req.method} ${planned.req.path.slice(0, 160)} ` +
-						`(${planned.req.headers["Content-Type"] ?? "no body"}: ${(planned.req.body ?? Buffer.alloc(0)).toString("utf8").slice(0, 160)}) → ${reply.status} ` +
+						`(${planned.req.headers["Content-Type"] ?? "no body"}: ${(planned.req.body ?? Buffer.alloc(0)).toString("utf8").slice(0, 160)}) ` +
+						`→ ${reply.status} ` +
 						`${reply.body.toString("utf8").slice(0, 200)}: ${found.join("; ")}`,
 				);
 		}

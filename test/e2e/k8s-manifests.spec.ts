@@ -69,7 +69,8 @@ function fillSecretTemplate(rendered: K8sObject[], values: Record<string, string
 	const keys = Object.keys({ ...template.stringData, ...template.data }).sort();
 	if (JSON.stringify(keys) !== JSON.stringify(Object.keys(values).sort()))
 		throw new Error(
-			`the Secret template's keys ${keys.join(",")} differ from the values this test fills in (${Object.keys(values).sort().join(",")}): decide a value for each`,
+			`the Secret template's keys ${keys.join(",")} differ from the values this test fills in (${Object.keys(values).sort().join(",")}): ` +
+				"decide a value for each",
 		);
 	return rendered.map(o => (o === template ? { ...o, data: undefined, stringData: values } : o));
 }
@@ -302,7 +303,8 @@ describe("the API through the gateway (Ingress path → Service → api pod)", (
 				const bytes = crypto.randomBytes(300 * 1024);
 				const upload = await internal("PUT", `/builds/${build.id}/artifacts?filename=artifacts.zip`, bytes, "application/octet-stream");
 				expect(upload.status).toBe(200);
-				const download = await fetch(`${gatewayUrl()}/projects/${project.id}/builds/${build.id}/artifacts`, { headers: { "PRIVATE-TOKEN": rootToken } });
+				const artifactsUrl = `${gatewayUrl()}/projects/${project.id}/builds/${build.id}/artifacts`;
+				const download = await fetch(artifactsUrl, { headers: { "PRIVATE-TOKEN": rootToken } });
 				expect(download.status).toBe(200);
 				expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
 				// The bytes are in the volume the artifacts PVC stands for, under DATA_DIR/artifacts.
@@ -313,7 +315,8 @@ describe("the API through the gateway (Ingress path → Service → api pod)", (
 				const sizes: number[] = [];
 				const walk = (dir: string): void => {
 					for (const e of fs.readdirSync(dir, { withFileTypes: true }))
-						e.isDirectory() ? walk(path.join(dir, e.name)) : sizes.push(fs.statSync(path.join(dir, e.name)).size);
+						if (e.isDirectory()) walk(path.join(dir, e.name));
+						else sizes.push(fs.statSync(path.join(dir, e.name)).size);
 				};
 				walk(artifactsDir);
 				expect(sizes).toContain(bytes.length);

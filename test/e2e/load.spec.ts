@@ -72,7 +72,8 @@ function operations(): Op[] {
 			name: "deploy key add/delete",
 			weight: 1,
 			run: async (api, n) => {
-				const created = expectStatus("add key", await api.post(`${p}/deploy_keys`, { body: { title: `k${n}`, key: keyPool[n % keyPool.length] } }), 201, 400);
+				const body = { title: `k${n}`, key: keyPool[n % keyPool.length] };
+				const created = expectStatus("add key", await api.post(`${p}/deploy_keys`, { body }), 201, 400);
 				// Another client may hold the same pooled key right now (400: fingerprint taken).
 				if (created.status === 201) expectStatus("delete key", await api.del(`${p}/deploy_keys/${created.body.id}`), 200);
 			},

@@ -174,7 +174,7 @@ async function expectDeliveredOnce(accepted: number[]) {
 		const { dev, ops, comments, irc } = counts(i);
 		return dev >= 1 && ops >= 1 && comments >= 1 && irc >= 1;
 	};
-	await waitFor("every accepted event at every peer", async () => accepted.every(arrived), 90000, 250).catch(err => {
+	await waitFor("every accepted event at every peer", () => Promise.resolve(accepted.every(arrived)), 90000, 250).catch(err => {
 		console.info("MISSING", JSON.stringify(accepted.filter(i => !arrived(i)).map(counts)));
 		for (const n of ["events", "tracker", "mailer", "irc"]) console.info(n, cluster.logs(n).slice(-3000));
 		throw err;
@@ -195,17 +195,17 @@ it("delivers every event exactly once and keeps answering while the push stream'
 	const leader = await nats.leaderOf(stream());
 	const load = startLoad();
 	try {
-		await waitFor("pushes accepted", async () => load.accepted.length >= 15, 30000, 20);
+		await waitFor("pushes accepted", () => Promise.resolve(load.accepted.length >= 15), 30000, 20);
 		await nats.stopNode(leader, "SIGKILL");
 		const killedAt = Date.now();
 		const before = load.accepted.length;
-		await waitFor("pushes accepted under a new leader", async () => load.accepted.length >= before + 15, 60000, 20);
+		await waitFor("pushes accepted under a new leader", () => Promise.resolve(load.accepted.length >= before + 15), 60000, 20);
 		const newLeader = await nats.leaderOf(stream());
 		expect(newLeader).not.toBe(leader);
 		await nats.startNode(leader);
 		await nats.waitForReplicas(stream());
 		const back = load.accepted.length;
-		await waitFor("pushes accepted with the node back", async () => load.accepted.length >= back + 10, 30000, 20);
+		await waitFor("pushes accepted with the node back", () => Promise.resolve(load.accepted.length >= back + 10), 30000, 20);
 		await load.stop();
 		const waited = load.outcomes.filter(o => o.at >= killedAt - 100 && o.ms > 1000).map(o => `${o.what} ${o.status} ${o.ms} ms`);
 		console.info(
@@ -225,14 +225,14 @@ it("shows no client an error when a node that does not lead the stream is killed
 	const victim = nats.nodes.find(n => n.name !== leader)!.name;
 	const load = startLoad();
 	try {
-		await waitFor("pushes accepted", async () => load.accepted.length >= 15, 30000, 20);
+		await waitFor("pushes accepted", () => Promise.resolve(load.accepted.length >= 15), 30000, 20);
 		await nats.stopNode(victim, "SIGKILL");
 		const before = load.accepted.length;
-		await waitFor("pushes accepted with the node down", async () => load.accepted.length >= before + 15, 60000, 20);
+		await waitFor("pushes accepted with the node down", () => Promise.resolve(load.accepted.length >= before + 15), 60000, 20);
 		await nats.startNode(victim);
 		await nats.waitForReplicas(stream());
 		const back = load.accepted.length;
-		await waitFor("pushes accepted with the node back", async () => load.accepted.length >= back + 10, 30000, 20);
+		await waitFor("pushes accepted with the node back", () => Promise.resolve(load.accepted.length >= back + 10), 30000, 20);
 		await load.stop();
 		console.info(`Node ${victim} (not the stream leader ${leader}) killed and restarted; answers: ${JSON.stringify(summary(load.outcomes))}`);
 	} finally {

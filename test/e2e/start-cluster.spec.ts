@@ -63,7 +63,8 @@ beforeAll(async () => {
 	command.stdout!.on("data", chunk => (output += chunk));
 	command.stderr!.on("data", chunk => (output += chunk));
 	exited = new Promise(resolve => command.once("exit", (code, signal) => resolve({ code, signal })));
-	await waitFor("the cluster to say it is up", async () => output.includes("Ctrl-C stops every process.") || command.exitCode !== null, 180000, 250);
+	const upOrGone = () => output.includes("Ctrl-C stops every process.") || command.exitCode !== null;
+	await waitFor("the cluster to say it is up", () => Promise.resolve(upOrGone()), 180000, 250);
 	if (command.exitCode !== null) throw new Error(`start:cluster exited with ${command.exitCode}:\n${output}`);
 }, 200000);
 
@@ -128,7 +129,7 @@ it("serves every endpoint area through the gateway, workers included", async () 
 	const pushed = await runner.raw.post("/internal/push", { headers: runner.headers, body: pushBody({ projectId: id, path: "root/cluster-demo" }) });
 	expect(pushed.status).toBe(202);
 	const mailDir = path.join(dataDir, "mail");
-	await waitFor("the push mail", async () => fs.existsSync(mailDir) && fs.readdirSync(mailDir).some(f => f.endsWith(".eml")), 30000);
+	await waitFor("the push mail", () => Promise.resolve(fs.existsSync(mailDir) && fs.readdirSync(mailDir).some(f => f.endsWith(".eml"))), 30000);
 
 	// Every routed endpoint, with ids that exist: answered by its service (a 503 is a service the gateway cannot reach).
 	const ids: Record<string, string> = {

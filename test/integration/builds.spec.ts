@@ -109,7 +109,11 @@ describe("files in one process", () => {
 		await ci.upload(id, Buffer.alloc(5000, 1), "a.bin");
 		const meta = {
 			user: { id: 1, username: "root", is_admin: true },
-			access: { project: { id: projectId, path_with_namespace: "x/y", visibility_level: 0, public_builds: false, creator_id: 1 }, level: 50, admin: true },
+			access: {
+				project: { id: projectId, path_with_namespace: "x/y", visibility_level: 0, public_builds: false, creator_id: 1 },
+				level: 50,
+				admin: true,
+			},
 		};
 		const params = { id: String(projectId), build_id: String(id) };
 		const info = await stack.broker.call<DownloadInfo, object>("builds.artifactsInfo", params, { meta });

@@ -59,7 +59,7 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 		const c = await open();
 		const results = await Promise.allSettled(Array.from({ length: 20 }, () => c.insert({ project_id: 1, project_title: "1|same" })));
 		expect(results.filter(r => r.status === "fulfilled")).toHaveLength(1);
-		for (const r of results.filter(r => r.status === "rejected") as PromiseRejectedResult[]) expect(r.reason).toBeInstanceOf(UniqueViolation);
+		for (const r of results.filter(r => r.status === "rejected")) expect(r.reason).toBeInstanceOf(UniqueViolation);
 		expect(await c.count({ project_title: "1|same" })).toBe(1);
 		await c.disconnect();
 	});

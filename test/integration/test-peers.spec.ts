@@ -24,12 +24,12 @@ describe("test peers", () => {
 			await new Promise(r => talker.once("connect", r));
 			talker.write("NICK talker1\r\nUSER talker1 0 * :t\r\n");
 			let seen = "";
-			talker.on("data", d => (seen += d));
-			await waitFor("talker registered", async () => seen.includes(" 001 "));
+			talker.on("data", (d: Buffer) => (seen += d.toString()));
+			await waitFor("talker registered", () => Promise.resolve(seen.includes(" 001 ")));
 			talker.write("JOIN #peers wrongkey\r\n");
-			await waitFor("bad key refused", async () => seen.includes(" 475 "));
+			await waitFor("bad key refused", () => Promise.resolve(seen.includes(" 475 ")));
 			talker.write("JOIN #peers sesame\r\nPRIVMSG #peers :hello there\r\n");
-			await waitFor("message heard", async () => listener.messages.length === 1);
+			await waitFor("message heard", () => Promise.resolve(listener.messages.length === 1));
 			expect(listener.messages).toEqual([{ from: "talker1", target: "#peers", text: "hello there" }]);
 			talker.destroy();
 			await sender.close();

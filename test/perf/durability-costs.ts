@@ -39,6 +39,8 @@ const otherRoot = rootArg >= 0 ? path.resolve(args[rootArg + 1]) : null;
 const parts = args.filter((a, i) => !a.startsWith("--") && (rootArg < 0 || i !== rootArg + 1));
 const wanted = (p: string) => !parts.length || parts.includes(p);
 const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
+/** A Markdown section: its heading and the head of its table. */
+const tableHead = (title: string, columns: string[]) => `\n### ${title}\n\n| ${columns.join(" | ")} |\n|${columns.map(() => "---").join("|")}|`;
 
 async function timed(n: number, concurrency: number, one: (i: number) => Promise<void>): Promise<number> {
 	let next = 0;
@@ -70,7 +72,13 @@ async function records() {
 	const buckets = (r: number) => ({ bucket: `${run}_r${r}_deliveries`, aliveBucket: `${run}_r${r}_workers`, replicas: r });
 	const opts = { prefix: `${run}:`, pendingMs: 60_000, doneMs: 600_000 };
 	console.log(
-		"\n### Delivery records per delivery: first delivery (record), later delivery (claim + record)\n\n| Store | first, one at a time | first, 30 at once (/s) | later, one at a time | later, 30 at once (/s) |\n|---|---|---|---|---|",
+		tableHead("Delivery records per delivery: first delivery (record), later delivery (claim + record)", [
+			"Store",
+			"first, one at a time",
+			"first, 30 at once (/s)",
+			"later, one at a time",
+			"later, 30 at once (/s)",
+		]),
 	);
 	await measureLog("Redis (shared server)", () => new RedisDeliveryLog(REDIS_URL, opts), run);
 	await measureLog("JetStream bucket, single NATS (R1)", () => new KvDeliveryLog(NATS_URL, { ...opts, ...buckets(1) }), run);
@@ -92,7 +100,7 @@ async function records() {
 
 async function channelRun(dir: string | undefined, concurrency: number) {
 	const adapter = new InProcessChannelAdapter({ maxInFlight: 10, maxRetries: 3, deadLettering: { enabled: false } }, { push: ["a", "b", "c"] }, { dir });
-	const broker = new ServiceBroker({ logger: false, middlewares: [ChannelsMiddleware({ adapter, context: false } as never) as never] });
+	const broker = new ServiceBroker({ logger: false, middlewares: [ChannelsMiddleware({ adapter, context: false } as never)] });
 	let done = 0;
 	for (const group of ["a", "b", "c"])
 		broker.createService({
@@ -123,16 +131,22 @@ async function channelRun(dir: string | undefined, concurrency: number) {
 
 async function channel() {
 	console.log(
-		"\n### In-process channel: 5,000 push events, three groups, each delivery recorded\n\n| Channel | publishes/s, 1 at a time | events/s through 3 groups | publishes/s, 50 at once | events/s through 3 groups |\n|---|---|---|---|---|",
+		tableHead("In-process channel: 5,000 push events, three groups, each delivery recorded", [
+			"Channel",
+			"publishes/s, 1 at a time",
+			"events/s through 3 groups",
+			"publishes/s, 50 at once",
+			"events/s through 3 groups",
+		]),
 	);
 	for (const durable of [false, true]) {
 		const dir = durable ? fs.mkdtempSync(path.join(os.tmpdir(), "glv3-perf-journal-")) : undefined;
 		try {
 			const one = await channelRun(dir, 1);
 			const many = await channelRun(dir, 50);
-			console.log(
-				`| ${durable ? "journaled (fdatasync per batch)" : "in memory"} | ${fmt(one.published)} | ${fmt(one.delivered)} | ${fmt(many.published)} | ${fmt(many.delivered)} |`,
-			);
+			const kind = durable ? "journaled (fdatasync per batch)" : "in memory";
+			const row = [kind, fmt(one.published), fmt(one.delivered), fmt(many.published), fmt(many.delivered)];
+			console.log(`| ${row.join(" | ")} |`);
 		} finally {
 			if (dir) fs.rmSync(dir, { recursive: true, force: true });
 		}
@@ -189,7 +203,7 @@ async function allInOne(root: string) {
 		});
 		await waitFor(
 			"every event at every peer",
-			async () => smtp.messages.length >= n && listener.messages.length >= 2 * n && tracker.comments.get("1")!.length >= n,
+			() => Promise.resolve(smtp.messages.length >= n && listener.messages.length >= 2 * n && tracker.comments.get("1")!.length >= n),
 			120000,
 			5,
 		);
@@ -208,7 +222,7 @@ async function allInOne(root: string) {
 	if (wanted("channel")) await channel();
 	if (wanted("aio")) {
 		console.log(
-			"\n### All-in-one process, 400 pushes at 10 at a time, three workers, real peers\n\n| Code | pushes answered 202/s | events/s at every peer |\n|---|---|---|",
+			tableHead("All-in-one process, 400 pushes at 10 at a time, three workers, real peers", ["Code", "pushes answered 202/s", "events/s at every peer"]),
 		);
 		await allInOne(otherRoot ?? ROOT);
 	}

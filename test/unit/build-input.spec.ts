@@ -107,8 +107,8 @@ describe("parseNewBuild", () => {
 	});
 
 	it("defaults stage to test, tag to false, the title to the message's first line; keeps a given short_id", () => {
-		const { stage, tag, ...rest } = body;
-		const { title, ...c } = commit;
+		const { stage: _stage, tag: _tag, ...rest } = body;
+		const { title: _title, ...c } = commit;
 		const out = parseNewBuild({ ...rest, commit: { ...c, short_id: "0ff3ae1" } });
 		expect(out).toMatchObject({ stage: "test", tag: false, user_id: null });
 		expect(out.commit).toMatchObject({ title: "Test the CI integration.", short_id: "0ff3ae1" });

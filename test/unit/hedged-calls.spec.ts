@@ -24,7 +24,7 @@ function remote(answers: (((resolve: (v: unknown) => void, reject: (e: unknown) 
 
 it("hedges actions that say so and cached reads, nothing else", () => {
 	expect([{ hedge: true }, { cache: { keys: [] } }, { cache: true, hedge: false }, {}].map(isHedged)).toEqual([true, true, false, false]);
-	const next = async () => 1;
+	const next = () => Promise.resolve(1);
 	expect(hedging.remoteAction(next, {})).toBe(next);
 });
 

@@ -32,7 +32,7 @@ beforeAll(() => broker.start());
 afterAll(() => broker.stop());
 
 type Values = Array<{ labels: Record<string, unknown>; count?: number; value?: number }>;
-const values = (name: string): Values => (broker.metrics.getMetric(name)!.snapshot() as unknown as Values) ?? [];
+const values = (name: string): Values => broker.metrics.getMetric(name)!.snapshot() ?? [];
 const countOf = (name: string, match: Record<string, unknown>) =>
 	values(name)
 		.filter(v => Object.entries(match).every(([k, want]) => v.labels[k] === want))

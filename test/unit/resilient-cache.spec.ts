@@ -28,7 +28,8 @@ function setup() {
 	const logger = { warn: (m: string) => logs.push(`warn ${m}`), info: (m: string) => logs.push(`info ${m}`) };
 	const broker = { getLogger: () => logger } as unknown as ServiceBroker;
 	makeCacherResilient(broker, cacher);
-	return { cacher, client, cleaned, logs, set: (m: typeof mode) => (mode = m), stop: () => (cacher as unknown as { stopResilience(): void }).stopResilience() };
+	const stop = () => (cacher as unknown as { stopResilience(): void }).stopResilience();
+	return { cacher, client, cleaned, logs, set: (m: typeof mode) => (mode = m), stop };
 }
 
 describe("resilient cache", () => {

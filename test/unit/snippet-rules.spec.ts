@@ -89,7 +89,7 @@ describe("visibleSnippetsQuery selects in a real NeDB store exactly what canRead
 			for (const author of [users.author.id, users.developer.id, users.master.id])
 				docs.push({ id: ++id, project_id: 7, author_id: author, visibility_level: level });
 		// Another project's snippets must never leak into this one's list.
-		docs.push({ id: ++id, project_id: 8, author_id: users.author.id, visibility_level: PUBLIC });
+		docs.push({ id: id + 1, project_id: 8, author_id: users.author.id, visibility_level: PUBLIC });
 		await db.insertAsync(docs);
 	});
 

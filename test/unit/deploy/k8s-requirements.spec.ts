@@ -304,10 +304,8 @@ describe.each(OVERLAYS)("NATS JetStream cluster (%s)", overlay => {
 describe("overlays", () => {
 	const secret = (objects: K8sObject[]) => {
 		const s = find(objects, "Secret", "gitlab-secrets");
-		return { ...Object.fromEntries(Object.entries<string>(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()])), ...s.stringData } as Record<
-			string,
-			string
-		>;
+		const decoded = Object.fromEntries(Object.entries<string>(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]));
+		return { ...decoded, ...s.stringData } as Record<string, string>;
 	};
 	const serviceFor = (objects: K8sObject[], url: string) => {
 		const u = new URL(url);

@@ -36,7 +36,7 @@ it("without secrets.env, `kubectl kustomize` stops with what to do: copy secrets
 		try {
 			execFileSync("kubectl", ["kustomize", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 		} catch (err: any) {
-			if (err.code === "ENOENT") throw new Error("kubectl is not installed: install Debian's kubectl package");
+			if (err.code === "ENOENT") throw new Error("kubectl is not installed: install Debian's kubectl package", { cause: err });
 			stderr = String(err.stderr);
 		}
 		expect(stderr).toContain("secrets.env-is-missing:copy-secrets.env.example-to-secrets.env-and-fill-it-in");
@@ -68,6 +68,7 @@ describe("a secrets.env whose SECRETS_KEY is left empty", () => {
 		});
 		expect(res.status).not.toBe(0);
 		expect(res.status).not.toBeNull();
-		expect(`${res.stdout}${res.stderr}`).toContain('Invalid configuration: SECRETS_KEY="" (expected a key shared by every node whenever TRANSPORTER is set)');
+		const expected = 'Invalid configuration: SECRETS_KEY="" (expected a key shared by every node whenever TRANSPORTER is set)';
+		expect(`${res.stdout}${res.stderr}`).toContain(expected);
 	});
 });
