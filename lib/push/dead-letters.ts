@@ -8,6 +8,8 @@
  * Where they live depends on the adapter: the JetStream stream `<ns>_DEAD_PUSH`, the Redis
  * stream `<ns>.DEAD_PUSH`, or the in-process adapter's journal (at most MAX_DEAD_LETTERS).
  */
+import type { Redis } from "ioredis";
+import type { JetStreamManager, StoredMsg } from "nats";
 import type { PushEvent } from "./payload";
 import { pushNames } from "./channel";
 import type { InProcessChannelAdapter } from "./in-process-channel-adapter";
@@ -45,7 +47,8 @@ function describe(id: string, payload: unknown, headers: Record<string, string |
 	};
 }
 
-const parse = (data: Uint8Array | Buffer) => {
+/** A stored payload as JSON, or null (a dead letter is shown whatever its bytes are). */
+const parse = (data: Uint8Array | Buffer): unknown => {
 	try {
 		return JSON.parse(Buffer.from(data).toString("utf8"));
 	} catch {
@@ -54,14 +57,14 @@ const parse = (data: Uint8Array | Buffer) => {
 };
 
 /** JetStream: read by sequence number with the adapter's manager. */
-export function natsDeadLetters(adapter: { manager: any }, prefix: string): DeadLetterStore {
+export function natsDeadLetters(adapter: { manager: JetStreamManager }, prefix: string): DeadLetterStore {
 	const stream = pushNames(prefix).deadLetterStream;
-	const headersOf = (msg: any): Record<string, string> => {
+	const headersOf = (msg: StoredMsg): Record<string, string> => {
 		const out: Record<string, string> = {};
-		if (msg.header) for (const k of msg.header.keys()) out[String(k).toLowerCase()] = msg.header.get(k);
+		if (msg.header) for (const k of msg.header.keys()) out[k.toLowerCase()] = msg.header.get(k);
 		return out;
 	};
-	const get = async (seq: number) => {
+	const get = async (seq: number): Promise<StoredMsg | null> => {
 		try {
 			return await adapter.manager.streams.getMessage(stream, { seq });
 		} catch {
@@ -86,7 +89,7 @@ export function natsDeadLetters(adapter: { manager: any }, prefix: string): Dead
 		async take(id) {
 			const msg = /^\d+$/.test(id) ? await get(Number(id)) : null;
 			if (!msg) return null;
-			return { event: parse(msg.data), group: headersOf(msg)["x-original-group"] ?? "" };
+			return { event: parse(msg.data) as PushEvent, group: headersOf(msg)["x-original-group"] ?? "" };
 		},
 		async remove(id) {
 			try {
@@ -99,9 +102,16 @@ export function natsDeadLetters(adapter: { manager: any }, prefix: string): Dead
 }
 
 /** Redis Streams: XRANGE/XDEL on the dead-letter stream with the adapter's publishing client. */
-export function redisDeadLetters(adapter: { clients: Map<string, any>; serializer: any }, prefix: string): DeadLetterStore {
+export function redisDeadLetters(
+	adapter: { clients: Map<string, Redis>; serializer: { deserialize(data: Buffer): unknown } },
+	prefix: string,
+): DeadLetterStore {
 	const key = pushNames(prefix).deadLetterSubject;
-	const client = () => adapter.clients.get("Pub");
+	const client = (): Redis => {
+		const pub = adapter.clients.get("Pub");
+		if (!pub) throw new Error("the Redis channel adapter is not connected");
+		return pub;
+	};
 	const fields = (entry: [Buffer, Buffer[]]) => {
 		const map = new Map<string, Buffer>();
 		for (let i = 0; i + 1 < entry[1].length; i += 2) map.set(entry[1][i].toString(), entry[1][i + 1]);
@@ -120,7 +130,7 @@ export function redisDeadLetters(adapter: { clients: Map<string, any>; serialize
 			const entries: [Buffer, Buffer[]][] = await client().xrangeBuffer(key, id, id);
 			if (!entries.length) return null;
 			const f = fields(entries[0]);
-			return f.payload ? { event: parse(f.payload), group: f.headers["x-original-group"] ?? "" } : null;
+			return f.payload ? { event: parse(f.payload) as PushEvent, group: f.headers["x-original-group"] ?? "" } : null;
 		},
 		async remove(id) {
 			return (await client().xdel(key, id)) > 0;
@@ -131,18 +141,19 @@ export function redisDeadLetters(adapter: { clients: Map<string, any>; serialize
 export function memoryDeadLetters(adapter: InProcessChannelAdapter): DeadLetterStore {
 	const find = (id: string) => adapter.deadLetters.findIndex(d => `${d.seq}:${d.group}` === id);
 	return {
-		async list(limit) {
-			return adapter.deadLetters.slice(0, limit).map(d => describe(`${d.seq}:${d.group}`, parse(d.data), d.headers));
+		list(limit) {
+			return Promise.resolve(adapter.deadLetters.slice(0, limit).map(d => describe(`${d.seq}:${d.group}`, parse(d.data), d.headers)));
 		},
-		async take(id) {
+		take(id) {
 			const i = find(id);
-			return i < 0 ? null : { event: parse(adapter.deadLetters[i].data), group: adapter.deadLetters[i].group };
+			const letter = i < 0 ? null : adapter.deadLetters[i];
+			return Promise.resolve(letter && { event: parse(letter.data) as PushEvent, group: letter.group });
 		},
-		async remove(id) {
+		remove(id) {
 			const i = find(id);
-			if (i < 0) return false;
+			if (i < 0) return Promise.resolve(false);
 			const letter = adapter.deadLetters[i];
-			return adapter.removeDeadLetter(letter.seq, letter.group);
+			return Promise.resolve(adapter.removeDeadLetter(letter.seq, letter.group));
 		},
 	};
 }

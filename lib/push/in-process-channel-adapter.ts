@@ -18,10 +18,15 @@
  */
 import path from "path";
 import { Adapters } from "@moleculer/channels";
+import type { Channel } from "@moleculer/channels/types/src";
+import type { Logger } from "moleculer";
 import { AppendLog } from "./append-log";
 import { parseDeliveryKey, type ClaimResult, type DeliveryLog } from "./delivery-log";
 
-const BaseAdapter = Adapters.Base as unknown as new (opts?: object) => any;
+const BaseAdapter = Adapters.Base;
+
+/** A subscription as the channels middleware hands it over; its handler takes the payload and the raw message. */
+type Subscription = Omit<Channel, "handler"> & { handler: (payload: unknown, raw: InProcessRaw) => Promise<unknown> };
 
 /** One event and, per group that has not finished with it, where it stands. */
 interface StoredMessage {
@@ -43,7 +48,7 @@ interface GroupState {
 interface GroupQueue {
 	pending: StoredMessage[];
 	active: number;
-	chan: any | null;
+	chan: Subscription | null;
 	timers: Set<NodeJS.Timeout>;
 }
 
@@ -98,9 +103,9 @@ export class ChannelFull extends Error {
 const messageBytes = (m: StoredMessage) => Math.ceil(m.data.length * 1.34) + RECORD_OVERHEAD;
 
 export class InProcessChannelAdapter extends BaseAdapter {
-	declare opts: any;
-	declare logger: any;
-	declare serializer: any;
+	// The library's declarations name Moleculer 0.14 types that 0.15 no longer exports.
+	declare logger: Logger;
+	declare serializer: { serialize(payload: unknown): Buffer; deserialize(data: Buffer): unknown };
 	/** channel name → group → queue */
 	readonly queues = new Map<string, Map<string, GroupQueue>>();
 	/** Dead letters, oldest first. */
@@ -127,6 +132,8 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		private readonly options: InProcessChannelOptions = {},
 	) {
 		super(opts);
+		// The base class sets `connected` itself; this adapter is connected once `connect` has run.
+		this.connected = false;
 		this.declared = Object.fromEntries(Object.entries(groups).map(([c, g]) => [c, [...g]]));
 		this.limits = {
 			maxDeadLetters: options.maxDeadLetters ?? MAX_DEAD_LETTERS,
@@ -278,13 +285,14 @@ export class InProcessChannelAdapter extends BaseAdapter {
 
 	private queue(channel: string, group: string): GroupQueue {
 		let groups = this.queues.get(channel);
-		if (!groups) this.queues.set(channel, (groups = new Map()));
+		if (!groups) this.queues.set(channel, (groups = new Map<string, GroupQueue>()));
 		let q = groups.get(group);
 		if (!q) groups.set(group, (q = { pending: [], active: 0, chan: null, timers: new Set() }));
 		return q;
 	}
 
-	async subscribe(chan: any): Promise<void> {
+	subscribe(channel: Channel): Promise<void> {
+		const chan = channel as Subscription;
 		if (chan.maxInFlight == null) chan.maxInFlight = this.opts.maxInFlight;
 		if (chan.maxRetries == null) chan.maxRetries = this.opts.maxRetries;
 		chan.deadLettering = { ...this.opts.deadLettering, ...chan.deadLettering };
@@ -292,9 +300,11 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		q.chan = chan;
 		this.initChannelActiveMessages(chan.id, false);
 		this.pump(chan.name, chan.group);
+		return Promise.resolve();
 	}
 
-	async unsubscribe(chan: any): Promise<void> {
+	async unsubscribe(channel: Channel): Promise<void> {
+		const chan = channel as Subscription;
 		if (chan.unsubscribing) return;
 		chan.unsubscribing = true;
 		const q = this.queues.get(chan.name)?.get(chan.group);
@@ -312,7 +322,9 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			this.logger.warn(`No consumer group on '${channelName}': message dropped`);
 			return;
 		}
-		for (const [group, q] of groups) if (q.pending.length >= this.limits.maxQueued) throw new ChannelFull(`${q.pending.length} events waiting for '${group}'`);
+		for (const [group, q] of groups) {
+			if (q.pending.length >= this.limits.maxQueued) throw new ChannelFull(`${q.pending.length} events waiting for '${group}'`);
+		}
 		if (this.pendingBytes + data.length > this.limits.maxPendingBytes) throw new ChannelFull(`${this.pendingBytes} bytes of events waiting`);
 		const id = (payload as { id?: unknown } | null)?.id;
 		const m: StoredMessage = {
@@ -373,7 +385,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		}
 	}
 
-	private async deliver(channel: string, group: string, q: GroupQueue, chan: any, msg: StoredMessage): Promise<void> {
+	private async deliver(channel: string, group: string, q: GroupQueue, chan: Subscription, msg: StoredMessage): Promise<void> {
 		const state = msg.groups.get(group)!;
 		state.deliveries++;
 		let nakDelay: number | null = null;
@@ -397,7 +409,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 				}, nakDelay ?? 0);
 				q.timers.add(timer);
 			} else if (chan.deadLettering?.enabled) {
-				this.bury(msg, group, String((err as Error)?.message ?? err));
+				this.bury(msg, group, err instanceof Error ? err.message : String(err));
 				this.logger.warn(`Moved message ${msg.seq} of '${channel}' (group '${group}') to the dead letters after ${state.deliveries} deliveries`);
 			} else {
 				this.finish(msg, group);
@@ -429,9 +441,8 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		while (this.deadLetters.length > this.limits.maxDeadLetters) {
 			const oldest = this.deadLetters[0];
 			this.removeDeadLetter(oldest.seq, oldest.group);
-			this.logger.warn(
-				`More than ${this.limits.maxDeadLetters} dead letters: dropped the oldest (message ${oldest.seq} of '${oldest.channel}', group '${oldest.group}', dead since ${oldest.deadAt})`,
-			);
+			const which = `message ${oldest.seq} of '${oldest.channel}', group '${oldest.group}', dead since ${oldest.deadAt}`;
+			this.logger.warn(`More than ${this.limits.maxDeadLetters} dead letters: dropped the oldest (${which})`);
 		}
 	}
 
@@ -451,24 +462,25 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	 * after a restart skips it. Kept while the event may still come back to that group.
 	 */
 	readonly deliveryLog: DeliveryLog = {
-		claim: async (key: string): Promise<ClaimResult> => {
-			if (this.doneKeys.has(key)) return "done";
-			if (this.claimed.has(key)) return "busy";
+		claim: (key: string): Promise<ClaimResult> => {
+			if (this.doneKeys.has(key)) return Promise.resolve("done");
+			if (this.claimed.has(key)) return Promise.resolve("busy");
 			this.claimed.add(key);
-			return "go";
+			return Promise.resolve("go");
 		},
 		complete: async (key: string): Promise<void> => {
 			this.doneKeys.add(key);
 			this.claimed.delete(key);
 			await this.log?.append({ t: "k", k: key });
 		},
-		release: async (key: string): Promise<void> => {
+		release: (key: string): Promise<void> => {
 			this.claimed.delete(key);
+			return Promise.resolve();
 		},
-		close: async (): Promise<void> => undefined,
+		close: (): Promise<void> => Promise.resolve(),
 	};
 
-	parseMessageHeaders(raw: InProcessRaw): Record<string, string> | null {
-		return raw?.headers ?? null;
+	parseMessageHeaders(raw: InProcessRaw): Record<string, string> {
+		return raw.headers;
 	}
 }
