@@ -11,6 +11,7 @@ import crypto from "crypto";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/push/dead-letters";
+import type { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { notFound, unavailable } from "../lib/api/errors";
 import { channelBackend, PUSH_CHANNEL } from "../lib/push/channel";
 import { validatePushPayload, type PushEvent } from "../lib/push/payload";
@@ -117,15 +118,16 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 		},
 
 		deadLetterStore(): DeadLetterStore {
-			const adapter = (this.broker as unknown as { channelAdapter: any }).channelAdapter;
-			const prefix = adapter?.opts?.prefix ?? "";
+			// Which library class the adapter is decides which of the shapes below it has.
+			const adapter = (this.broker as unknown as { channelAdapter: { opts: { prefix?: string | null } } }).channelAdapter;
+			const prefix = adapter.opts.prefix ?? "";
 			switch (adapterKind(adapter)) {
 				case "nats":
-					return natsDeadLetters(adapter, prefix);
+					return natsDeadLetters(adapter as unknown as Parameters<typeof natsDeadLetters>[0], prefix);
 				case "redis":
-					return redisDeadLetters(adapter, prefix);
+					return redisDeadLetters(adapter as unknown as Parameters<typeof redisDeadLetters>[0], prefix);
 				default:
-					return memoryDeadLetters(adapter);
+					return memoryDeadLetters(adapter as unknown as InProcessChannelAdapter);
 			}
 		},
 	},

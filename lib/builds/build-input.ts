@@ -5,6 +5,7 @@
  */
 import { missing, notFound, paramError } from "../api/errors";
 import type { CommitDoc } from "../../models/build";
+import { hasControlCharacters } from "../text/control-characters";
 
 const invalid = (param: string) => paramError(`${param} is invalid`);
 
@@ -67,8 +68,7 @@ function text(body: Body, field: string, label = field, opts: { max?: number; op
 	}
 	if (typeof v !== "string" || v.length > (opts.max ?? 255)) throw invalid(label);
 	// Names, refs and e-mails are single lines without control characters; messages may span lines.
-	const forbidden = opts.multiline ? /[\0-\x08\x0b\x0c\x0e-\x1f\x7f]/ : /[\0-\x1f\x7f]/;
-	if (forbidden.test(v)) throw invalid(label);
+	if (hasControlCharacters(v, { multiline: opts.multiline })) throw invalid(label);
 	return v;
 }
 
@@ -156,7 +156,7 @@ function parseIdParam(raw: unknown, name: string): number {
 export function parseArtifactsFilename(raw: unknown): string {
 	if (raw === undefined || raw === null || raw === "") throw missing("filename");
 	if (typeof raw !== "string" || Buffer.byteLength(raw) > 255 || raw === "." || raw === "..") throw invalid("filename");
-	if (/[\0-\x1f\x7f/\\]/.test(raw)) throw invalid("filename");
+	if (hasControlCharacters(raw) || /[/\\]/.test(raw)) throw invalid("filename");
 	return raw;
 }
 

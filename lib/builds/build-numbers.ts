@@ -61,7 +61,8 @@ export class BuildNumbers<T extends NumberedDoc> {
 					stored.push(await this.builds.insert({ ...make(id, next, i), id, seq: next, project_seq: seqKey(projectId, next) } as T));
 					break;
 				} catch (err) {
-					if (!(err instanceof UniqueViolation) || conflicts >= MAX_CONFLICTS) throw err instanceof UniqueViolation ? new NumberingBusy(projectId) : err;
+					if (!(err instanceof UniqueViolation)) throw err;
+					if (conflicts >= MAX_CONFLICTS) throw new NumberingBusy(projectId);
 					// Taken: by another replica, or by a build stored just before a crash. Try the number
 					// after it, or after the counter when other writers are further ahead.
 					next = Math.max(next + 1, (await this.counterSeq(projectId)) + 1);
@@ -113,7 +114,7 @@ export class BuildNumbers<T extends NumberedDoc> {
 
 	/** Numbers a project's builds 1…n in id order again and sets its counter to n. */
 	private async renumber(projectId: number): Promise<number> {
-		const all = (await this.builds.find({ project_seq: { $gte: seqKey(projectId, 0), $lte: seqKey(projectId, LAST_SEQ) } }, { sort: ["id"] })) as T[];
+		const all = await this.builds.find({ project_seq: { $gte: seqKey(projectId, 0), $lte: seqKey(projectId, LAST_SEQ) } }, { sort: ["id"] });
 		// In id order every build moves down (or stays), into a number the builds before it have left.
 		for (const [i, b] of all.entries())
 			if (b.seq !== i + 1) await this.builds.update({ id: b.id, seq: b.seq }, { seq: i + 1, project_seq: seqKey(projectId, i + 1) });

@@ -157,7 +157,7 @@ export class BuildStore {
 		const set: Doc = { ...patch };
 		if (patch.status) set.project_status = statusKey(build.project_id, patch.status);
 		if (!(await this.builds.update({ id: build.id, status: build.status }, set))) return null;
-		return { ...build, ...set } as BuildDoc;
+		return { ...build, ...set };
 	}
 
 	/** Marks the build erased (artifacts gone), if it is still as it was read. */

@@ -64,7 +64,7 @@ function ipv6Bytes(ip: string): number[] | null {
 	const t = tail !== undefined && tail ? tail.split(":") : [];
 	const fill = tail === undefined ? 0 : 8 - h.length - t.length;
 	if (fill < 0) return null;
-	const groups = [...h, ...Array(fill).fill("0"), ...t];
+	const groups = [...h, ...Array<string>(fill).fill("0"), ...t];
 	if (groups.length !== 8) return null;
 	const bytes: number[] = [];
 	for (const g of groups) {
@@ -151,7 +151,7 @@ export function guardedLookup(opts: GuardOptions) {
 				if (o.all) cb(null, wanted);
 				else cb(null, wanted[0].address, wanted[0].family);
 			},
-			err => cb(err, ""),
+			(err: NodeJS.ErrnoException) => cb(err, ""),
 		);
 	};
 }

@@ -98,7 +98,7 @@ export class AppendLog {
 			this.queue.push({ line, resolve, reject });
 			if (!this.scheduled) {
 				this.scheduled = true;
-				this.exclusive(() => this.writeQueued());
+				void this.exclusive(() => this.writeQueued());
 			}
 		});
 	}
@@ -127,7 +127,7 @@ export class AppendLog {
 
 	/** Waits for every record appended so far to be on the disk. */
 	drain(): Promise<void> {
-		return this.exclusive(async () => undefined);
+		return this.exclusive(() => Promise.resolve());
 	}
 
 	/**

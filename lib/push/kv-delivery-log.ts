@@ -77,7 +77,7 @@ export class KvDeliveryLog implements DeliveryLog {
 			const [records, alive] = await Promise.all(deliveryBuckets({ ...this.opts, aliveMs: this.aliveMs }).map(b => js.views.kv(b.name, b.options)));
 			const beat = () => alive.put(this.instance, sc.encode("1")).catch(() => undefined);
 			await beat();
-			this.heartbeat = setInterval(beat, Math.max(200, Math.floor(this.aliveMs / 3)));
+			this.heartbeat = setInterval(() => void beat(), Math.max(200, Math.floor(this.aliveMs / 3)));
 			this.heartbeat.unref();
 			return { records, alive };
 		})().catch(err => {

@@ -8,6 +8,7 @@
  * repository.
  */
 import { paramError, invalidValue, missing, badRequest } from "../api/errors";
+import { hasControlCharacters } from "../text/control-characters";
 
 export const BLANK_SHA = "0000000000000000000000000000000000000000";
 export const MAX_COMMITS = 100;
@@ -228,7 +229,7 @@ export function validatePushPayload(body: unknown): PushPayload {
 	if (kind !== "push" && kind !== "tag_push") throw invalidValue("object_kind");
 
 	const ref = str(body, "ref", "ref", { max: 1024 });
-	if (!/^refs\/[^/\s]+\/\S/.test(ref) || /[\x00-\x1f\x7f]/.test(ref)) throw paramError("ref is invalid");
+	if (!/^refs\/[^/\s]+\/\S/.test(ref) || hasControlCharacters(ref)) throw paramError("ref is invalid");
 	// GitLab derives the kind from the ref; a payload that disagrees with itself is refused.
 	if ((kind === "tag_push") !== isTagRef(ref)) throw invalidValue("object_kind");
 

@@ -136,7 +136,10 @@ export async function deleteJetStreamPush(url: string, prefix: string): Promise<
 	try {
 		const jsm = await nc.jetstreamManager();
 		for (const s of [names.stream, names.deadLetterStream, `KV_${names.deliveryBucket}`, `KV_${names.workersBucket}`])
-			await jsm.streams.delete(s).catch(err => (notFound(err) ? false : Promise.reject(err)));
+			await jsm.streams.delete(s).catch((err: unknown) => {
+				if (!notFound(err)) throw err;
+				return false;
+			});
 	} finally {
 		await nc.close();
 	}

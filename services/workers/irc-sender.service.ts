@@ -35,7 +35,7 @@ const IrcSender: ServiceSchema<ServiceSettingSchema, PushWorkerMethods, { pool: 
 			const p = settings.properties;
 			const lines = buildIrcMessages(event.push, { gitlabUrl: config.gitlabUrl, colorize: p.colorize_messages === true });
 			if (!lines.length) return [];
-			const targets = parseRecipients(String(p.recipients ?? ""), p.default_irc_uri as string | undefined)
+			const targets = parseRecipients(typeof p.recipients === "string" ? p.recipients : "", p.default_irc_uri as string | undefined)
 				.map(parseTarget)
 				.filter((t): t is IrcTarget => !!t);
 			return targets.map(t => ({ target: `irc:${t.uri}`, run: () => this.pool.send(t, lines) }));

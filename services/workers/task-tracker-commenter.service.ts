@@ -39,7 +39,7 @@ const TaskTrackerCommenter: ServiceSchema<ServiceSettingSchema, Methods> = {
 		},
 
 		deliveries(event: PushEvent, settings: IntegrationSettings): Delivery[] {
-			const apiKey = String(settings.properties.api_key ?? "");
+			const apiKey = typeof settings.properties.api_key === "string" ? settings.properties.api_key : "";
 			const plan = planComments(event.push, settings.properties.restrict_to_branch as string | undefined);
 			const deliveries: Delivery[] = [];
 			const completing = new Set<string>();

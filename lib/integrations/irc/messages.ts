@@ -6,6 +6,7 @@
  */
 import type { PushPayload } from "../../push/payload";
 import { BLANK_SHA, commitTitle, isBlankSha, refName } from "../../push/payload";
+import { replaceControlCharacters } from "../../text/control-characters";
 
 /** GitLab's IRC hook limit (same as GitHub's). */
 export const MAX_COMMIT_LINES = 3;
@@ -21,10 +22,8 @@ const colour = {
 };
 
 /** Drops CR, LF, NUL and the other C0 controls but the mIRC formatting codes we add ourselves. */
-export function clean(value: unknown): string {
-	return String(value ?? "")
-		.replace(/[\x00-\x1f\x7f]+/g, " ")
-		.trim();
+export function clean(value: string | null | undefined): string {
+	return replaceControlCharacters(value ?? "", " ").trim();
 }
 
 export interface IrcMessageOptions {

@@ -4,12 +4,13 @@
  * (#irc-delivery): `irc[s]://[:password@]host[:port]/channel[?key=secret]`, `,isnick` for a nick,
  * a bare channel joined to `default_irc_uri`.
  */
+import { hasControlCharacters } from "../../text/control-characters";
 
 export const DEFAULT_IRC_PORT = 6667;
 export const DEFAULT_IRCS_PORT = 6697;
 
 /** Characters a channel, nick or key may never hold: they would end or split the IRC line. */
-const UNSAFE = /[\s\x00-\x1f\x7f,]/;
+const unsafe = (text: string) => /[\s,]/.test(text) || hasControlCharacters(text);
 
 /** GitLab's `consider_uri`: an irc/ircs URI with a host and either a channel path or a fragment. */
 function considerUri(raw: string, base?: URL): string | null {
@@ -117,15 +118,15 @@ export function parseTarget(uri: string): IrcTarget | null {
 	} else if (!/^[#&+!]/.test(target)) {
 		target = `#${target}`;
 	}
-	if (!target || UNSAFE.test(target) || (isNick && /^[#&+!]/.test(target))) return null;
+	if (!target || unsafe(target) || (isNick && /^[#&+!]/.test(target))) return null;
 	if (target.length > 200) return null;
-	if (key !== undefined && (!key || UNSAFE.test(key))) return null;
+	if (key !== undefined && (!key || unsafe(key))) return null;
 
 	const password = url.password ? decode(url.password) : undefined;
 	const nick = url.username ? decode(url.username) : undefined;
 	if (password === null || nick === null) return null;
 	if (password !== undefined && /[\r\n\0]/.test(password)) return null;
-	if (nick !== undefined && (UNSAFE.test(nick) || /^[#&+!]/.test(nick))) return null;
+	if (nick !== undefined && (unsafe(nick) || /^[#&+!]/.test(nick))) return null;
 
 	return { uri, tls, host, port, password, nick: nick || undefined, target, isNick, key: key || undefined };
 }
