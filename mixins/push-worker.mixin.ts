@@ -19,6 +19,7 @@ import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter"
 import { KvDeliveryLog } from "../lib/push/kv-delivery-log";
 import { findIntegration, isSecret } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
+import { changedProject, INTEGRATIONS_CHANGED_EVENT, SettingsCache } from "../lib/integrations/settings-cache";
 import { PermanentError } from "../lib/outbound/errors";
 import { channelBackend, DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, pushNames, RETENTION_MS, type PushGroup } from "../lib/push/channel";
 import type { PushEvent } from "../lib/push/payload";
@@ -82,6 +83,21 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 	const def = findIntegration(opts.slug)!;
 	return {
 		mixins: [SecretsMixin()],
+		events: {
+			// Another process changed a project's settings: read them again (lib/integrations/settings-cache.ts).
+			[INTEGRATIONS_CHANGED_EVENT](ctx: { params: unknown }) {
+				const projectId = changedProject(ctx.params);
+				if (projectId !== null) (this.settingsCache as SettingsCache<unknown>).invalidate(projectId);
+			},
+		},
+
+		created() {
+			this.settingsCache = new SettingsCache<IntegrationSettings | null>({
+				ttlMs: config.pushSettingsCacheTtlMs,
+				maxEntries: config.pushSettingsCacheMaxEntries,
+			});
+		},
+
 		channels: {
 			[PUSH_CHANNEL]: {
 				group: opts.group,
@@ -121,8 +137,12 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				}
 			},
 
-			/** The project's settings for this integration with secrets in clear, or null. */
-			async loadSettings(projectId: number): Promise<IntegrationSettings | null> {
+			/** The project's settings for this integration with secrets in clear, or null; kept a while (see settings-cache.ts). */
+			loadSettings(projectId: number): Promise<IntegrationSettings | null> {
+				return (this.settingsCache as SettingsCache<IntegrationSettings | null>).get(projectId, () => this.fetchSettings(projectId));
+			},
+
+			async fetchSettings(projectId: number): Promise<IntegrationSettings | null> {
 				const doc: IntegrationSettings | null = await this.broker.call("integrations.settingsFor", { projectKey: String(projectId), slug: opts.slug });
 				if (!doc) return null;
 				const properties: Record<string, unknown> = { ...doc.properties };

@@ -8,7 +8,8 @@
  * (an unsaved, inactive one for an integration never configured); an unknown slug is
  * `404 Service Not Found`. GitLab 8.16's service names (`slack`, `asana`, `irker`, …) are
  * aliases of the slugs, on the same record, and speak GitLab's field names. The workers read a
- * project's settings through `settingsFor`.
+ * project's settings through `settingsFor` and keep them a while, until INTEGRATIONS_CHANGED_EVENT
+ * (broadcast after every change) tells them to read again.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel } from "../lib/accounts/access";
@@ -17,8 +18,9 @@ import { notFound } from "../lib/api/errors";
 import { encryptSecret } from "../lib/crypto/secrets";
 import { findIntegration, resolveIntegration, type NamedIntegration } from "../lib/integrations/catalogue";
 import { mergeSettings } from "../lib/integrations/settings";
+import { INTEGRATIONS_CHANGED_EVENT, type IntegrationsChange } from "../lib/integrations/settings-cache";
 import { UniqueViolation, type Collection } from "../lib/store/collection";
-import { CacheCleanerMixin, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin, RECLEAN_DELAY_MS, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
 import { SecretsMixin, type SecretsVars } from "../mixins/secrets.mixin";
@@ -30,6 +32,7 @@ type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }
 interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
 	definition(slug: string): NamedIntegration;
 	save(projectId: number, named: NamedIntegration, input: Record<string, unknown>): Promise<void>;
+	settingsChanged(projectId: number): Promise<void>;
 }
 interface Vars extends SecretsVars {
 	db: { integrations: Collection<IntegrationDoc> };
@@ -60,7 +63,7 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 				const named = this.definition(ctx.params.slug);
 				const { id: _id, slug: _slug, ...input } = ctx.params;
 				await this.save(projectId, named, input);
-				await this.cleanProjectCache(projectId);
+				await this.settingsChanged(projectId);
 				return true;
 			},
 		},
@@ -76,7 +79,7 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 					{ project_slug: integrationKey(projectId, def.slug) },
 					{ properties: {}, active: false, updated_at: new Date().toISOString() },
 				);
-				await this.cleanProjectCache(projectId);
+				await this.settingsChanged(projectId);
 				return true;
 			},
 		},
@@ -95,6 +98,22 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 	},
 
 	methods: {
+		/**
+		 * Cleans the project's cached settings and tells the workers, which keep their own copy
+		 * (lib/integrations/settings-cache.ts): now, and again once the cache's second clean is done
+		 * (a read racing this write may have stored the old settings in between).
+		 */
+		async settingsChanged(projectId: number): Promise<void> {
+			await this.cleanProjectCache(projectId);
+			const announce = () =>
+				this.broker.broadcast(INTEGRATIONS_CHANGED_EVENT, { projectId } satisfies IntegrationsChange).catch((err: Error) => {
+					// The workers' copies then expire by their TTL.
+					this.logger.warn(`Announcing the settings change of project ${projectId} failed: ${err.message}`);
+				});
+			await announce();
+			setTimeout(announce, RECLEAN_DELAY_MS + 250).unref();
+		},
+
 		/** The spec's slug or GitLab 8.16's service name; 404 for anything else. */
 		definition(slug: string): NamedIntegration {
 			const named = resolveIntegration(slug);
