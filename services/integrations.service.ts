@@ -8,8 +8,8 @@
  * (an unsaved, inactive one for an integration never configured); an unknown slug is
  * `404 Service Not Found`. GitLab 8.16's service names (`slack`, `asana`, `irker`, …) are
  * aliases of the slugs, on the same record, and speak GitLab's field names. The workers read a
- * project's settings through `settingsFor` and keep them a while, until INTEGRATIONS_CHANGED_EVENT
- * (broadcast after every change) tells them to read again.
+ * project's settings through `settingsFor` and keep them a while: every change has each worker
+ * instance forget them before it answers.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel } from "../lib/accounts/access";
@@ -18,7 +18,8 @@ import { notFound } from "../lib/api/errors";
 import { encryptSecret } from "../lib/crypto/secrets";
 import { findIntegration, resolveIntegration, type NamedIntegration } from "../lib/integrations/catalogue";
 import { mergeSettings } from "../lib/integrations/settings";
-import { INTEGRATIONS_CHANGED_EVENT, type IntegrationsChange } from "../lib/integrations/settings-cache";
+import { FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION } from "../lib/integrations/settings-cache";
+import { PUSH_GROUPS } from "../lib/push/channel";
 import { UniqueViolation, type Collection } from "../lib/store/collection";
 import { CacheCleanerMixin, RECLEAN_DELAY_MS, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
@@ -33,10 +34,14 @@ interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
 	definition(slug: string): NamedIntegration;
 	save(projectId: number, named: NamedIntegration, input: Record<string, unknown>): Promise<void>;
 	settingsChanged(projectId: number): Promise<void>;
+	forgetInWorkers(projectId: number): Promise<void>;
 }
 interface Vars extends SecretsVars {
 	db: { integrations: Collection<IntegrationDoc> };
 }
+
+/** How long a write waits for a worker instance to forget the project's settings. */
+const FORGET_TIMEOUT_MS = 2000;
 
 const slugParams = { id: { type: "string" }, slug: { type: "string", max: 100 } } as const;
 
@@ -84,6 +89,18 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			},
 		},
 
+		/** Internal, for the workers: whether this node has discovered the calling node's forget action (then it may keep settings). */
+		[KNOWS_WORKER_ACTION.slice("integrations.".length)]: {
+			visibility: "public",
+			params: { action: { type: "string", max: 200 } },
+			handler(ctx: Context<{ action: string }>): boolean {
+				if (!ctx.params.action.endsWith(`.${FORGET_SETTINGS_ACTION}`)) return false;
+				const endpoints =
+					(this.broker.registry.getActionEndpoints(ctx.params.action) as { endpoints?: { id: string; isAvailable: boolean }[] } | undefined)?.endpoints ?? [];
+				return endpoints.some(ep => ep.id === ctx.nodeID && ep.isAvailable);
+			},
+		},
+
 		/** Internal, for the workers: the stored record (secrets still encrypted), or null. */
 		settingsFor: {
 			visibility: "public",
@@ -99,19 +116,33 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 
 	methods: {
 		/**
-		 * Cleans the project's cached settings and tells the workers, which keep their own copy
-		 * (lib/integrations/settings-cache.ts): now, and again once the cache's second clean is done
-		 * (a read racing this write may have stored the old settings in between).
+		 * Cleans the project's cached settings, and has every worker instance forget its copy
+		 * (lib/integrations/settings-cache.ts) before the write answers: an event published after
+		 * it reads the new settings. Again once the cache's second clean is done (a read racing
+		 * this write may have stored the old settings in between).
 		 */
 		async settingsChanged(projectId: number): Promise<void> {
 			await this.cleanProjectCache(projectId);
-			const announce = () =>
-				this.broker.broadcast(INTEGRATIONS_CHANGED_EVENT, { projectId } satisfies IntegrationsChange).catch((err: Error) => {
-					// The workers' copies then expire by their TTL.
-					this.logger.warn(`Announcing the settings change of project ${projectId} failed: ${err.message}`);
-				});
-			await announce();
-			setTimeout(announce, RECLEAN_DELAY_MS + 250).unref();
+			await this.forgetInWorkers(projectId);
+			setTimeout(() => void this.forgetInWorkers(projectId), RECLEAN_DELAY_MS + 250).unref();
+		},
+
+		/** Each running instance of each push worker (every node that offers it) drops the project's settings; bounded in time. */
+		async forgetInWorkers(projectId: number): Promise<void> {
+			const calls: Promise<unknown>[] = [];
+			for (const worker of PUSH_GROUPS) {
+				const action = `${worker}.${FORGET_SETTINGS_ACTION}`;
+				const endpoints =
+					(this.broker.registry.getActionEndpoints(action) as { endpoints?: { id: string; isAvailable: boolean }[] } | undefined)?.endpoints ?? [];
+				for (const ep of endpoints)
+					if (ep.isAvailable) calls.push(this.broker.call(action, { projectId }, { nodeID: ep.id, timeout: FORGET_TIMEOUT_MS, retries: 0 }));
+			}
+			const failed = (await Promise.allSettled(calls)).filter((r): r is PromiseRejectedResult => r.status === "rejected");
+			// Those instances keep the old settings until their TTL (PUSH_SETTINGS_CACHE_TTL_MS).
+			if (failed.length)
+				this.logger.warn(
+					`${failed.length} worker instance(s) did not forget project ${projectId}'s settings: ${failed[0].reason?.message ?? failed[0].reason}`,
+				);
 		},
 
 		/** The spec's slug or GitLab 8.16's service name; 404 for anything else. */

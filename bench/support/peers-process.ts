@@ -82,8 +82,8 @@ function readBody(stream: NodeJS.ReadableStream, limit: number): Promise<string>
 
 /** GET /tasks/:id, POST /tasks/:id/stories, PUT /tasks/:id under /api/1.0, with a bearer token. */
 async function startTracker(book: ReceiptBook): Promise<string> {
-	const server = http.createServer(async (req, res) => {
-		const body = await readBody(req, MAX_MESSAGE_BYTES);
+	const server = http.createServer((req, res) => void readBody(req, MAX_MESSAGE_BYTES).then(body => answer(req, res, body)));
+	const answer = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => {
 		const send = (status: number, payload: unknown) => {
 			res.writeHead(status, { "Content-Type": "application/json" });
 			res.end(JSON.stringify(payload));
@@ -97,7 +97,7 @@ async function startTracker(book: ReceiptBook): Promise<string> {
 		}
 		if (req.method === "GET" || req.method === "PUT") return send(200, { data: { gid: m[1], completed: false } });
 		send(405, { errors: [{ message: "Method not allowed" }] });
-	});
+	};
 	server.keepAliveTimeout = 60_000;
 	await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
 	return `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/1.0`;
@@ -116,7 +116,7 @@ async function startSmtp(book: ReceiptBook): Promise<string> {
 					book.record("mail", raw);
 					callback();
 				},
-				err => callback(err),
+				(err: Error) => callback(err),
 			);
 		},
 	});
@@ -138,7 +138,7 @@ function listen(port: number, channel: string, book: ReceiptBook): Promise<void>
 		socket.setEncoding("utf8");
 		socket.on("error", err => (clearTimeout(timer), reject(err)));
 		socket.on("connect", () => socket.write(`NICK ${nick}\r\nUSER ${nick} 0 * :bench listener\r\n`));
-		socket.on("data", chunk => {
+		socket.on("data", (chunk: string) => {
 			buffer += chunk;
 			let nl: number;
 			while ((nl = buffer.indexOf("\r\n")) >= 0) {
@@ -149,8 +149,10 @@ function listen(port: number, channel: string, book: ReceiptBook): Promise<void>
 				const [, command, rest = ""] = m;
 				if (command === "PING") socket.write(`PONG ${rest}\r\n`);
 				else if (command === "001") socket.write(`JOIN ${channel}\r\n`);
-				else if (command === "366") (clearTimeout(timer), resolve());
-				else if (command === "PRIVMSG") book.record("irc", rest);
+				else if (command === "366") {
+					clearTimeout(timer);
+					resolve();
+				} else if (command === "PRIVMSG") book.record("irc", rest);
 			}
 		});
 	});
