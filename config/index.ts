@@ -154,8 +154,8 @@ export function loadConfig(env: Env = process.env) {
 		pushSettingsCacheTtlMs: int(env, "PUSH_SETTINGS_CACHE_TTL_MS", 30000, 0, 3600000),
 		/** Workers: projects whose settings one worker keeps at most (least recently used go first). */
 		pushSettingsCacheMaxEntries: int(env, "PUSH_SETTINGS_CACHE_MAX_ENTRIES", 10000, 1, 1000000),
-		/** Push mailer: SMTP connections kept open to SMTP_URL (each sends one mail at a time). */
-		smtpPoolSize: int(env, "SMTP_POOL_SIZE", 8, 1, 100),
+		/** Push mailer: SMTP connections kept open to SMTP_URL (each sends one mail at a time; mails beyond wait in the pool). */
+		smtpPoolSize: int(env, "SMTP_POOL_SIZE", 16, 1, 100),
 		/** Push channel: deliveries of one event to one worker group before it is dead-lettered. */
 		pushMaxDeliveries: int(env, "PUSH_MAX_DELIVERIES", 6, 1, 1000),
 		/** Push channel: first retry delay; each next one is 4x longer, at most 60 s. */
