@@ -50,7 +50,7 @@ const NatsAdapter = Adapters.NATS as unknown as new (opts: object) => {
  * that signal is one more request to the server per message and group for nothing. Later
  * signals (ChannelRetry's heartbeat during a long handler) go through.
  */
-function withoutFirstWorking(message: any): any {
+export function withoutFirstWorking(message: any): any {
 	if (!message || typeof message.working !== "function") return message;
 	const view = Object.create(message);
 	let first = true;
