@@ -111,14 +111,20 @@ function ratioOf(row: Row): Summary {
 	return { median: r(row.value.median, row.baselineValue.median) ?? NaN, p99: r(row.value.p99, row.baselineValue.p99) };
 }
 
-function goalMet(goal: Goal, ratio: Summary): boolean {
-	const value = goal.on === "p99" ? ratio.p99 : ratio.median;
-	return value !== null && Number.isFinite(value) && value <= goal.max;
+/** Every bound the goal sets holds: on the ratio (`max`) and on the value (`atLeast`, `atMost`). */
+function goalMet(goal: Goal, ratio: Summary, value: Summary): boolean {
+	const pick = (s: Summary) => (goal.on === "p99" ? s.p99 : s.median);
+	const ok = (n: number | null, test: (n: number) => boolean) => n !== null && Number.isFinite(n) && test(n);
+	return (
+		(goal.max === undefined || ok(pick(ratio), r => r <= goal.max!)) &&
+		(goal.atLeast === undefined || ok(pick(value), v => v >= goal.atLeast!)) &&
+		(goal.atMost === undefined || ok(pick(value), v => v <= goal.atMost!))
+	);
 }
 
 function withRatio(row: Row): RowResult {
 	const ratio = ratioOf(row);
-	return row.goal ? { ...row, ratio, goalMet: goalMet(row.goal, ratio) } : { ...row, ratio };
+	return row.goal ? { ...row, ratio, goalMet: goalMet(row.goal, ratio, row.value) } : { ...row, ratio };
 }
 
 async function runScenario(found: Found, args: Args): Promise<ScenarioResult> {
@@ -187,7 +193,16 @@ const fmt = (n: number | null, digits = 2) =>
 	n === null || !Number.isFinite(n) ? "–" : n >= 1000 ? Math.round(n).toLocaleString("en-US") : Number.isInteger(n) ? String(n) : n.toFixed(digits);
 const pair = (s: Summary) => (s.p99 === null ? fmt(s.median) : `${fmt(s.median)} / ${fmt(s.p99)}`);
 const ratio = (n: number | null) => (n === null || !Number.isFinite(n) ? "–" : `×${n.toFixed(2)}`);
-const goalCell = (row: RowResult) => (row.goal ? `${row.goal.on === "p99" ? "p99 " : ""}≤ ×${row.goal.max.toFixed(2)} ${row.goalMet ? "✓ met" : "✗ missed"}` : "");
+function goalCell(row: RowResult): string {
+	const g = row.goal;
+	if (!g) return "";
+	const bounds = [
+		g.max !== undefined ? `≤ ×${g.max.toFixed(2)}` : "",
+		g.atLeast !== undefined ? `≥ ${fmt(g.atLeast)}` : "",
+		g.atMost !== undefined ? `≤ ${fmt(g.atMost)}` : "",
+	].filter(Boolean);
+	return `${g.on === "p99" ? "p99 " : ""}${bounds.join(", ")} ${row.goalMet ? "✓ met" : "✗ missed"}`;
+}
 
 /** The results as a Markdown table (also what README's Performance section shows). */
 export function markdownTable(results: ScenarioResult[]): string {

@@ -32,12 +32,18 @@ export interface Row {
 	better: "lower" | "higher";
 	/** Anything else worth keeping: error counts, sample sizes, loss counts, peak RSS. */
 	extra?: Record<string, number | string | boolean>;
-	/** A goal on the ratio (a cost, as above): at most `max` (×1.25 = at least 0.8 of the baseline's throughput), on the median unless `on` says p99. */
+	/**
+	 * A goal on the ratio (a cost, as above): at most `max` (×1.25 = at least 0.8 of the baseline's
+	 * throughput); or on the value itself, for an issue's absolute target (`atLeast` 1,000 events/s,
+	 * `atMost` 250 ms or 0 lost), still shown beside its baseline. On the median unless `on` says p99.
+	 */
 	goal?: Goal;
 }
 
 export interface Goal {
-	max: number;
+	max?: number;
+	atLeast?: number;
+	atMost?: number;
 	on?: "median" | "p99";
 }
 

@@ -146,8 +146,17 @@ export function loadConfig(env: Env = process.env) {
 		secretsKey,
 		taskTrackerApiUrl: url(env, "TASK_TRACKER_API_URL", ["http", "https"], "https://app.asana.com/api/1.0").replace(/\/+$/, ""),
 		allowLocalRequests: bool(env, "ALLOW_LOCAL_REQUESTS", false),
-		/** Push channel: messages a worker group handles at once (JetStream max_ack_pending, set when the consumer is created). */
-		pushMaxInFlight: int(env, "PUSH_MAX_IN_FLIGHT", 10, 1, 10000),
+		/**
+		 * Push channel: messages a worker group handles at once (JetStream max_ack_pending, set when the
+		 * consumer is created). Sized from bench 5: a window is rate × time per event (docs/architecture.md#push-window).
+		 */
+		pushMaxInFlight: int(env, "PUSH_MAX_IN_FLIGHT", 32, 1, 10000),
+		/** Workers: how long a worker keeps a project's integration settings (0: read them for every event); a change is announced at once. */
+		pushSettingsCacheTtlMs: int(env, "PUSH_SETTINGS_CACHE_TTL_MS", 30000, 0, 3600000),
+		/** Workers: projects whose settings one worker keeps at most (least recently used go first). */
+		pushSettingsCacheMaxEntries: int(env, "PUSH_SETTINGS_CACHE_MAX_ENTRIES", 10000, 1, 1000000),
+		/** Push mailer: SMTP connections kept open to SMTP_URL (each sends one mail at a time; mails beyond wait in the pool). */
+		smtpPoolSize: int(env, "SMTP_POOL_SIZE", 16, 1, 100),
 		/** Push channel: deliveries of one event to one worker group before it is dead-lettered. */
 		pushMaxDeliveries: int(env, "PUSH_MAX_DELIVERIES", 6, 1, 1000),
 		/** Push channel: first retry delay; each next one is 4x longer, at most 60 s. */

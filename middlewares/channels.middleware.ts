@@ -34,7 +34,32 @@ function usesChannels(broker: ServiceBroker): boolean {
 /** JetStream API calls wait this long for an answer (nats.js: 5 s), for a cluster that is busy or electing leaders. */
 const JS_API_TIMEOUT_MS = 15_000;
 
-const NatsAdapter = Adapters.NATS as unknown as new (opts: object) => { opts: any; connection: any; manager: any; client: any; connect(): Promise<void> };
+type ConsumerHandler = (err: unknown, message: any) => Promise<void>;
+const NatsAdapter = Adapters.NATS as unknown as new (opts: object) => {
+	opts: any;
+	connection: any;
+	manager: any;
+	client: any;
+	connect(): Promise<void>;
+	createConsumerHandler(chan: unknown): ConsumerHandler;
+};
+
+/**
+ * The message as the adapter's handler sees it, minus the adapter's "working" signal sent before
+ * every message: JetStream started the ack timer when it delivered the message a moment ago, so
+ * that signal is one more request to the server per message and group for nothing. Later
+ * signals (ChannelRetry's heartbeat during a long handler) go through.
+ */
+export function withoutFirstWorking(message: any): any {
+	if (!message || typeof message.working !== "function") return message;
+	const view = Object.create(message);
+	let first = true;
+	view.working = () => {
+		if (first) first = false;
+		else message.working();
+	};
+	return view;
+}
 
 /** The JetStream adapter with more patience for the JetStream API (subscribing looks the consumer up). */
 export class PatientNatsAdapter extends NatsAdapter {
@@ -42,6 +67,11 @@ export class PatientNatsAdapter extends NatsAdapter {
 		await super.connect();
 		this.manager = await this.connection.jetstreamManager({ timeout: JS_API_TIMEOUT_MS });
 		this.client = this.connection.jetstream({ timeout: JS_API_TIMEOUT_MS });
+	}
+
+	createConsumerHandler(chan: unknown): ConsumerHandler {
+		const handle = super.createConsumerHandler(chan);
+		return (err, message) => handle(err, withoutFirstWorking(message));
 	}
 }
 

@@ -19,6 +19,7 @@ import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter"
 import { KvDeliveryLog } from "../lib/push/kv-delivery-log";
 import { findIntegration, isSecret } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
+import { changedProject, FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION, SettingsCache } from "../lib/integrations/settings-cache";
 import { PermanentError } from "../lib/outbound/errors";
 import { channelBackend, DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, pushNames, RETENTION_MS, type PushGroup } from "../lib/push/channel";
 import type { PushEvent } from "../lib/push/payload";
@@ -46,6 +47,9 @@ export interface PushWorkerOptions {
 	/** Run the deliveries of one event at the same time (independent targets) rather than in order. */
 	parallel?: boolean;
 }
+
+/** How often a worker asks whether `integrations` can reach it yet (it keeps no settings until then). */
+const REACHABLE_CHECK_MS = 1000;
 
 /** A claim must outlast the slowest delivery (several outbound steps, paced IRC lines). */
 export const claimMs = () => 4 * config.outboundTimeoutMs + 10 * config.ircMessageIntervalMs;
@@ -82,6 +86,26 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 	const def = findIntegration(opts.slug)!;
 	return {
 		mixins: [SecretsMixin()],
+		actions: {
+			/** `integrations` changed a project's settings: read them again (lib/integrations/settings-cache.ts). Called on each instance. */
+			[FORGET_SETTINGS_ACTION]: {
+				visibility: "public",
+				params: { projectId: { type: "number", integer: true, positive: true } },
+				handler(this: any, ctx: { params: unknown }) {
+					const projectId = changedProject(ctx.params);
+					if (projectId !== null) (this.settingsCache as SettingsCache<unknown>).invalidate(projectId);
+					return true;
+				},
+			},
+		},
+
+		created() {
+			this.settingsCache = new SettingsCache<IntegrationSettings | null>({
+				ttlMs: config.pushSettingsCacheTtlMs,
+				maxEntries: config.pushSettingsCacheMaxEntries,
+			});
+		},
+
 		channels: {
 			[PUSH_CHANNEL]: {
 				group: opts.group,
@@ -121,8 +145,38 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				}
 			},
 
-			/** The project's settings for this integration with secrets in clear, or null. */
-			async loadSettings(projectId: number): Promise<IntegrationSettings | null> {
+			/** The project's settings for this integration with secrets in clear, or null; kept a while (see settings-cache.ts). */
+			loadSettings(projectId: number): Promise<IntegrationSettings | null> {
+				// Until every `integrations` node can reach this instance, a change could miss it: no keeping yet.
+				if (!this.settingsReachable) {
+					void this.checkReachable();
+					return this.fetchSettings(projectId);
+				}
+				return (this.settingsCache as SettingsCache<IntegrationSettings | null>).get(projectId, () => this.fetchSettings(projectId));
+			},
+
+			/**
+			 * Whether every `integrations` node has discovered this instance's forget action (a new node
+			 * is discovered a moment after it starts consuming). Asked at most every REACHABLE_CHECK_MS.
+			 */
+			async checkReachable(): Promise<void> {
+				if (this.settingsReachableCheck || Date.now() < (this.settingsReachableNext ?? 0)) return;
+				this.settingsReachableNext = Date.now() + REACHABLE_CHECK_MS;
+				const action = `${this.name}.${FORGET_SETTINGS_ACTION}`;
+				const nodes = ((this.broker.registry.getActionEndpoints(KNOWS_WORKER_ACTION) as { endpoints?: { id: string }[] } | undefined)?.endpoints ?? []).map(
+					ep => ep.id,
+				);
+				this.settingsReachableCheck = Promise.all(
+					nodes.map(nodeID => this.broker.call(KNOWS_WORKER_ACTION, { action }, { nodeID, timeout: REACHABLE_CHECK_MS, retries: 0 })),
+				)
+					.then(answers => {
+						if (answers.length > 0 && answers.every(Boolean)) this.settingsReachable = true;
+					})
+					.catch(() => undefined)
+					.finally(() => (this.settingsReachableCheck = null));
+			},
+
+			async fetchSettings(projectId: number): Promise<IntegrationSettings | null> {
 				const doc: IntegrationSettings | null = await this.broker.call("integrations.settingsFor", { projectKey: String(projectId), slug: opts.slug });
 				if (!doc) return null;
 				const properties: Record<string, unknown> = { ...doc.properties };

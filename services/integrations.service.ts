@@ -8,7 +8,8 @@
  * (an unsaved, inactive one for an integration never configured); an unknown slug is
  * `404 Service Not Found`. GitLab 8.16's service names (`slack`, `asana`, `irker`, …) are
  * aliases of the slugs, on the same record, and speak GitLab's field names. The workers read a
- * project's settings through `settingsFor`.
+ * project's settings through `settingsFor` and keep them a while: every change has each worker
+ * instance forget them before it answers.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel } from "../lib/accounts/access";
@@ -17,8 +18,10 @@ import { notFound } from "../lib/api/errors";
 import { encryptSecret } from "../lib/crypto/secrets";
 import { findIntegration, resolveIntegration, type NamedIntegration } from "../lib/integrations/catalogue";
 import { mergeSettings } from "../lib/integrations/settings";
+import { FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION } from "../lib/integrations/settings-cache";
+import { PUSH_GROUPS } from "../lib/push/channel";
 import { UniqueViolation, type Collection } from "../lib/store/collection";
-import { CacheCleanerMixin, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin, RECLEAN_DELAY_MS, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
 import { SecretsMixin, type SecretsVars } from "../mixins/secrets.mixin";
@@ -30,10 +33,15 @@ type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }
 interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
 	definition(slug: string): NamedIntegration;
 	save(projectId: number, named: NamedIntegration, input: Record<string, unknown>): Promise<void>;
+	settingsChanged(projectId: number): Promise<void>;
+	forgetInWorkers(projectId: number): Promise<void>;
 }
 interface Vars extends SecretsVars {
 	db: { integrations: Collection<IntegrationDoc> };
 }
+
+/** How long a write waits for a worker instance to forget the project's settings. */
+const FORGET_TIMEOUT_MS = 2000;
 
 const slugParams = { id: { type: "string" }, slug: { type: "string", max: 100 } } as const;
 
@@ -60,7 +68,7 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 				const named = this.definition(ctx.params.slug);
 				const { id: _id, slug: _slug, ...input } = ctx.params;
 				await this.save(projectId, named, input);
-				await this.cleanProjectCache(projectId);
+				await this.settingsChanged(projectId);
 				return true;
 			},
 		},
@@ -76,8 +84,20 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 					{ project_slug: integrationKey(projectId, def.slug) },
 					{ properties: {}, active: false, updated_at: new Date().toISOString() },
 				);
-				await this.cleanProjectCache(projectId);
+				await this.settingsChanged(projectId);
 				return true;
+			},
+		},
+
+		/** Internal, for the workers: whether this node has discovered the calling node's forget action (then it may keep settings). */
+		[KNOWS_WORKER_ACTION.slice("integrations.".length)]: {
+			visibility: "public",
+			params: { action: { type: "string", max: 200 } },
+			handler(ctx: Context<{ action: string }>): boolean {
+				if (!ctx.params.action.endsWith(`.${FORGET_SETTINGS_ACTION}`)) return false;
+				const endpoints =
+					(this.broker.registry.getActionEndpoints(ctx.params.action) as { endpoints?: { id: string; isAvailable: boolean }[] } | undefined)?.endpoints ?? [];
+				return endpoints.some(ep => ep.id === ctx.nodeID && ep.isAvailable);
 			},
 		},
 
@@ -95,6 +115,36 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 	},
 
 	methods: {
+		/**
+		 * Cleans the project's cached settings, and has every worker instance forget its copy
+		 * (lib/integrations/settings-cache.ts) before the write answers: an event published after
+		 * it reads the new settings. Again once the cache's second clean is done (a read racing
+		 * this write may have stored the old settings in between).
+		 */
+		async settingsChanged(projectId: number): Promise<void> {
+			await this.cleanProjectCache(projectId);
+			await this.forgetInWorkers(projectId);
+			setTimeout(() => void this.forgetInWorkers(projectId), RECLEAN_DELAY_MS + 250).unref();
+		},
+
+		/** Each running instance of each push worker (every node that offers it) drops the project's settings; bounded in time. */
+		async forgetInWorkers(projectId: number): Promise<void> {
+			const calls: Promise<unknown>[] = [];
+			for (const worker of PUSH_GROUPS) {
+				const action = `${worker}.${FORGET_SETTINGS_ACTION}`;
+				const endpoints =
+					(this.broker.registry.getActionEndpoints(action) as { endpoints?: { id: string; isAvailable: boolean }[] } | undefined)?.endpoints ?? [];
+				for (const ep of endpoints)
+					if (ep.isAvailable) calls.push(this.broker.call(action, { projectId }, { nodeID: ep.id, timeout: FORGET_TIMEOUT_MS, retries: 0 }));
+			}
+			const failed = (await Promise.allSettled(calls)).filter((r): r is PromiseRejectedResult => r.status === "rejected");
+			// Those instances keep the old settings until their TTL (PUSH_SETTINGS_CACHE_TTL_MS).
+			if (failed.length)
+				this.logger.warn(
+					`${failed.length} worker instance(s) did not forget project ${projectId}'s settings: ${failed[0].reason?.message ?? failed[0].reason}`,
+				);
+		},
+
 		/** The spec's slug or GitLab 8.16's service name; 404 for anything else. */
 		definition(slug: string): NamedIntegration {
 			const named = resolveIntegration(slug);

@@ -9,6 +9,7 @@ declare module "irc-framework" {
 		connect(options: Record<string, unknown>): void;
 		join(channel: string, key?: string): void;
 		say(target: string, message: string): void;
+		raw(...args: string[]): void;
 		ping(message?: string): void;
 		changeNick(nick: string): void;
 		quit(message?: string): void;

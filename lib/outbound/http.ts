@@ -32,7 +32,7 @@ function agentFor(protocol: string, allowLocal: boolean): http.Agent {
 	const key = `${protocol}${allowLocal}`;
 	let agent = agents.get(key);
 	if (!agent) {
-		const options = { keepAlive: true, maxSockets: 16, lookup: guardedLookup({ allowLocal }) as never };
+		const options = { keepAlive: true, maxSockets: 32, lookup: guardedLookup({ allowLocal }) as never };
 		agent = protocol === "https:" ? new https.Agent(options) : new http.Agent(options);
 		agents.set(key, agent);
 	}

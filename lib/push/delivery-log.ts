@@ -70,7 +70,8 @@ export class RedisDeliveryLog implements DeliveryLog {
 		url: string,
 		private readonly opts: DeliveryLogOptions,
 	) {
-		this.redis = new Redis(url, { maxRetriesPerRequest: 3 });
+		// Claims and records of the deliveries in flight go out as one pipeline per tick.
+		this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
 		// Errors surface on the commands; an unhandled 'error' event would crash the process.
 		this.redis.on("error", () => undefined);
 		this.aliveMs = opts.aliveMs ?? 5000;

@@ -16,7 +16,7 @@ const PushMailer: ServiceSchema<ServiceSettingSchema, PushWorkerMethods, { maile
 	mixins: [PushWorkerMixin({ group: "push-mailer", slug: "emails-on-push", parallel: true })],
 
 	created() {
-		this.mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, timeoutMs: config.outboundTimeoutMs });
+		this.mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, timeoutMs: config.outboundTimeoutMs, poolSize: config.smtpPoolSize });
 	},
 
 	stopped() {

@@ -56,6 +56,9 @@ beforeAll(async () => {
 			PUSH_MAX_DELIVERIES: "4",
 			PUSH_ACK_WAIT_MS: "3000",
 			OUTBOUND_TIMEOUT_MS: "3000",
+			// The workers keep a project's settings far longer than any test: only the change
+			// announcement can make them read a change (see "sees a settings change").
+			PUSH_SETTINGS_CACHE_TTL_MS: "600000",
 		},
 	});
 	await cluster.waitForRoute("GET", "/projects/1/services/emails-on-push");
@@ -157,6 +160,22 @@ it("colours IRC lines only with colorize_messages", async () => {
 	await waitFor("the plain lines", async () => dev.messages.length === start + 4, 30000);
 	expect(dev.messages[start + 3].text).toMatch(/^\S+\/master [0-9a-f]{8} Ada Lovelace \(1 file\): plain please$/);
 	expect(dev.messages.slice(start + 2).some(m => /[\x02\x03\x0f\x1f]/.test(m.text))).toBe(false);
+}, 60000);
+
+it("sees a settings change at once, although each worker keeps the settings it read, in its own process", async () => {
+	expect((await put("emails-on-push", { recipients: "first@example.com" })).status).toBe(200);
+	await push({ commits: [{ message: "settings before the change" }] });
+	await waitFor("the first mail", async () => mailsWithSubject("settings before the change").length === 1, 30000);
+	expect(mailsWithSubject("settings before the change").map(m => (m.to as { text: string }).text)).toEqual(["first@example.com"]);
+
+	// The mailer (another process than integrations) has the first settings now; the change reaches it as a broadcast.
+	expect((await put("emails-on-push", { recipients: "second@example.com" })).status).toBe(200);
+	await push({ commits: [{ message: "settings after the change" }] });
+	await waitFor("the second mail", async () => mailsWithSubject("settings after the change").length === 1, 30000);
+	expect(mailsWithSubject("settings after the change").map(m => (m.to as { text: string }).text)).toEqual(["second@example.com"]);
+	expect(mailsWithSubject("settings before the change")).toHaveLength(1);
+
+	expect((await put("emails-on-push", { recipients: "dev@example.com ops@example.com" })).status).toBe(200);
 }, 60000);
 
 it("loses nothing and delivers nothing twice when a worker is killed mid-stream and started again", async () => {

@@ -47,6 +47,32 @@ it("sends lines in order over one connection that joins a channel once", async (
 	expect(joinsBy(dev, "gitlabbot")).toBe(1);
 });
 
+it("pipelines concurrent sends on one connection: every send confirmed, the lines in the order of the sends", async () => {
+	const p = pool({ nick: "pipebot" });
+	const start = dev.messages.length;
+	const sends = Array.from({ length: 20 }, (_, i) => p.send(target("#dev"), [`burst ${i} a`, `burst ${i} b`]));
+	await Promise.all(sends);
+	await waitFor("forty lines", async () => dev.messages.length >= start + 40);
+	expect(dev.messages.slice(start).map(m => m.text)).toEqual(Array.from({ length: 20 }, (_, i) => [`burst ${i} a`, `burst ${i} b`]).flat());
+	expect(p.size).toBe(1);
+});
+
+it("sends a line longer than one IRC message in several, as irc-framework splits it", async () => {
+	const p = pool({ nick: "longbot" });
+	const start = dev.messages.length;
+	const long = "x".repeat(500);
+	await p.send(target("#dev"), [long]);
+	await waitFor(
+		"the split line",
+		async () =>
+			dev.messages
+				.slice(start)
+				.map(m => m.text)
+				.join("") === long,
+	);
+	expect(dev.messages.slice(start).length).toBe(2);
+});
+
 it("joins a keyed channel with its key, and refuses a wrong key for good", async () => {
 	const p = pool({ nick: "keybot" });
 	await p.send(target("keyed?key=sesame"), ["with key"]);

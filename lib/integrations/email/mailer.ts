@@ -14,6 +14,8 @@ export interface MailerOptions {
 	smtpUrl: string;
 	dataDir: string;
 	timeoutMs: number;
+	/** SMTP connections kept open (each sends one mail at a time); default 4. */
+	poolSize?: number;
 }
 
 export interface Mailer {
@@ -35,7 +37,9 @@ export function createMailer(opts: MailerOptions): Mailer {
 		const transport: Transporter = nodemailer.createTransport({
 			url: opts.smtpUrl,
 			pool: true,
-			maxConnections: 4,
+			maxConnections: opts.poolSize ?? 4,
+			// A pooled connection is replaced after this many mails (a reconnect costs a handshake).
+			maxMessages: 1000,
 			connectionTimeout: opts.timeoutMs,
 			greetingTimeout: opts.timeoutMs,
 			socketTimeout: opts.timeoutMs,

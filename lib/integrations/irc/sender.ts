@@ -62,6 +62,9 @@ function withTimeout<T>(what: string, ms: number, run: (resolve: (v: T) => void,
 	});
 }
 
+/** irc-framework's own limit for one message (it splits longer ones). */
+const MAX_LINE_BYTES = 350;
+
 const JOIN_ERRORS = new Set([
 	"bad_channel_key",
 	"channel_is_full",
@@ -77,6 +80,8 @@ class IrcConnection {
 	private readonly joined = new Map<string, Promise<void>>();
 	private chain: Promise<void> = Promise.resolve();
 	private lastLineAt = 0;
+	private pings = 0;
+	private readonly pending = new Map<string, { target: string; resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
 	private idleTimer: NodeJS.Timeout | null = null;
 	closed = false;
 	readonly ready: Promise<void>;
@@ -88,6 +93,7 @@ class IrcConnection {
 		private readonly onClose: (c: IrcConnection) => void,
 	) {
 		this.client.on("socket close", () => this.markClosed());
+		this.listenForConfirmations();
 		this.ready = this.register();
 		this.ready.catch(() => this.close());
 	}
@@ -174,40 +180,67 @@ class IrcConnection {
 		this.lastLineAt = Date.now();
 	}
 
-	/** Sends the lines in order; resolves when the server has answered a PING sent after them. */
+	/**
+	 * Sends the lines in order; resolves when the server has answered a PING sent after them.
+	 * Sends are pipelined: the next one's lines go out (paced) while this one's confirmation is
+	 * still on its way, since the server answers in order. Pending confirmations are bounded by
+	 * the sends in flight (the worker's PUSH_MAX_IN_FLIGHT).
+	 */
 	send(target: IrcTarget, lines: string[]): Promise<void> {
-		const run = async () => {
-			this.touch();
-			await this.ready;
-			if (!target.isNick) await this.join(target);
-			for (const line of lines) {
-				if (this.closed) throw new TransientError(`IRC ${target.host}:${target.port}: connection lost`);
-				await this.pace();
-				this.client.say(target.target, line);
-			}
-			const token = `gl${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-			await withTimeout<void>(`IRC confirmation from ${target.host}`, this.opts.timeoutMs, (resolve, reject) => {
-				const onPong = (e: { message?: string }) => e.message === token && resolve();
-				const onClose = () => reject(new TransientError(`IRC ${target.host}:${target.port}: connection lost`));
-				const onError = (e: { error: string; channel?: string; nick?: string; reason?: string }) => {
-					if ((e.error === "cannot_send_to_channel" || e.error === "no_such_nick") && (e.channel ?? e.nick ?? "").toLowerCase() === target.target.toLowerCase())
-						reject(new PermanentError(`IRC ${target.target}: ${e.reason ?? e.error}`));
-				};
-				this.client.on("pong", onPong);
-				this.client.once("socket close", onClose);
-				this.client.on("irc error", onError);
-				this.client.ping(token);
-				return () => {
-					this.client.off("pong", onPong);
-					this.client.off("socket close", onClose);
-					this.client.off("irc error", onError);
-				};
-			});
-			this.touch();
+		const written = this.chain.then(() => this.write(target, lines));
+		this.chain = written.then(
+			() => undefined,
+			() => undefined,
+		);
+		return written.then(w => w.confirmed);
+	}
+
+	/** Joins if needed, writes the lines and a PING; `confirmed` settles with the PONG (or an error for the target). */
+	private async write(target: IrcTarget, lines: string[]): Promise<{ confirmed: Promise<void> }> {
+		this.touch();
+		await this.ready;
+		if (!target.isNick) await this.join(target);
+		for (const line of lines) {
+			if (this.closed) throw new TransientError(`IRC ${target.host}:${target.port}: connection lost`);
+			await this.pace();
+			// A short single line is sent as is: irc-framework's say() would split it by graphemes first (costly, and a no-op here).
+			if (line && Buffer.byteLength(line) <= MAX_LINE_BYTES && !/[\r\n]/.test(line)) this.client.raw("PRIVMSG", target.target, line);
+			else this.client.say(target.target, line);
+		}
+		if (this.closed) throw new TransientError(`IRC ${target.host}:${target.port}: connection lost`);
+		const token = `gl${(++this.pings).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+		const confirmed = new Promise<void>((resolve, reject) => {
+			const timer = setTimeout(() => {
+				this.pending.delete(token);
+				reject(new TransientError(`IRC confirmation from ${target.host} timed out after ${this.opts.timeoutMs} ms`));
+			}, this.opts.timeoutMs);
+			this.pending.set(token, { target: target.target.toLowerCase(), resolve, reject, timer });
+		});
+		this.client.ping(token);
+		return { confirmed: confirmed.finally(() => this.touch()) };
+	}
+
+	/** One handler for every pending confirmation (no listener per send). */
+	private listenForConfirmations(): void {
+		const settle = (token: string, err?: Error) => {
+			const p = this.pending.get(token);
+			if (!p) return;
+			this.pending.delete(token);
+			clearTimeout(p.timer);
+			if (err) p.reject(err);
+			else p.resolve();
 		};
-		const result = this.chain.then(run);
-		this.chain = result.catch(() => undefined);
-		return result;
+		this.client.on("pong", (e: { message?: string }) => e.message && settle(e.message));
+		this.client.on("irc error", (e: { error: string; channel?: string; nick?: string; reason?: string }) => {
+			if (e.error !== "cannot_send_to_channel" && e.error !== "no_such_nick") return;
+			const name = (e.channel ?? e.nick ?? "").toLowerCase();
+			// The server answers in order: the error belongs to the oldest send to that target still waiting.
+			for (const [token, p] of this.pending)
+				if (p.target === name) return settle(token, new PermanentError(`IRC ${e.channel ?? e.nick}: ${e.reason ?? e.error}`));
+		});
+		this.client.on("socket close", () => {
+			for (const token of [...this.pending.keys()]) settle(token, new TransientError(`IRC ${this.target.host}:${this.target.port}: connection lost`));
+		});
 	}
 
 	private touch(): void {

@@ -1,0 +1,73 @@
+/**
+ * CPU time of processes (Linux /proc), to tell where a benchmark's time went: which process of a
+ * stack (gateway, workers, peers, the load generator itself, NATS, Redis) was busy during a
+ * measured phase. On a machine whose cores every process shares, the busiest one is the limit.
+ */
+import fs from "fs";
+import os from "os";
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU milliseconds a process has used so far, or null when it is gone. */
+export function cpuMs(pid: number | undefined): number | null {
+	if (!pid) return null;
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+		// The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+		const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+		return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+	} catch {
+		return null;
+	}
+}
+
+/** The pid of every process whose command line contains `needle` (e.g. `nats-server`), or []. */
+export function pidsOf(needle: string): number[] {
+	const out: number[] = [];
+	for (const entry of fs.readdirSync("/proc")) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ");
+			if (cmd.includes(needle)) out.push(Number(entry));
+		} catch {
+			// gone meanwhile
+		}
+	}
+	return out;
+}
+
+export interface CpuSample {
+	/** Name → CPU ms used between start and stop. */
+	byProcess: Record<string, number>;
+	/** Wall-clock ms between start and stop. */
+	wallMs: number;
+	/** Cores' worth of time the machine had in that window (wall × cores). */
+	availableMs: number;
+}
+
+/** Starts a CPU account of named processes; `stop()` returns what each used meanwhile. */
+export function cpuAccount(processes: Record<string, number | undefined>): { stop(): CpuSample } {
+	const start = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuMs(pid)]));
+	const t0 = Date.now();
+	return {
+		stop() {
+			const wallMs = Date.now() - t0;
+			const byProcess: Record<string, number> = {};
+			for (const [name, pid] of Object.entries(processes)) {
+				const before = start[name];
+				const after = cpuMs(pid);
+				if (before !== null && after !== null) byProcess[name] = after - before;
+			}
+			return { byProcess, wallMs, availableMs: wallMs * os.cpus().length };
+		},
+	};
+}
+
+/** `{cpu<Name>Pct: …}`: each process's share of one core over the window, for a row's `extra`. */
+export function cpuShares(sample: CpuSample): Record<string, number> {
+	const out: Record<string, number> = {};
+	for (const [name, ms] of Object.entries(sample.byProcess))
+		out[`cpu${name[0].toUpperCase()}${name.slice(1)}Pct`] = Math.round((1000 * ms) / Math.max(1, sample.wallMs)) / 10;
+	return out;
+}
