@@ -49,7 +49,7 @@ it("keeps an event for a consumer group that has not started yet", async () => {
 	await new Promise(r => setTimeout(r, 500));
 	expect(smtp.messages).toHaveLength(0);
 	await cluster.spawnNode("mailer", "workers/push-mailer");
-	await waitFor("the mail", async () => mails("before the mailer").length === 1, 30000);
+	await waitFor("the mail", () => mails("before the mailer").length === 1, 30000);
 	expect(mails("before the mailer")[0].subject).toBe(`[Git][${projectPath}][master] before the mailer`);
 }, 60000);
 
@@ -62,6 +62,6 @@ it("retries a refusing SMTP server, dead-letters the event, and replays it", asy
 	smtp.accept();
 	const replay = await client(cluster.url).post(`/internal/dead-letters/${encodeURIComponent(dead.id)}/replay`, { headers: secret() });
 	expect(replay.status).toBe(200);
-	await waitFor("the replayed mail", async () => mails("refused for now").length === 1, 30000);
+	await waitFor("the replayed mail", () => mails("refused for now").length === 1, 30000);
 	expect((await deadLetters()).find(d => d.event_id === id)).toBeUndefined();
 }, 90000);

@@ -363,7 +363,7 @@ export function configVariables(): string[] {
 	// Required here rather than imported: config/ parses process.env when first loaded.
 	const { loadConfig } = require("../../config") as typeof import("../../config");
 	const seen = new Set<string>();
-	loadConfig(new Proxy({} as Record<string, string | undefined>, { get: (_t, key) => (typeof key === "string" && seen.add(key), undefined) }));
+	loadConfig(new Proxy({}, { get: (_t, key) => (typeof key === "string" && seen.add(key), undefined) }));
 	const source = fs.readFileSync(path.join(ROOT, "config/index.ts"), "utf8");
 	for (const m of source.matchAll(/\(\s*env\s*,\s*"([A-Z][A-Z0-9_]*)"/g)) seen.add(m[1]);
 	for (const m of source.matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)|\[\s*"([A-Z][A-Z0-9_]*)"\s*\])/g)) seen.add(m[1] ?? m[2]);

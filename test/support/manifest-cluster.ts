@@ -201,8 +201,8 @@ export class ManifestCluster {
 			running.output.push(chunk.toString());
 			if (running.output.length > 400) running.output.shift();
 		};
-		child.stdout!.on("data", keep);
-		child.stderr!.on("data", keep);
+		child.stdout.on("data", keep);
+		child.stderr.on("data", keep);
 		this.containers.push(running);
 		return running;
 	}
