@@ -95,8 +95,8 @@ function kubectl(args: string[]): string {
 		return execFileSync("kubectl", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
 	} catch (err: any) {
 		if (err.code === "ENOENT")
-			throw new Error("kubectl is not installed: it renders the kustomize overlays (`kubectl kustomize`); install Debian's kubectl package");
-		throw new Error(`kubectl ${args.join(" ")} failed:\n${err.stderr || err.message}`);
+			throw new Error("kubectl is not installed: it renders the kustomize overlays (`kubectl kustomize`); install Debian's kubectl package", { cause: err });
+		throw new Error(`kubectl ${args.join(" ")} failed:\n${err.stderr || err.message}`, { cause: err });
 	}
 }
 
@@ -361,6 +361,7 @@ export function composeEnv(service: any): Record<string, string> {
  */
 export function configVariables(): string[] {
 	// Required here rather than imported: config/ parses process.env when first loaded.
+	// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, synchronously (callers are synchronous)
 	const { loadConfig } = require("../../config") as typeof import("../../config");
 	const seen = new Set<string>();
 	loadConfig(new Proxy({}, { get: (_t, key) => (typeof key === "string" && seen.add(key), undefined) }));
