@@ -19,7 +19,8 @@ const deadLetters = async () => (await client(cluster.url).get("/internal/dead-l
 const mails = (text: string) => smtp.messages.filter(m => m.subject?.includes(text));
 
 async function push(message: string) {
-	const res = await client(cluster.url).post("/internal/push", { body: pushBody({ projectId, path: projectPath, commits: [{ message }] }), headers: secret() });
+	const body = pushBody({ projectId, path: projectPath, commits: [{ message }] });
+	const res = await client(cluster.url).post("/internal/push", { body, headers: secret() });
 	expect(res.status).toBe(202);
 	return res.body.id as string;
 }

@@ -144,7 +144,12 @@ describe("POST /internal/push", () => {
 			return list.body.find((d: { event_id: string }) => d.event_id === id);
 		});
 		expect(gets()).toBe(3);
-		expect(dead).toMatchObject({ group: "task-tracker-commenter", project_id: projectId, ref: "refs/heads/master", error: expect.stringContaining("failed") });
+		expect(dead).toMatchObject({
+			group: "task-tracker-commenter",
+			project_id: projectId,
+			ref: "refs/heads/master",
+			error: expect.stringContaining("failed"),
+		});
 		// The other workers were not held up by the tracker.
 		await waitFor("the mails of that push", () => smtp.messages.length === mailsBefore + 2);
 		expect((await stack.api().get("/user")).status).toBe(200);

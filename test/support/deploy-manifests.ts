@@ -94,8 +94,10 @@ function kubectl(args: string[]): string {
 	try {
 		return execFileSync("kubectl", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
 	} catch (err: any) {
-		if (err.code === "ENOENT")
-			throw new Error("kubectl is not installed: it renders the kustomize overlays (`kubectl kustomize`); install Debian's kubectl package", { cause: err });
+		if (err.code === "ENOENT") {
+			const why = "kubectl is not installed: it renders the kustomize overlays (`kubectl kustomize`); install Debian's kubectl package";
+			throw new Error(why, { cause: err });
+		}
 		throw new Error(`kubectl ${args.join(" ")} failed:\n${err.stderr || err.message}`, { cause: err });
 	}
 }
@@ -349,7 +351,9 @@ export function loadCompose(env: Record<string, string | undefined> = {}, file =
 export function composeEnv(service: any): Record<string, string> {
 	const env = service.environment ?? {};
 	if (Array.isArray(env)) return Object.fromEntries(env.map((kv: string) => [kv.split("=")[0], kv.includes("=") ? kv.slice(kv.indexOf("=") + 1) : ""]));
-	return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === null ? "" : String(v)]));
+	// YAML scalars: a string, number or boolean, or null for an empty value.
+	const scalar = (v: unknown) => (v === null ? "" : typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : JSON.stringify(v));
+	return Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([k, v]) => [k, scalar(v)]));
 }
 
 // ---------- config/ ----------
