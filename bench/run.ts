@@ -70,7 +70,7 @@ interface Found {
 	scenario: Scenario;
 }
 
-function discover(): Found[] {
+async function discover(): Promise<Found[]> {
 	const dir = path.join(__dirname, "scenarios");
 	const files = fs.existsSync(dir)
 		? fs
@@ -78,12 +78,14 @@ function discover(): Found[] {
 				.filter(f => /^\d+-.+\.js$/.test(f))
 				.sort()
 		: [];
-	return files.map(file => {
-		const mod = require(path.join(dir, file));
-		const scenario: Scenario | undefined = mod.default ?? mod.scenario;
+	const found: Found[] = [];
+	for (const file of files) {
+		const mod = (await import(path.join(dir, file))) as { default?: Scenario; scenario?: Scenario };
+		const scenario = mod.default ?? mod.scenario;
 		if (!scenario || typeof scenario.run !== "function" || !scenario.name) throw new Error(`bench/scenarios/${file} exports no Scenario (name + run)`);
-		return { number: Number(file.split("-")[0]), file, scenario };
-	});
+		found.push({ number: Number(file.split("-")[0]), file, scenario });
+	}
+	return found;
 }
 
 export interface RowResult extends Row {
@@ -216,10 +218,10 @@ export function markdownTable(results: ScenarioResult[]): string {
 			lines.push(`| ${r.number} | ${r.name} | ${why} | | | | | | | |`);
 			continue;
 		}
-		for (const row of r.rows)
-			lines.push(
-				`| ${r.number} | ${r.name} | ${row.case} | ${row.metric} | ${pair(row.value)} | ${row.baseline} | ${pair(row.baselineValue)} | ${ratio(row.ratio.median)} | ${ratio(row.ratio.p99)} | ${goalCell(row)} |`,
-			);
+		for (const row of r.rows) {
+			const cells = [r.number, r.name, row.case, row.metric, pair(row.value), row.baseline, pair(row.baselineValue)];
+			lines.push(`| ${cells.join(" | ")} | ${ratio(row.ratio.median)} | ${ratio(row.ratio.p99)} | ${goalCell(row)} |`);
+		}
 	}
 	return lines.join("\n");
 }
@@ -255,7 +257,7 @@ function updateReadme(table: string, when: string, info: ReturnType<typeof machi
 
 async function main(): Promise<void> {
 	const args = parseArgs(process.argv.slice(2));
-	const found = discover();
+	const found = await discover();
 	const wanted = (n: number, name: string) => !args.only.length || args.only.includes(String(n)) || args.only.includes(name.toLowerCase());
 	const slots = [...new Set([...Object.keys(EXPECTED).map(Number), ...found.map(f => f.number)])].sort((a, b) => a - b);
 	const startedAt = new Date();
@@ -270,7 +272,8 @@ async function main(): Promise<void> {
 			if (!wanted(n, f.scenario.name)) continue;
 			console.error(`▶ ${n}. ${f.scenario.name}${f.scenario.description ? ` — ${f.scenario.description}` : ""}`);
 			const result = await runScenario(f, args);
-			console.error(result.status === "ok" ? `  done in ${result.seconds.toFixed(1)} s` : `  FAILED after ${result.seconds.toFixed(1)} s:\n${result.error}`);
+			const seconds = result.seconds.toFixed(1);
+			console.error(result.status === "ok" ? `  done in ${seconds} s` : `  FAILED after ${seconds} s:\n${result.error}`);
 			results.push(result);
 		}
 	}

@@ -16,6 +16,7 @@
 import path from "path";
 import { Adapters, Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Middleware, ServiceBroker } from "moleculer";
+import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection, NatsError } from "nats";
 import type { Config } from "../config";
 import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { channelBackend, DEAD_LETTER_QUEUE, natsConnectionOptions, PUSH_CHANNEL, PUSH_GROUPS, retryDelay, type ChannelBackend } from "../lib/push/channel";
@@ -34,15 +35,23 @@ function usesChannels(broker: ServiceBroker): boolean {
 /** JetStream API calls wait this long for an answer (nats.js: 5 s), for a cluster that is busy or electing leaders. */
 const JS_API_TIMEOUT_MS = 15_000;
 
-type ConsumerHandler = (err: unknown, message: any) => Promise<void>;
+type ConsumerHandler = (err: NatsError | null, message: JsMsg) => Promise<void>;
 const NatsAdapter = Adapters.NATS as unknown as new (opts: object) => {
-	opts: any;
-	connection: any;
-	manager: any;
-	client: any;
+	connection: NatsConnection;
+	manager: JetStreamManager;
+	client: JetStreamClient;
 	connect(): Promise<void>;
 	createConsumerHandler(chan: unknown): ConsumerHandler;
 };
+
+/** A message that can tell its server the handler is still working on it (a JetStream message). */
+interface WorkingSignal {
+	working(): void;
+}
+
+function hasWorkingSignal(message: unknown): message is WorkingSignal {
+	return !!message && typeof (message as Partial<WorkingSignal>).working === "function";
+}
 
 /**
  * The message as the adapter's handler sees it, minus the adapter's "working" signal sent before
@@ -50,9 +59,9 @@ const NatsAdapter = Adapters.NATS as unknown as new (opts: object) => {
  * that signal is one more request to the server per message and group for nothing. Later
  * signals (ChannelRetry's heartbeat during a long handler) go through.
  */
-export function withoutFirstWorking(message: any): any {
-	if (!message || typeof message.working !== "function") return message;
-	const view = Object.create(message);
+export function withoutFirstWorking<M>(message: M): M {
+	if (!hasWorkingSignal(message)) return message;
+	const view = Object.create(message) as M & WorkingSignal;
 	let first = true;
 	view.working = () => {
 		if (first) first = false;
@@ -100,6 +109,16 @@ async function provision(backend: ChannelBackend, broker: ServiceBroker, cfg: Ch
 	else if (backend.kind === "redis") await provisionRedis(backend.url, { prefix });
 }
 
+/**
+ * What ChannelRetry uses of a raw message, when the adapter's message has it (JetStream's JsMsg and
+ * the in-process adapter's message do; a Redis stream entry does not).
+ */
+interface RetryableMessage {
+	info?: { deliveryCount?: number };
+	nak?(delayMs?: number): void;
+	working?(): void;
+}
+
 export function ChannelsMiddlewares(cfg: ChannelsConfig): Middleware[] {
 	// A configuration without a durable store only fails the nodes that need one.
 	let backend: ChannelBackend = { kind: "memory" };
@@ -131,16 +150,16 @@ export function ChannelsMiddlewares(cfg: ChannelsConfig): Middleware[] {
 
 	const retry = {
 		name: "ChannelRetry",
-		localChannel(next: (msg: unknown, raw: any) => Promise<unknown>, chan: { maxRetries?: number }) {
+		localChannel(next: (msg: unknown, raw: RetryableMessage | undefined) => Promise<unknown>, chan: { maxRetries?: number }) {
 			const heartbeatMs = Math.max(500, Math.floor(cfg.pushAckWaitMs / 3));
-			return async (msg: unknown, raw: any) => {
-				const timer = typeof raw?.working === "function" ? setInterval(() => raw.working(), heartbeatMs) : null;
+			return async (msg: unknown, raw: RetryableMessage | undefined) => {
+				const timer = hasWorkingSignal(raw) ? setInterval(() => raw.working(), heartbeatMs) : null;
 				try {
 					return await next(msg, raw);
 				} catch (err) {
 					const count = raw?.info?.deliveryCount;
 					// The adapter's own NAK that follows is a no-op: a JetStream message takes the first ack/nak only.
-					if (count && typeof raw.nak === "function" && chan.maxRetries && count < chan.maxRetries) raw.nak(retryDelay(cfg.pushRetryDelayMs, count));
+					if (count && typeof raw?.nak === "function" && chan.maxRetries && count < chan.maxRetries) raw.nak(retryDelay(cfg.pushRetryDelayMs, count));
 					throw err;
 				} finally {
 					if (timer) clearInterval(timer);
@@ -149,7 +168,7 @@ export function ChannelsMiddlewares(cfg: ChannelsConfig): Middleware[] {
 		},
 	};
 
-	return [channels as unknown as Middleware, retry as unknown as Middleware];
+	return [channels, retry];
 }
 
 /** The adapter class of a broker's channel middleware, for the dead-letter tools. */

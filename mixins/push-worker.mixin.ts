@@ -10,10 +10,10 @@
  * - and fails the message when any delivery failed otherwise, so the channel retries it with
  *   backoff and finally dead-letters it. Deliveries done in an earlier attempt are not repeated.
  */
-import type { ServiceSchema } from "moleculer";
+import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { decryptSecret, isEncrypted } from "../lib/crypto/secrets";
-import { SecretsMixin } from "./secrets.mixin";
+import { SecretsMixin, type SecretsVars } from "./secrets.mixin";
 import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "../lib/push/delivery-log";
 import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { KvDeliveryLog } from "../lib/push/kv-delivery-log";
@@ -47,6 +47,27 @@ export interface PushWorkerOptions {
 	/** Run the deliveries of one event at the same time (independent targets) rather than in order. */
 	parallel?: boolean;
 }
+
+/** What the mixin keeps on the worker instance. */
+interface PushWorkerVars extends SecretsVars {
+	settingsCache: SettingsCache<IntegrationSettings | null>;
+	/** Set when the worker starts. */
+	deliveryPrefix: string;
+	deliveryLog: DeliveryLog;
+	settingsReachable?: boolean;
+	settingsReachableCheck?: Promise<void> | null;
+	settingsReachableNext?: number;
+}
+
+interface PushWorkerMixinMethods extends PushWorkerMethods {
+	claimDelivery(log: DeliveryLog, key: string): Promise<ClaimResult>;
+	loadSettings(projectId: number): Promise<IntegrationSettings | null>;
+	checkReachable(): Promise<void>;
+	fetchSettings(projectId: number): Promise<IntegrationSettings | null>;
+	handlePush(event: PushEvent, deliveryCount?: number): Promise<void>;
+}
+
+type PushWorkerService = Service & PushWorkerVars & PushWorkerMixinMethods;
 
 /** How often a worker asks whether `integrations` can reach it yet (it keeps no settings until then). */
 const REACHABLE_CHECK_MS = 1000;
@@ -84,16 +105,16 @@ function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }
 
 export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema> {
 	const def = findIntegration(opts.slug)!;
-	return {
+	const schema: Partial<ServiceSchema<ServiceSettingSchema, PushWorkerMixinMethods, PushWorkerVars>> = {
 		mixins: [SecretsMixin()],
 		actions: {
 			/** `integrations` changed a project's settings: read them again (lib/integrations/settings-cache.ts). Called on each instance. */
 			[FORGET_SETTINGS_ACTION]: {
 				visibility: "public",
 				params: { projectId: { type: "number", integer: true, positive: true } },
-				handler(this: any, ctx: { params: unknown }) {
+				handler(ctx: { params: unknown }) {
 					const projectId = changedProject(ctx.params);
-					if (projectId !== null) (this.settingsCache as SettingsCache<unknown>).invalidate(projectId);
+					if (projectId !== null) this.settingsCache.invalidate(projectId);
 					return true;
 				},
 			},
@@ -116,13 +137,13 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				nats: { consumerOptions: { config: { deliver_policy: "all", ack_wait: nanos(config.pushAckWaitMs) } } },
 				// Redis Streams: from the start of the stream; a failed or orphaned message is reclaimed after this idle time.
 				redis: { startID: "0", minIdleTime: Math.max(config.pushRetryDelayMs, claimMs(), 1000), claimInterval: 500 },
-				async handler(this: any, event: PushEvent, raw?: { info?: { deliveryCount?: number } }) {
+				async handler(this: PushWorkerService, event: PushEvent, raw?: { info?: { deliveryCount?: number } }) {
 					await this.handlePush(event, raw?.info?.deliveryCount);
 				},
 			},
 		},
 
-		async started() {
+		started() {
 			this.deliveryPrefix = `${this.broker.namespace || "gitlab"}:`;
 			this.deliveryLog = deliveryLogFor(this.broker, { prefix: this.deliveryPrefix, pendingMs: claimMs(), doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS });
 		},
@@ -152,28 +173,33 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 					void this.checkReachable();
 					return this.fetchSettings(projectId);
 				}
-				return (this.settingsCache as SettingsCache<IntegrationSettings | null>).get(projectId, () => this.fetchSettings(projectId));
+				return this.settingsCache.get(projectId, () => this.fetchSettings(projectId));
 			},
 
 			/**
 			 * Whether every `integrations` node has discovered this instance's forget action (a new node
 			 * is discovered a moment after it starts consuming). Asked at most every REACHABLE_CHECK_MS.
 			 */
-			async checkReachable(): Promise<void> {
-				if (this.settingsReachableCheck || Date.now() < (this.settingsReachableNext ?? 0)) return;
-				this.settingsReachableNext = Date.now() + REACHABLE_CHECK_MS;
-				const action = `${this.name}.${FORGET_SETTINGS_ACTION}`;
-				const nodes = ((this.broker.registry.getActionEndpoints(KNOWS_WORKER_ACTION) as { endpoints?: { id: string }[] } | undefined)?.endpoints ?? []).map(
-					ep => ep.id,
-				);
-				this.settingsReachableCheck = Promise.all(
-					nodes.map(nodeID => this.broker.call(KNOWS_WORKER_ACTION, { action }, { nodeID, timeout: REACHABLE_CHECK_MS, retries: 0 })),
-				)
-					.then(answers => {
-						if (answers.length > 0 && answers.every(Boolean)) this.settingsReachable = true;
-					})
-					.catch(() => undefined)
-					.finally(() => (this.settingsReachableCheck = null));
+			checkReachable(): Promise<void> {
+				try {
+					if (this.settingsReachableCheck || Date.now() < (this.settingsReachableNext ?? 0)) return Promise.resolve();
+					this.settingsReachableNext = Date.now() + REACHABLE_CHECK_MS;
+					const action = `${this.name}.${FORGET_SETTINGS_ACTION}`;
+					const endpoints = this.broker.registry.getActionEndpoints(KNOWS_WORKER_ACTION) as { endpoints?: { id: string }[] } | undefined;
+					const nodes = (endpoints?.endpoints ?? []).map(ep => ep.id);
+					this.settingsReachableCheck = Promise.all(
+						nodes.map(nodeID => this.broker.call(KNOWS_WORKER_ACTION, { action }, { nodeID, timeout: REACHABLE_CHECK_MS, retries: 0 })),
+					)
+						.then(answers => {
+							if (answers.length > 0 && answers.every(Boolean)) this.settingsReachable = true;
+						})
+						.catch(() => undefined)
+						.finally(() => (this.settingsReachableCheck = null));
+					return Promise.resolve();
+				} catch (err) {
+					// As from an async function: the caller gets a rejected promise, never a throw.
+					return Promise.reject(err as Error);
+				}
 			},
 
 			async fetchSettings(projectId: number): Promise<IntegrationSettings | null> {
@@ -195,7 +221,7 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				if (event.replay_group && event.replay_group !== opts.group) return;
 				const push = event.push;
 				const settings: IntegrationSettings | null = await this.loadSettings(push.project_id);
-				if (!handlesEvent(def, settings as never, push.object_kind)) return;
+				if (!handlesEvent(def, settings, push.object_kind)) return;
 
 				const deliveries: Delivery[] = await this.deliveries(event, settings!);
 				const log: DeliveryLog = this.deliveryLog;
@@ -231,7 +257,7 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				if (opts.parallel) await Promise.all(deliveries.map(runOne));
 				else for (const [i, d] of deliveries.entries()) await runOne(d, i);
 				const unrecorded = (await Promise.allSettled(records)).filter(r => r.status === "rejected");
-				if (unrecorded.length) failures.push(`${unrecorded.length} deliveries made but not recorded: ${(unrecorded[0] as PromiseRejectedResult).reason}`);
+				if (unrecorded.length) failures.push(`${unrecorded.length} deliveries made but not recorded: ${unrecorded[0].reason}`);
 
 				if (failures.length) {
 					this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${failures.length} deliveries failed, will retry: ${failures.join("; ")}`);
@@ -240,4 +266,5 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 			},
 		},
 	};
+	return schema as unknown as Partial<ServiceSchema>;
 }

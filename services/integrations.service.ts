@@ -43,6 +43,12 @@ interface Vars extends SecretsVars {
 /** How long a write waits for a worker instance to forget the project's settings. */
 const FORGET_TIMEOUT_MS = 2000;
 
+/** A failed call's message (a Moleculer error's), or the reason itself. */
+function reasonText(reason: unknown): string {
+	const message = (reason as { message?: unknown } | null | undefined)?.message;
+	return typeof message === "string" ? message : String(reason);
+}
+
 const slugParams = { id: { type: "string" }, slug: { type: "string", max: 100 } } as const;
 
 const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
@@ -95,8 +101,8 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			params: { action: { type: "string", max: 200 } },
 			handler(ctx: Context<{ action: string }>): boolean {
 				if (!ctx.params.action.endsWith(`.${FORGET_SETTINGS_ACTION}`)) return false;
-				const endpoints =
-					(this.broker.registry.getActionEndpoints(ctx.params.action) as { endpoints?: { id: string; isAvailable: boolean }[] } | undefined)?.endpoints ?? [];
+				const list = this.broker.registry.getActionEndpoints(ctx.params.action) as { endpoints?: { id: string; isAvailable: boolean }[] } | undefined;
+				const endpoints = list?.endpoints ?? [];
 				return endpoints.some(ep => ep.id === ctx.nodeID && ep.isAvailable);
 			},
 		},
@@ -140,9 +146,7 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			const failed = (await Promise.allSettled(calls)).filter((r): r is PromiseRejectedResult => r.status === "rejected");
 			// Those instances keep the old settings until their TTL (PUSH_SETTINGS_CACHE_TTL_MS).
 			if (failed.length)
-				this.logger.warn(
-					`${failed.length} worker instance(s) did not forget project ${projectId}'s settings: ${failed[0].reason?.message ?? failed[0].reason}`,
-				);
+				this.logger.warn(`${failed.length} worker instance(s) did not forget project ${projectId}'s settings: ${reasonText(failed[0].reason)}`);
 		},
 
 		/** The spec's slug or GitLab 8.16's service name; 404 for anything else. */

@@ -45,7 +45,15 @@ function checked(what: string, result: LoadResult): LoadResult {
 /** Latency and throughput of `what` against `against`. */
 function compare(ctx: BenchContext, what: string, result: LoadResult, against: string, base: LoadResult, extra: Row["extra"], goal?: Goal): Row[] {
 	return [
-		{ case: what, metric: `latency ms @ c=${ctx.connections}`, value: result.latency, baseline: against, baselineValue: base.latency, better: "lower", extra },
+		{
+			case: what,
+			metric: `latency ms @ c=${ctx.connections}`,
+			value: result.latency,
+			baseline: against,
+			baselineValue: base.latency,
+			better: "lower",
+			extra,
+		},
 		{
 			case: what,
 			metric: `req/s @ c=${ctx.connections}`,
@@ -88,7 +96,8 @@ const scenario: Scenario = {
 			const bareLoad = checked("bare server", await ctx.load({ url: bare.url, headers }));
 			bare.proc.child.kill("SIGKILL");
 
-			const framework = await ctx.startFrameworkBaseline(sample.bytes, c.framework.nats ? { url: NATS_URL, namespace: `${stack.namespace}-fw` } : undefined);
+			const frameworkNats = c.framework.nats ? { url: NATS_URL, namespace: `${stack.namespace}-fw` } : undefined;
+			const framework = await ctx.startFrameworkBaseline(sample.bytes, frameworkNats);
 			ctx.log(`load: ${c.framework.name}`);
 			const frameworkLoad = checked(c.framework.name, await ctx.load({ url: framework.url, headers }));
 			for (const p of framework.procs) p.child.kill("SIGKILL");

@@ -38,10 +38,10 @@ const scenario: Scenario = {
 			const fresh: string[] = [];
 			for (let i = 0; i < tokens; i++) {
 				const username = `bench${i}`;
-				await stack.expect(201, "POST", "/users", { json: { username, name: `Bench ${i}`, email: `${username}@example.com`, password: "bench-password" } });
-				fresh.push(
-					(await stack.expect(201, "POST", "/session", { token: undefined, json: { login: username, password: "bench-password" } })).body.private_token,
-				);
+				const password = "bench-password";
+				await stack.expect(201, "POST", "/users", { json: { username, name: `Bench ${i}`, email: `${username}@example.com`, password } });
+				const session = await stack.expect(201, "POST", "/session", { token: undefined, json: { login: username, password } });
+				fresh.push(session.body.private_token);
 			}
 			// Creating users cleaned the access caches; warm the one token the cached case uses.
 			const url = stack.url + `/projects/${project.id}/labels`;

@@ -40,7 +40,7 @@ export async function startFrameworkBaseline(body: Buffer, tmpDir: string, nats?
 	try {
 		if (!nats) procs.push(await launch("local", () => answers200(url)));
 		else {
-			procs.push(await launch("action", async () => true));
+			procs.push(await launch("action", () => Promise.resolve(true)));
 			procs.push(await launch("gateway", () => answers200(url)));
 		}
 	} catch (err) {

@@ -77,7 +77,7 @@ export class Stack {
 	/** Until the gateway reaches accounts (services over NATS are discovered a moment after /ready). */
 	private async waitServed(): Promise<void> {
 		const deadline = Date.now() + 30000;
-		let last: ApiReply | null = null;
+		let last: ApiReply | null;
 		while ((last = await apiRequest(this.url, "GET", "/user", { token: this.rootToken }).catch(() => null))?.status !== 200) {
 			if (Date.now() > deadline) throw new Error(`the gateway did not reach accounts within 30 s (GET /user: ${last?.status ?? "no answer"})`);
 			await new Promise(r => setTimeout(r, 100));

@@ -75,8 +75,8 @@ export class RedisDeliveryLog implements DeliveryLog {
 		// Errors surface on the commands; an unhandled 'error' event would crash the process.
 		this.redis.on("error", () => undefined);
 		this.aliveMs = opts.aliveMs ?? 5000;
-		const beat = () => this.redis.set(this.aliveKey, "1", "PX", this.aliveMs).catch(() => undefined);
-		void beat();
+		const beat = () => void this.redis.set(this.aliveKey, "1", "PX", this.aliveMs).catch(() => undefined);
+		beat();
 		this.heartbeat = setInterval(beat, Math.max(200, Math.floor(this.aliveMs / 3)));
 		this.heartbeat.unref();
 	}
@@ -125,23 +125,26 @@ export class MemoryDeliveryLog implements DeliveryLog {
 		return r;
 	}
 
-	async claim(key: string): Promise<ClaimResult> {
+	claim(key: string): Promise<ClaimResult> {
 		const r = this.current(key);
-		if (r) return r.state === "done" ? "done" : "busy";
+		if (r) return Promise.resolve(r.state === "done" ? "done" : "busy");
 		if (this.records.size > 100_000) for (const k of this.records.keys()) this.current(k);
 		this.records.set(key, { state: "pending", until: Date.now() + this.opts.pendingMs });
-		return "go";
+		return Promise.resolve("go");
 	}
 
-	async complete(key: string): Promise<void> {
+	complete(key: string): Promise<void> {
 		this.records.set(key, { state: "done", until: Date.now() + this.opts.doneMs });
+		return Promise.resolve();
 	}
 
-	async release(key: string): Promise<void> {
+	release(key: string): Promise<void> {
 		if (this.current(key)?.state === "pending") this.records.delete(key);
+		return Promise.resolve();
 	}
 
-	async close(): Promise<void> {
+	close(): Promise<void> {
 		this.records.clear();
+		return Promise.resolve();
 	}
 }

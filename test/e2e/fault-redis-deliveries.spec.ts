@@ -93,7 +93,7 @@ it("mails and comments exactly once although Redis lost everything while deliver
 	// The first third of the burst partly delivered and being retried.
 	await waitFor(
 		"partial deliveries being retried",
-		async () => accepted.length >= N / 3 && [...Array(N / 3).keys()].every(i => mailsTo(i, "dev@example.com") === 1 && completeTries(i) >= 2),
+		() => accepted.length >= N / 3 && [...Array(N / 3).keys()].every(i => mailsTo(i, "dev@example.com") === 1 && completeTries(i) >= 2),
 		30000,
 		20,
 	);
@@ -105,7 +105,7 @@ it("mails and comments exactly once although Redis lost everything while deliver
 	// Every event partly delivered before the peers recover.
 	await waitFor(
 		"every dev@ mail and comment",
-		async () => [...Array(N).keys()].every(i => mailsTo(i, "dev@example.com") >= 1 && tracker.comments.has(String(100 + i))),
+		() => [...Array(N).keys()].every(i => mailsTo(i, "dev@example.com") >= 1 && tracker.comments.has(String(100 + i))),
 		30000,
 	);
 
@@ -113,7 +113,7 @@ it("mails and comments exactly once although Redis lost everything while deliver
 	tracker.up();
 	await waitFor(
 		"every ops@ mail and completion",
-		async () => [...Array(N).keys()].every(i => mailsTo(i, "ops@example.com") >= 1 && tracker.tasks.get(String(100 + i)) === true),
+		() => [...Array(N).keys()].every(i => mailsTo(i, "ops@example.com") >= 1 && tracker.tasks.get(String(100 + i)) === true),
 		90000,
 		250,
 	);

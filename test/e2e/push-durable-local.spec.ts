@@ -110,11 +110,11 @@ it("delivers every accepted event to every peer exactly once after a kill -9 in 
 	});
 
 	// Some events delivered, then the peers stop answering: deliveries pile up unacknowledged.
-	await waitFor("deliveries under way", async () => smtp.messages.length >= 8 && (tracker.comments.size ?? 0) >= 3, 30000, 10);
+	await waitFor("deliveries under way", () => smtp.messages.length >= 8 && (tracker.comments.size ?? 0) >= 3, 30000, 10);
 	smtp.hold();
 	tracker.hold();
-	await waitFor("deliveries held at both peers", async () => smtp.held >= 1 && tracker.held >= 1, 30000, 10);
-	await waitFor("more pushes accepted meanwhile", async () => accepted.size >= 40, 30000, 10);
+	await waitFor("deliveries held at both peers", () => smtp.held >= 1 && tracker.held >= 1, 30000, 10);
+	await waitFor("more pushes accepted meanwhile", () => accepted.size >= 40, 30000, 10);
 	killed = true;
 	await stopProcess(proc!, "SIGKILL");
 	proc = undefined;
@@ -130,13 +130,13 @@ it("delivers every accepted event to every peer exactly once after a kill -9 in 
 	irc = await startIrcServer(ircPort);
 	listener = await listenOnIrc(irc, "#dev");
 	await start();
-	await waitFor("the journal read back", async () => /Recovered \d+ pending deliveries/.test(proc!.output.join("")), 20000);
+	await waitFor("the journal read back", () => /Recovered \d+ pending deliveries/.test(proc!.output.join("")), 20000);
 
 	const mailsTo = (i: number, to: string) => smtp.messages.filter(m => m.subject?.endsWith(messageOf(i)) && (m.to as { text: string }).text === to).length;
 	const ircLines = (i: number) => listener!.messages.filter(m => m.text.endsWith(`: ${messageOf(i)}`)).length;
 	const delivered = (i: number) =>
 		mailsTo(i, "dev@example.com") >= 1 && mailsTo(i, "ops@example.com") >= 1 && tracker.tasks.get(String(i + 1)) === true && ircLines(i) >= 1;
-	await waitFor("every accepted event at every peer", async () => [...accepted].every(delivered), 90000, 250);
+	await waitFor("every accepted event at every peer", () => [...accepted].every(delivered), 90000, 250);
 	// Anything late or twice would show up now.
 	await new Promise(r => setTimeout(r, 2000));
 

@@ -19,7 +19,8 @@ const deadLetters = async () => (await client(cluster.url).get("/internal/dead-l
 const mails = (text: string) => smtp.messages.filter(m => m.subject?.includes(text));
 
 async function push(message: string) {
-	const res = await client(cluster.url).post("/internal/push", { body: pushBody({ projectId, path: projectPath, commits: [{ message }] }), headers: secret() });
+	const body = pushBody({ projectId, path: projectPath, commits: [{ message }] });
+	const res = await client(cluster.url).post("/internal/push", { body, headers: secret() });
 	expect(res.status).toBe(202);
 	return res.body.id as string;
 }
@@ -49,7 +50,7 @@ it("keeps an event for a consumer group that has not started yet", async () => {
 	await new Promise(r => setTimeout(r, 500));
 	expect(smtp.messages).toHaveLength(0);
 	await cluster.spawnNode("mailer", "workers/push-mailer");
-	await waitFor("the mail", async () => mails("before the mailer").length === 1, 30000);
+	await waitFor("the mail", () => mails("before the mailer").length === 1, 30000);
 	expect(mails("before the mailer")[0].subject).toBe(`[Git][${projectPath}][master] before the mailer`);
 }, 60000);
 
@@ -62,6 +63,6 @@ it("retries a refusing SMTP server, dead-letters the event, and replays it", asy
 	smtp.accept();
 	const replay = await client(cluster.url).post(`/internal/dead-letters/${encodeURIComponent(dead.id)}/replay`, { headers: secret() });
 	expect(replay.status).toBe(200);
-	await waitFor("the replayed mail", async () => mails("refused for now").length === 1, 30000);
+	await waitFor("the replayed mail", () => mails("refused for now").length === 1, 30000);
 	expect((await deadLetters()).find(d => d.event_id === id)).toBeUndefined();
 }, 90000);

@@ -37,7 +37,7 @@ async function start(handlers: Partial<Record<"g1" | "g2", Handler>>, opts: { ma
 	);
 	const broker = new ServiceBroker({
 		logger: { type: "Console", options: { level: "error" } },
-		middlewares: [ChannelsMiddleware({ adapter, context: false } as never) as never],
+		middlewares: [ChannelsMiddleware({ adapter, context: false } as never)],
 	});
 	for (const [group, handler] of Object.entries(handlers)) broker.createService({ name: `consumer-${group}`, channels: { push: { group, handler } } });
 	brokers.push(broker);
@@ -58,20 +58,22 @@ it("delivers after a restart what a group had not finished, not what it had, and
 	const seen = { g1: [] as string[], g2: [] as string[] };
 	const record =
 		(g: "g1" | "g2"): Handler =>
-		async msg =>
-			void seen[g].push(msg.id);
+		msg => {
+			seen[g].push(msg.id);
+			return Promise.resolve();
+		};
 
 	// g2 has not started yet: its events wait in the journal. A delivery of e0 to g2 was made (recorded) before the stop.
 	const first = await start({ g1: record("g1") });
 	for (let i = 0; i < 5; i++) await first.broker.sendToChannel("push", { id: `e${i}` });
-	await waitFor("g1's deliveries", async () => seen.g1.length === 5);
+	await waitFor("g1's deliveries", () => seen.g1.length === 5);
 	const key = deliveryKey("t:", "g2", "e0", "mail:dev@example.com");
 	expect(await first.adapter.deliveryLog.claim(key)).toBe("go");
 	await first.adapter.deliveryLog.complete(key);
 	await stop(first.broker);
 
 	const second = await start({ g1: record("g1"), g2: record("g2") });
-	await waitFor("g2's deliveries", async () => seen.g2.length === 5);
+	await waitFor("g2's deliveries", () => seen.g2.length === 5);
 	expect(seen.g2).toEqual(["e0", "e1", "e2", "e3", "e4"]);
 	expect(seen.g1).toHaveLength(5);
 	expect(await second.adapter.deliveryLog.claim(key)).toBe("done");
@@ -86,19 +88,17 @@ it("delivers after a restart what a group had not finished, not what it had, and
 });
 
 it("keeps dead letters across restarts, at most maxDeadLetters of them (the oldest dropped with a warning)", async () => {
-	const failing: Handler = async () => {
-		throw new Error("peer down");
-	};
-	const first = await start({ g1: failing, g2: async () => undefined }, { maxDeadLetters: 3, maxRetries: 2 });
+	const failing: Handler = () => Promise.reject(new Error("peer down"));
+	const first = await start({ g1: failing, g2: () => Promise.resolve() }, { maxDeadLetters: 3, maxRetries: 2 });
 	for (let i = 0; i < 5; i++) await first.broker.sendToChannel("push", { id: `d${i}` });
-	await waitFor("five dead letters' worth of failures", async () => first.warnings.filter(w => /Moved message/.test(w)).length === 5);
+	await waitFor("five dead letters' worth of failures", () => first.warnings.filter(w => /Moved message/.test(w)).length === 5);
 	const ids = (adapter: InProcessChannelAdapter) => adapter.deadLetters.map(d => JSON.parse(d.data.toString()).id);
 	expect(ids(first.adapter)).toEqual(["d2", "d3", "d4"]);
 	expect(first.adapter.deadLetters[0]).toMatchObject({ group: "g1", headers: { "x-original-group": "g1", "x-error-message": "peer down" } });
 	expect(first.warnings.filter(w => /More than 3 dead letters: dropped the oldest/.test(w))).toHaveLength(2);
 	await stop(first.broker);
 
-	const second = await start({ g2: async () => undefined }, { maxDeadLetters: 3 });
+	const second = await start({ g2: () => Promise.resolve() }, { maxDeadLetters: 3 });
 	expect(ids(second.adapter)).toEqual(["d2", "d3", "d4"]);
 	expect(second.adapter.removeDeadLetter(second.adapter.deadLetters[1].seq, "g1")).toBe(true);
 	await stop(second.broker);

@@ -37,7 +37,7 @@ it("sends lines in order over one connection that joins a channel once", async (
 	const p = pool();
 	await p.send(target("#dev"), ["one", "two"]);
 	await p.send(target("dev"), ["three"]);
-	await waitFor("three lines", async () => dev.messages.length >= 3);
+	await waitFor("three lines", () => dev.messages.length >= 3);
 	expect(dev.messages.map(m => [m.from, m.target, m.text])).toEqual([
 		["gitlabbot", "#dev", "one"],
 		["gitlabbot", "#dev", "two"],
@@ -52,7 +52,7 @@ it("pipelines concurrent sends on one connection: every send confirmed, the line
 	const start = dev.messages.length;
 	const sends = Array.from({ length: 20 }, (_, i) => p.send(target("#dev"), [`burst ${i} a`, `burst ${i} b`]));
 	await Promise.all(sends);
-	await waitFor("forty lines", async () => dev.messages.length >= start + 40);
+	await waitFor("forty lines", () => dev.messages.length >= start + 40);
 	expect(dev.messages.slice(start).map(m => m.text)).toEqual(Array.from({ length: 20 }, (_, i) => [`burst ${i} a`, `burst ${i} b`]).flat());
 	expect(p.size).toBe(1);
 });
@@ -64,7 +64,7 @@ it("sends a line longer than one IRC message in several, as irc-framework splits
 	await p.send(target("#dev"), [long]);
 	await waitFor(
 		"the split line",
-		async () =>
+		() =>
 			dev.messages
 				.slice(start)
 				.map(m => m.text)
@@ -76,7 +76,7 @@ it("sends a line longer than one IRC message in several, as irc-framework splits
 it("joins a keyed channel with its key, and refuses a wrong key for good", async () => {
 	const p = pool({ nick: "keybot" });
 	await p.send(target("keyed?key=sesame"), ["with key"]);
-	await waitFor("the keyed line", async () => keyed.messages.some(m => m.text === "with key"));
+	await waitFor("the keyed line", () => keyed.messages.some(m => m.text === "with key"));
 	const other = pool({ nick: "badkeybot" });
 	await expect(other.send(target("keyed?key=wrong"), ["nope"])).rejects.toBeInstanceOf(PermanentError);
 });
@@ -84,14 +84,14 @@ it("joins a keyed channel with its key, and refuses a wrong key for good", async
 it("sends to a nick without joining", async () => {
 	const p = pool({ nick: "nickbot" });
 	await p.send(target(`${dev.nick},isnick`), ["psst"]);
-	await waitFor("the private line", async () => dev.messages.some(m => m.text === "psst"));
+	await waitFor("the private line", () => dev.messages.some(m => m.text === "psst"));
 	expect(dev.messages.find(m => m.text === "psst")).toEqual({ from: "nickbot", target: dev.nick, text: "psst" });
 });
 
 it("takes another nick when its own is in use", async () => {
 	const p = pool({ nick: dev.nick });
 	await p.send(target("#dev"), ["from the twin"]);
-	await waitFor("the twin's line", async () => dev.messages.some(m => m.text === "from the twin"));
+	await waitFor("the twin's line", () => dev.messages.some(m => m.text === "from the twin"));
 	expect(dev.messages.find(m => m.text === "from the twin")!.from).toMatch(new RegExp(`^${dev.nick.slice(0, 20)}\\d+$`));
 });
 
@@ -99,7 +99,7 @@ it("paces lines on one connection", async () => {
 	const p = pool({ nick: "pacebot", intervalMs: 250 });
 	const start = dev.messages.length;
 	await p.send(target("#dev"), ["p1", "p2", "p3"]);
-	await waitFor("paced lines", async () => dev.messages.length >= start + 3);
+	await waitFor("paced lines", () => dev.messages.length >= start + 3);
 	const times = dev.times.slice(start, start + 3);
 	// Lower bounds only: pacing can make lines later, never earlier.
 	expect(times[1] - times[0]).toBeGreaterThanOrEqual(200);

@@ -114,18 +114,18 @@ describe("POST /internal/push", () => {
 		expect(res.status).toBe(202);
 		expect(res.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
 
-		await waitFor("the comment and completion", async () => tracker.tasks.get("12") === true);
+		await waitFor("the comment and completion", () => tracker.tasks.get("12") === true);
 		expect(tracker.comments.get("12")).toEqual([
 			`Jane pushed to branch master of ${projectPath.split("/")[0]} / push-demo ( ${body.commits[0].url} ): fix #12 crash on start`,
 		]);
 		expect(tracker.requests.slice(before.comments).every(r => r.authorization === "Bearer tracker-token")).toBe(true);
 
-		await waitFor("two mails", async () => smtp.messages.length === before.mails + 2);
+		await waitFor("two mails", () => smtp.messages.length === before.mails + 2);
 		const mails = smtp.messages.slice(before.mails);
 		expect(mails.map(m => (m.to as { text: string }).text).sort()).toEqual(["dev@example.com", "ops@example.com"]);
 		expect(mails[0].subject).toBe(`[Git][${projectPath}][master] fix #12 crash on start`);
 
-		await waitFor("two IRC lines", async () => listener.messages.length === before.irc + 2);
+		await waitFor("two IRC lines", () => listener.messages.length === before.irc + 2);
 		expect(listener.messages.slice(before.irc).map(m => m.text)).toEqual([
 			`[push-demo] Jane pushed 1 new commit to master: http://gitlab.example.com/${projectPath}/compare/${body.before.slice(0, 8)}...${body.after.slice(0, 8)}`,
 			`push-demo/master ${body.after.slice(0, 8)} Ada (1 file): fix #12 crash on start`,
@@ -144,16 +144,21 @@ describe("POST /internal/push", () => {
 			return list.body.find((d: { event_id: string }) => d.event_id === id);
 		});
 		expect(gets()).toBe(3);
-		expect(dead).toMatchObject({ group: "task-tracker-commenter", project_id: projectId, ref: "refs/heads/master", error: expect.stringContaining("failed") });
+		expect(dead).toMatchObject({
+			group: "task-tracker-commenter",
+			project_id: projectId,
+			ref: "refs/heads/master",
+			error: expect.stringContaining("failed"),
+		});
 		// The other workers were not held up by the tracker.
-		await waitFor("the mails of that push", async () => smtp.messages.length === mailsBefore + 2);
+		await waitFor("the mails of that push", () => smtp.messages.length === mailsBefore + 2);
 		expect((await stack.api().get("/user")).status).toBe(200);
 
 		tracker.up();
 		const replay = await internal().post(`/internal/dead-letters/${encodeURIComponent(dead.id)}/replay`, { headers: { "Gitlab-Shared-Secret": SECRET } });
 		expect(replay.status).toBe(200);
 		expect(replay.body).toEqual({ id, group: "task-tracker-commenter", replayed: true });
-		await waitFor("the replayed comment", async () => (tracker.comments.get("13") ?? []).length === 1);
+		await waitFor("the replayed comment", () => (tracker.comments.get("13") ?? []).length === 1);
 		expect(smtp.messages.length).toBe(mailsBefore + 2);
 		const list = await internal().get("/internal/dead-letters", { headers: { "Gitlab-Shared-Secret": SECRET } });
 		expect(list.body.find((d: { event_id: string }) => d.event_id === id)).toBeUndefined();
@@ -169,7 +174,7 @@ describe("POST /internal/push", () => {
 			const res = await post(pushBody({ projectId, path: projectPath, commits: [{ message: "fix #12 again" }] }));
 			expect(res.status).toBe(202);
 			// The mailer's SMTP server is the operator's own (SMTP_URL), not a user-chosen target.
-			await waitFor("the mails of that push", async () => smtp.messages.length === mailsBefore + 2);
+			await waitFor("the mails of that push", () => smtp.messages.length === mailsBefore + 2);
 			await new Promise(r => setTimeout(r, 300));
 			expect(tracker.requests.length).toBe(before);
 			const list = await internal().get("/internal/dead-letters", { headers: { "Gitlab-Shared-Secret": SECRET } });

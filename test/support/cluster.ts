@@ -81,8 +81,9 @@ export class Cluster {
 	}
 
 	async spawnNode(name: string, services: string, env: Record<string, string> = {}): Promise<NodeProcess> {
+		const nodeEnv = { ...this.baseEnv, NODE_ID: `${name}-${this.namespace}`, ...env };
 		return startServiceProcess(
-			{ name, services, env: { ...this.baseEnv, NODE_ID: `${name}-${this.namespace}`, ...env }, maxOutputChunks: this.opts.keepAllOutput ? Infinity : 500 },
+			{ name, services, env: nodeEnv, maxOutputChunks: this.opts.keepAllOutput ? Infinity : 500 },
 			// Registered before the wait, so that stop() also ends a node that never became ready.
 			node => this.nodes.set(name, node),
 		);

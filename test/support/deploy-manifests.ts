@@ -94,9 +94,11 @@ function kubectl(args: string[]): string {
 	try {
 		return execFileSync("kubectl", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
 	} catch (err: any) {
-		if (err.code === "ENOENT")
-			throw new Error("kubectl is not installed: it renders the kustomize overlays (`kubectl kustomize`); install Debian's kubectl package");
-		throw new Error(`kubectl ${args.join(" ")} failed:\n${err.stderr || err.message}`);
+		if (err.code === "ENOENT") {
+			const why = "kubectl is not installed: it renders the kustomize overlays (`kubectl kustomize`); install Debian's kubectl package";
+			throw new Error(why, { cause: err });
+		}
+		throw new Error(`kubectl ${args.join(" ")} failed:\n${err.stderr || err.message}`, { cause: err });
 	}
 }
 
@@ -349,7 +351,9 @@ export function loadCompose(env: Record<string, string | undefined> = {}, file =
 export function composeEnv(service: any): Record<string, string> {
 	const env = service.environment ?? {};
 	if (Array.isArray(env)) return Object.fromEntries(env.map((kv: string) => [kv.split("=")[0], kv.includes("=") ? kv.slice(kv.indexOf("=") + 1) : ""]));
-	return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === null ? "" : String(v)]));
+	// YAML scalars: a string, number or boolean, or null for an empty value.
+	const scalar = (v: unknown) => (v === null ? "" : typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : JSON.stringify(v));
+	return Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([k, v]) => [k, scalar(v)]));
 }
 
 // ---------- config/ ----------
@@ -361,9 +365,10 @@ export function composeEnv(service: any): Record<string, string> {
  */
 export function configVariables(): string[] {
 	// Required here rather than imported: config/ parses process.env when first loaded.
+	// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, synchronously (callers are synchronous)
 	const { loadConfig } = require("../../config") as typeof import("../../config");
 	const seen = new Set<string>();
-	loadConfig(new Proxy({} as Record<string, string | undefined>, { get: (_t, key) => (typeof key === "string" && seen.add(key), undefined) }));
+	loadConfig(new Proxy({}, { get: (_t, key) => (typeof key === "string" && seen.add(key), undefined) }));
 	const source = fs.readFileSync(path.join(ROOT, "config/index.ts"), "utf8");
 	for (const m of source.matchAll(/\(\s*env\s*,\s*"([A-Z][A-Z0-9_]*)"/g)) seen.add(m[1]);
 	for (const m of source.matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)|\[\s*"([A-Z][A-Z0-9_]*)"\s*\])/g)) seen.add(m[1] ?? m[2]);

@@ -14,7 +14,8 @@ const unique = (prefix: string) => `${prefix}${process.pid}x${++counter}${Math.r
 export async function createUser(admin: Client, opts: { admin?: boolean; username?: string } = {}): Promise<TestUser> {
 	const username = opts.username ?? unique("user");
 	const password = "password-" + username;
-	const created = await admin.post("/users", { body: { username, name: `User ${username}`, email: `${username}@example.com`, password, admin: !!opts.admin } });
+	const body = { username, name: `User ${username}`, email: `${username}@example.com`, password, admin: !!opts.admin };
+	const created = await admin.post("/users", { body });
 	if (created.status !== 201) throw new Error(`create user: ${created.status} ${created.text}`);
 	const session = await admin.post("/session", { token: null, body: { login: username, password } });
 	if (session.status !== 201) throw new Error(`session: ${session.status} ${session.text}`);

@@ -46,7 +46,7 @@ export const HOSTILE_VALUES: readonly unknown[] = [
 	1e308,
 	-1e308,
 	2 ** 53 + 1,
-	99999999999999999999,
+	1e20, // past any 64-bit integer
 	"",
 	" ",
 	"\u0000",

@@ -57,8 +57,13 @@ export function client(baseUrl: string, defaultToken?: string) {
 
 export type Client = ReturnType<typeof client>;
 
-/** Polls until `check` returns a truthy value or the time is up (then throws with `what`). */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20000, everyMs = 100): Promise<T> {
+/** Polls until `check` returns (or resolves to) a truthy value or the time is up (then throws with `what`). */
+export async function waitFor<T>(
+	what: string,
+	check: () => T | undefined | false | Promise<T | undefined | false>,
+	timeoutMs = 20000,
+	everyMs = 100,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	let lastError: unknown;
 	while (Date.now() < deadline) {

@@ -201,8 +201,8 @@ export class ManifestCluster {
 			running.output.push(chunk.toString());
 			if (running.output.length > 400) running.output.shift();
 		};
-		child.stdout!.on("data", keep);
-		child.stderr!.on("data", keep);
+		child.stdout.on("data", keep);
+		child.stderr.on("data", keep);
 		this.containers.push(running);
 		return running;
 	}
@@ -243,7 +243,8 @@ export class ManifestCluster {
 	async terminate(c: RunningContainer): Promise<{ code: number | null; signal: string | null; ms: number }> {
 		const started = Date.now();
 		if (c.child.exitCode !== null) return { code: c.child.exitCode, signal: null, ms: 0 };
-		const exited = new Promise<{ code: number | null; signal: string | null }>(resolve => c.child.once("exit", (code, signal) => resolve({ code, signal })));
+		type Exit = { code: number | null; signal: string | null };
+		const exited = new Promise<Exit>(resolve => c.child.once("exit", (code, signal) => resolve({ code, signal })));
 		c.child.kill("SIGTERM");
 		const timer = setTimeout(() => c.child.kill("SIGKILL"), c.spec.graceSeconds * 1000);
 		const result = await exited;
@@ -268,7 +269,8 @@ export class ClusterObserver {
 	readonly broker: ServiceBroker;
 
 	constructor(namespace: string, natsUrl: string) {
-		this.broker = new ServiceBroker({ namespace, nodeID: `observer-${namespace}`, transporter: { type: "NATS", options: { url: natsUrl } }, logger: false });
+		const transporter = { type: "NATS" as const, options: { url: natsUrl } };
+		this.broker = new ServiceBroker({ namespace, nodeID: `observer-${namespace}`, transporter, logger: false });
 	}
 
 	start(): Promise<void> {

@@ -138,7 +138,8 @@ export class NatsCluster {
 			`every replica of ${stream} to be current`,
 			async () => {
 				const s = await this.stream(stream);
-				return !!s?.cluster?.leader && (s.cluster.replicas ?? []).length === this.nodes.length - 1 && s.cluster.replicas!.every(r => r.current && !r.offline);
+				const replicas = s?.cluster?.replicas;
+				return !!s?.cluster?.leader && !!replicas && replicas.length === this.nodes.length - 1 && replicas.every(r => r.current && !r.offline);
 			},
 			timeoutMs,
 			200,

@@ -79,8 +79,8 @@ export function launch(opts: LaunchOptions): ManagedProcess {
 		proc.output.push(chunk.toString());
 		if (proc.output.length > max) proc.output.shift();
 	};
-	child.stdout!.on("data", keep);
-	child.stderr!.on("data", keep);
+	child.stdout.on("data", keep);
+	child.stderr.on("data", keep);
 	return proc;
 }
 

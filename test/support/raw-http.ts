@@ -32,7 +32,8 @@ export function requestFrom(port: number, path: string, opts: FromOptions = {}):
 			headers["Content-Type"] ??= "application/json";
 			headers["Content-Length"] = payload.length;
 		}
-		const req = http.request({ host: "127.0.0.1", port, path, method: opts.method ?? "GET", headers, localAddress: opts.localAddress, agent: false }, res => {
+		const options = { host: "127.0.0.1", port, path, method: opts.method ?? "GET", headers, localAddress: opts.localAddress, agent: false };
+		const req = http.request(options, res => {
 			const chunks: Buffer[] = [];
 			res.on("data", c => chunks.push(c));
 			res.on("end", () => {

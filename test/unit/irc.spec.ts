@@ -86,7 +86,8 @@ describe("IRC messages (GitLab's IrkerWorker texts)", () => {
 	});
 
 	it("says 1 new commit, and announces created and deleted branches", () => {
-		const created = validatePushPayload(pushBody({ path: "acme/web", ref: "refs/heads/feat", before: ZERO, userName: "Jane", commits: [{ message: "One" }] }));
+		const commits = [{ message: "One" }];
+		const created = validatePushPayload(pushBody({ path: "acme/web", ref: "refs/heads/feat", before: ZERO, userName: "Jane", commits }));
 		const lines = buildIrcMessages(created, opts);
 		expect(lines[0]).toBe("[web] Jane has created a new branch feat: http://gitlab.example.com/acme/web/branches");
 		expect(lines[1]).toBe(`[web] Jane pushed 1 new commit to feat: http://gitlab.example.com/acme/web/compare/00000000...${created.after.slice(0, 8)}`);

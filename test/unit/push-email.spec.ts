@@ -158,7 +158,8 @@ describe("push email (GitLab's RepositoryPush mail)", () => {
 	});
 
 	it("splits recipients on whitespace only, as GitLab", () => {
-		expect(splitRecipients(" a@x.com\n b@y.org  a@x.com c@z.io,d@w.io nope ")).toEqual({ valid: ["a@x.com", "b@y.org"], invalid: ["c@z.io,d@w.io", "nope"] });
+		const expected = { valid: ["a@x.com", "b@y.org"], invalid: ["c@z.io,d@w.io", "nope"] };
+		expect(splitRecipients(" a@x.com\n b@y.org  a@x.com c@z.io,d@w.io nope ")).toEqual(expected);
 	});
 
 	it("keeps header values on one line", () => {

@@ -44,9 +44,8 @@ describe("task tracker scanner (GitLab's Asana generation B)", () => {
 	});
 
 	it("plans one comment per commit and task with GitLab's text, for allowed branches of branch pushes only", () => {
-		const push = validatePushPayload(
-			pushBody({ path: "acme/web", ref: "refs/heads/master", userName: "Jane", commits: [{ message: "fix #12 crash" }, { message: "docs, see #12 and #13" }] }),
-		);
+		const commits = [{ message: "fix #12 crash" }, { message: "docs, see #12 and #13" }];
+		const push = validatePushPayload(pushBody({ path: "acme/web", ref: "refs/heads/master", userName: "Jane", commits }));
 		const plan = planComments(push, "master");
 		expect(plan.map(p => [p.taskId, p.complete, p.commitId])).toEqual([
 			["12", true, push.commits[0].id],

@@ -291,8 +291,9 @@ export class IrcPool {
 		return this.connections.size;
 	}
 
-	async close(): Promise<void> {
+	close(): Promise<void> {
 		for (const c of [...this.connections.values()]) c.close();
 		this.connections.clear();
+		return Promise.resolve();
 	}
 }

@@ -140,7 +140,7 @@ export function listenOnIrc(server: Pick<IrcServer, "host" | "port">, channel: s
 		socket.setEncoding("utf8");
 		socket.on("error", err => (clearTimeout(timer), reject(err)));
 		socket.on("connect", () => socket.write(`NICK ${nick}\r\nUSER ${nick} 0 * :test listener\r\n`));
-		socket.on("data", chunk => {
+		socket.on("data", (chunk: string) => {
 			buffer += chunk;
 			let nl: number;
 			while ((nl = buffer.indexOf("\r\n")) >= 0) {
@@ -156,7 +156,10 @@ export function listenOnIrc(server: Pick<IrcServer, "host" | "port">, channel: s
 					if (opts.key) socket.write(`MODE ${channel} +k ${opts.key}\r\n`);
 				} else if (command === "366") {
 					// End of NAMES: joined. With a key, wait for the MODE echo instead.
-					if (!opts.key) (clearTimeout(timer), resolve(listener));
+					if (!opts.key) {
+						clearTimeout(timer);
+						resolve(listener);
+					}
 				} else if (command === "MODE" && opts.key && rest.startsWith(`${channel} +k`)) {
 					clearTimeout(timer);
 					resolve(listener);
