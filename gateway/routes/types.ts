@@ -5,7 +5,7 @@ import type { ServerResponse } from "http";
  * the gateway service as `this` (a file download or an artifacts upload). `action`, when set, names
  * the action whose parameters describe it (for the API description and the route tests).
  */
-export type AliasFunction = ((this: any, req: any, res: ServerResponse, next: (err?: unknown) => void) => void) & { action?: string };
+export type AliasFunction = ((this: never, req: never, res: ServerResponse, next: (err?: unknown) => void) => void) & { action?: string };
 
 /**
  * What an alias points at: an action name (`"labels.list"`, `"stream:builds.x"`), or an alias
