@@ -118,7 +118,7 @@ const scenario: Scenario = {
 		const size = (ctx.quick ? 256 : 1024) * MiB;
 		const rounds = ctx.quick ? 2 : 3;
 		const stack = await ctx.startStack({ nodes: { api: "api", accounts: "accounts", builds: "builds" }, nats: true, redis: true });
-		const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-artifacts" } })).body;
+		const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-artifacts" } })).body as { id: number };
 		await stack.waitForRoute(`/projects/${project.id}/builds`);
 		const created = await fetch(`${stack.url}/internal/builds`, {
 			method: "POST",
