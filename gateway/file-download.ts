@@ -55,14 +55,34 @@ function wantedRange(req: IncomingMessage, grant: DownloadGrant): RangeRequest {
  */
 export function fileDownload(grantAction: string, opts: { timeout?: number } = {}): AliasFunction {
 	const callOpts = opts.timeout ? { timeout: opts.timeout } : {};
-	return function download(this: FileHost, req: Req, res: ServerResponse, next: (err?: unknown) => void) {
+	const download = function download(this: FileHost, req: Req, res: ServerResponse, next: (err?: unknown) => void) {
 		serve(this.artifactStore, req, res, grantAction, callOpts).catch(err => {
 			if (!res.headersSent) return next(err);
 			// Too late for an error body: cut the response short so the client sees it is incomplete.
 			res.destroy();
 		});
 	};
+	return Object.assign(download, { openapi: DOWNLOAD_OPENAPI });
 }
+
+/** What the API description says of these answers (gateway/openapi.ts merges it into the operation). */
+const DOWNLOAD_OPENAPI = {
+	responses: {
+		"200": {
+			description: "The file, with Content-Length, ETag and `Accept-Ranges: bytes`.",
+			content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
+		},
+		"206": {
+			description: "One byte range of the file (`Range: bytes=first-last`, `bytes=first-`, `bytes=-suffix`), with Content-Range.",
+			content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
+		},
+		"304": { description: "`If-None-Match` names the file's ETag." },
+		"416": {
+			description: "The range starts past the end of the file; `Content-Range: bytes */<size>`.",
+			content: { "application/json": { schema: { $ref: "#/components/schemas/Message" } } },
+		},
+	},
+};
 
 async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, grantAction: string, callOpts: object): Promise<void> {
 	const grant = await req.$ctx.call<DownloadGrant, Record<string, unknown>>(grantAction, { ...req.$params }, callOpts);
