@@ -372,7 +372,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 	 */
 	async stopped() {
 		(this.limiterRedis as Redis | null)?.disconnect();
-		const uploads = [...(this.uploadsInFlight as Set<UploadInFlight>)];
+		const uploads = [...this.uploadsInFlight];
 		for (const upload of uploads) upload.source.destroy(new Error("the gateway is stopping"));
 		await Promise.allSettled(uploads.map(u => u.done));
 	},

@@ -182,13 +182,13 @@ describe("uploads that do not complete, and files that are not there", () => {
 			req.on("error", () => resolve());
 			req.write(Buffer.alloc(8 * MiB, 1), () => {
 				// Once the gateway has started writing the temporary file, the client goes away.
-				waitFor("the upload to reach the store", async () => filesUnder(tmpDir()).length > 0, 20000, 20).then(
+				waitFor("the upload to reach the store", () => Promise.resolve(filesUnder(tmpDir()).length > 0), 20000, 20).then(
 					() => (req.destroy(), resolve()),
 					() => (req.destroy(), resolve()),
 				);
 			});
 		});
-		await waitFor("the partial upload to be removed", async () => filesUnder(tmpDir()).length === 0, 30000);
+		await waitFor("the partial upload to be removed", () => Promise.resolve(filesUnder(tmpDir()).length === 0), 30000);
 		expect(filesUnder(buildDir(buildId))).toEqual([]);
 		expect((await client(cluster.url, token).get(`/projects/${projectId}/builds/${buildId}`)).body.artifacts_file).toBeNull();
 		const res = await client(cluster.url, token).get(`/projects/${projectId}/builds/${buildId}/artifacts`);
