@@ -160,9 +160,9 @@ function pageSchema(name: string, rule: unknown): Schema {
 const pathParams = (aliasPath: string) => [...aliasPath.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map(m => m[1]);
 const openApiPath = (aliasPath: string) => aliasPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
 
-/** The action an alias calls: "labels.list", "stream:builds.uploadArtifacts" → its name; an alias function → null. */
+/** The action an alias calls: "labels.list", "stream:builds.x" → its name; an alias function → the action it names, or null. */
 function actionName(target: AliasTarget): string | null {
-	return typeof target === "string" ? target.replace(/^(stream|multipart):/, "") : null;
+	return typeof target === "string" ? target.replace(/^(stream|multipart):/, "") : (target.action ?? null);
 }
 
 /** Optional OpenAPI details an alias function may carry (`fn.openapi`), merged into its operation. */
@@ -271,7 +271,8 @@ function operation(input: OperationInput): Schema {
 		for (const p of rest)
 			parameters.push({ name: p, in: "query", required: !isOptional(params[p]), schema: paginated ? pageSchema(p, params[p]) : ruleSchema(params[p]) });
 
-	const isFunction = typeof target === "function";
+	// A function serving a file (a download); one that takes a body describes it like an action.
+	const isFunction = typeof target === "function" && !hasBody;
 	const success: Schema = { description: "Success. A POST answers 201 as GitLab does, except where docs/api.md says otherwise." };
 	if (isFunction) success.content = { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
 	if (paginated)

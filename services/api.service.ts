@@ -32,7 +32,9 @@ import { safeEqual } from "../lib/crypto/tokens";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
 import { isPaginated, paginationHeaders } from "../lib/api/pagination";
 import { limiterRedis } from "../lib/api/rate-limiter";
+import { ArtifactStore } from "../lib/builds/artifact-store";
 import { AccessCacheMixin } from "../mixins/access-cache.mixin";
+import type { UploadInFlight } from "../gateway/artifact-upload";
 
 type Req = IncomingMessage & {
 	$params: Record<string, unknown>;
@@ -91,6 +93,9 @@ interface Vars {
 	limiterRedis: Redis | null;
 	server: ReturnType<typeof createHardenedServer>;
 	isHTTPS: boolean;
+	/** Artifacts and traces: the gateway streams downloads from it and writes uploads into it (gateway/file-download.ts, gateway/artifact-upload.ts). */
+	artifactStore: ArtifactStore;
+	uploadsInFlight: Set<UploadInFlight>;
 }
 
 interface Methods {
@@ -132,12 +137,11 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 				bodyParsers: false,
 				callOptions: { timeout: 0 },
 				aliases: mergeAliases("internalStream"),
-				async onBeforeCall(this: any, ctx: Context<unknown, ApiMeta & { contentLength?: number }>, route: unknown, req: Req) {
+				async onBeforeCall(this: any, ctx: Ctx, route: unknown, req: Req) {
 					await this.internalCaller(ctx, req);
-					// Refuse an announced oversized body before reading a byte of it; the service
+					// Refuse an announced oversized body before reading a byte of it; the artifact store
 					// counts the bytes of chunked uploads and checks they match the announced length.
 					checkAnnouncedLength(req, config.maxArtifactBytes);
-					if (req.headers["content-length"] !== undefined) ctx.meta.contentLength = Number(req.headers["content-length"]);
 				},
 				mappingPolicy: "restrict",
 			},
@@ -346,6 +350,8 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 
 	created() {
 		this.encodedHits = new WeakMap();
+		this.artifactStore = new ArtifactStore(config.artifactsDir, config.maxArtifactBytes);
+		this.uploadsInFlight = new Set();
 		const cacheReads = new CacheReads(this.broker.cacher as never);
 		this.cacheReads = cacheReads;
 		this.recentTokens = new RecentTokens(tokenHash => cacheReads.keyOf({ name: RESOLVE_TOKEN.action, cache: RESOLVE_TOKEN.cache }, { tokenHash }, {}));
@@ -360,8 +366,15 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 		});
 	},
 
-	stopped() {
+	/**
+	 * A graceful stop (SIGTERM) has already given in-flight requests the shutdown window; uploads
+	 * still being written now are cut, so that their temporary files are removed before the exit.
+	 */
+	async stopped() {
 		(this.limiterRedis as Redis | null)?.disconnect();
+		const uploads = [...this.uploadsInFlight];
+		for (const upload of uploads) upload.source.destroy(new Error("the gateway is stopping"));
+		await Promise.allSettled(uploads.map(u => u.done));
 	},
 };
 

@@ -7,13 +7,13 @@
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { AccessLevel, canReadBuilds, type ProjectAccess } from "../lib/accounts/access";
-import { ApiError, badRequest, forbidden, notFound } from "../lib/api/errors";
+import { ApiError, forbidden, notFound } from "../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../lib/api/pagination";
 import { ArtifactStore } from "../lib/builds/artifact-store";
-import { attachmentDisposition, commitIdPrefix, parseId } from "../lib/builds/build-input";
+import { commitIdPrefix, parseId } from "../lib/builds/build-input";
 import { assertErasable, assertRetryable, cancelPatch, parseScope, retriedBuildState, SCOPE_PARAM, type StatePatch } from "../lib/builds/build-state";
 import { BuildBusy, BuildStore, untilSet, type NewBuild } from "../lib/builds/build-store";
-import { WINDOW_BYTES, type DownloadInfo, type RangeParams } from "../lib/builds/file-window";
+import { artifactsGrant, traceGrant, type DownloadGrant } from "../lib/builds/transfer-grants";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -24,22 +24,10 @@ import { InternalBuilds } from "./modules/builds/internal";
 import { now, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/builds/module";
 
 const buildParams = { id: "string", build_id: { type: "any" } } as const;
-const rangeParams = {
-	...buildParams,
-	version: "string",
-	start: { type: "number", integer: true, min: 0 },
-	end: { type: "number", integer: true, min: 0 },
-} as const;
 /** Cached reads live this long at most. Every write cleans them (twice: see the cache-cleaner mixin). */
 const CACHE_TTL = 60;
 /** Uploads in progress that have not been written to for this long were left by a dead process. */
 const STALE_UPLOAD_MS = 60 * 60 * 1000;
-
-/** A window asked for by the gateway: within the file and at most a few windows long. */
-function checkRange(r: RangeParams, size: number): { start: number; end: number } {
-	if (!(r.end >= r.start && r.end < size && r.end - r.start < 16 * WINDOW_BYTES)) throw badRequest("400 (Bad request) range is invalid");
-	return { start: r.start, end: r.end };
-}
 
 const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVars> = {
 	name: "builds",
@@ -62,7 +50,6 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 
 	created() {
 		this.artifacts = new ArtifactStore(config.artifactsDir, config.maxArtifactBytes);
-		this.uploadsInFlight = new Set();
 	},
 
 	async started() {
@@ -71,16 +58,6 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		await Promise.all(renumbered.map(id => this.cleanProjectCache(id)));
 		const removed = await this.artifacts.sweepStaleUploads(STALE_UPLOAD_MS);
 		if (removed) this.logger.info(`Removed ${removed} artifacts upload(s) left unfinished by a stopped process.`);
-	},
-
-	/**
-	 * A graceful stop (SIGTERM) has already given in-flight requests the shutdown window; uploads
-	 * still running now are cut, so that their partial files are removed before the process exits.
-	 */
-	async stopped() {
-		const uploads = [...this.uploadsInFlight];
-		for (const upload of uploads) upload.source.destroy(new Error("the builds service is stopping"));
-		await Promise.allSettled(uploads.map(u => u.done));
 	},
 
 	actions: {
@@ -130,60 +107,27 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		},
 
 		/**
-		 * `read_build`. The trace (text/plain, empty when there is none) and the artifacts (404 when
-		 * the build has none, docs/api.md#builds) are served by the gateway in windows
-		 * (gateway/windowed-download.ts): `*Info` checks and describes the file, `*Range` streams one
-		 * window of it.
+		 * `read_build`. Authorizes a download of the trace (text/plain, empty when there is none) or
+		 * the artifacts (404 when the build has none, docs/api.md#builds) and says where the file is:
+		 * the gateway streams it from the artifact store itself (gateway/file-download.ts).
 		 */
-		traceInfo: {
+		traceGrant: {
 			visibility: "public",
 			params: buildParams,
-			async handler(ctx: Ctx<{ build_id: unknown }>): Promise<DownloadInfo> {
+			async handler(ctx: Ctx<{ build_id: unknown }>): Promise<DownloadGrant> {
 				const build = await this.readableBuild(ctx);
 				const size = build.erased_at ? 0 : await this.artifacts.traceSize(build.project_id, build.id);
-				// The trace only grows: any range within this size stays what it was.
-				return { size, version: String(size), contentType: "text/plain", headers: { "Content-Disposition": `infile; filename="${build.id}.log"` } };
+				return traceGrant(this.artifacts.traceKey(build.project_id, build.id), build.id, size);
 			},
 		},
 
-		traceRange: {
-			visibility: "public",
-			params: rangeParams,
-			async handler(ctx: Ctx<{ build_id: unknown } & RangeParams>) {
-				const build = await this.readableBuild(ctx);
-				const range = checkRange(ctx.params, Number(ctx.params.version));
-				const opened = build.erased_at ? null : await this.artifacts.openTrace(build.project_id, build.id, range);
-				if (!opened) throw notFound();
-				return opened.stream;
-			},
-		},
-
-		artifactsInfo: {
+		artifactsGrant: {
 			visibility: "public",
 			params: buildParams,
-			async handler(ctx: Ctx<{ build_id: unknown }>): Promise<DownloadInfo> {
+			async handler(ctx: Ctx<{ build_id: unknown }>): Promise<DownloadGrant> {
 				const build = await this.readableBuild(ctx);
-				const artifacts = build.artifacts;
-				const size = artifacts ? await this.artifacts.artifactSize(build.project_id, build.id, artifacts.file) : null;
-				if (!artifacts || size === null) throw notFound();
-				return {
-					size,
-					version: artifacts.file,
-					contentType: "application/octet-stream",
-					headers: { "Content-Disposition": attachmentDisposition(artifacts.filename), "Content-Transfer-Encoding": "binary" },
-				};
-			},
-		},
-
-		artifactsRange: {
-			visibility: "public",
-			params: rangeParams,
-			async handler(ctx: Ctx<{ build_id: unknown } & RangeParams>) {
-				const build = await this.readableBuild(ctx);
-				if (!build.artifacts || build.artifacts.file !== ctx.params.version) throw notFound();
-				const opened = await this.artifacts.openArtifact(build.project_id, build.id, build.artifacts.file, checkRange(ctx.params, build.artifacts.size));
-				if (!opened) throw notFound();
-				return opened.stream;
+				if (!build.artifacts) throw notFound();
+				return artifactsGrant(this.artifacts.artifactKey(build.project_id, build.id, build.artifacts.file), build.artifacts);
 			},
 		},
 

@@ -1,8 +1,15 @@
-import type { AliasFunction } from "../windowed-download";
+import type { ServerResponse } from "http";
 
 /**
- * What an alias points at: an action name (`"labels.list"`, `"stream:builds.uploadArtifacts"`),
- * or an alias function that runs after authentication and authorization (a windowed download).
+ * A moleculer-web alias function: it runs after the route's authentication and authorization, with
+ * the gateway service as `this` (a file download or an artifacts upload). `action`, when set, names
+ * the action whose parameters describe it (for the API description and the route tests).
+ */
+export type AliasFunction = ((this: never, req: never, res: ServerResponse, next: (err?: unknown) => void) => void) & { action?: string };
+
+/**
+ * What an alias points at: an action name (`"labels.list"`, `"stream:builds.x"`), or an alias
+ * function (gateway/file-download.ts, gateway/artifact-upload.ts).
  */
 export type AliasTarget = string | AliasFunction;
 
@@ -12,8 +19,8 @@ export interface RouteTable {
 	api?: Record<string, AliasTarget>;
 	/** Under /api/v3/internal, authorised by Gitlab-Shared-Secret; JSON and text bodies. */
 	internal?: Record<string, string>;
-	/** Under /api/v3/internal with no body parser: `stream:` aliases receive the raw body as ctx.stream. */
-	internalStream?: Record<string, string>;
+	/** Under /api/v3/internal with no body parser: alias functions that read the raw body themselves, `stream:` aliases. */
+	internalStream?: Record<string, AliasTarget>;
 	/** Under /api/v3, no token, no body: the API's own description (gateway/routes/docs.routes.ts). */
 	docs?: Record<string, AliasTarget>;
 }

@@ -1,20 +1,27 @@
 /**
  * Build artifacts and traces as files under one root (config.artifactsDir, i.e.
- * DATA_DIR/artifacts; a shared volume when several builds replicas run):
+ * DATA_DIR/artifacts: the volume that `api` and `builds` both mount), behind one small interface
+ * (ArtifactStorage) so that an object store can replace the shared volume later
+ * (docs/architecture.md#artifacts):
  *
  *   <root>/<project_id>/<build_id>/artifacts-<unique>   one file per upload, named by the build record
  *   <root>/<project_id>/<build_id>/trace.log            appended to
  *   <root>/.tmp/<build_id>-<random>.part                uploads in progress
  *
- * An upload is streamed to a temporary file and renamed into place only once it is complete,
- * so a failed or interrupted upload leaves nothing behind and never touches the artifact that
- * was there before. Each upload gets a new name: the build record switches to it in one write
- * and the previous file is removed after, so the record and the file always agree.
+ * An upload is streamed to a temporary file (by the gateway: writeUpload) and moved into place
+ * only once it is complete and the builds service commits it (commitUpload), so a failed or
+ * interrupted upload leaves nothing behind and never touches the artifact that was there before.
+ * Each upload gets a new name: the build record switches to it in one write and the previous file
+ * is removed after, so the record and the file always agree.
+ *
+ * Readers name what they want by key (`<project>/<build>/<file>`, from the builds service's grant);
+ * a key is checked against the names the store itself makes, and its path against the root, so
+ * nothing outside the root can be opened whatever a key says.
  */
 import crypto from "crypto";
 import fs from "fs";
 import path from "path";
-import { Transform, type Readable, type TransformCallback } from "stream";
+import { Transform, type Readable, type TransformCallback, type Writable } from "stream";
 import { pipeline } from "stream/promises";
 
 /** The upload went past the size limit; nothing was stored. */
@@ -44,6 +51,21 @@ export class ArtifactInterrupted extends Error {
 	}
 }
 
+/** The upload's own name has gone (discarded, or swept as stale) before it was committed. */
+export class UploadGone extends Error {
+	constructor(readonly upload: string) {
+		super(`no upload ${upload} in progress`);
+		this.name = "UploadGone";
+	}
+}
+
+/** A complete upload, not yet visible: commitUpload moves it into place, discardUpload removes it. */
+export interface PendingUpload {
+	/** The store's name for it (`.tmp/<build>-<random>.part`). */
+	upload: string;
+	size: number;
+}
+
 export interface StoredArtifact {
 	/** The stored file's name, to keep in the build record. */
 	file: string;
@@ -56,6 +78,25 @@ export interface OpenedFile {
 	size: number;
 }
 
+/**
+ * What the gateway and the builds service need of the store. The shared volume (ArtifactStore)
+ * implements it; an S3-compatible object store would too (a temporary object, then a copy or a
+ * completed multipart upload as the commit; ranged GETs as reads).
+ */
+export interface ArtifactStorage {
+	/** Streams `source` into a temporary object, counted against the size limit. Nothing is visible yet. */
+	writeUpload(buildId: number, source: Readable, opts?: { expectedBytes?: number }): Promise<PendingUpload>;
+	/** Moves a complete upload into place as the build's new artifacts file (UploadGone when it is not there). */
+	commitUpload(projectId: number, buildId: number, upload: string): Promise<StoredArtifact>;
+	/** Removes an upload that will not be committed (idempotent); with `buildId`, only one of that build. */
+	discardUpload(upload: string, buildId?: number): Promise<void>;
+	/** The key of a stored artifacts file, or of a build's trace, for openObject. */
+	artifactKey(projectId: number, buildId: number, file: string): string;
+	traceKey(projectId: number, buildId: number): string;
+	/** Opens a stored object (or a byte range of it) by key; null when it is gone. */
+	openObject(key: string, range?: ByteRange): Promise<OpenedFile | null>;
+}
+
 export interface ByteRange {
 	/** First byte, inclusive. */
 	start: number;
@@ -66,6 +107,22 @@ export interface ByteRange {
 const STORED_NAME = /^artifacts-[a-z0-9]+-[0-9a-f]{16}$/;
 const TRACE_FILE = "trace.log";
 const TMP_DIR = ".tmp";
+/** Every key openObject takes: a stored artifacts file or a trace, of a project and build by number. */
+const OBJECT_KEY = /^[1-9][0-9]{0,15}\/[1-9][0-9]{0,15}\/(?:artifacts-[a-z0-9]+-[0-9a-f]{16}|trace\.log)$/;
+/** Every upload name writeUpload makes; the number is the build's. */
+const UPLOAD_NAME = /^\.tmp\/([1-9][0-9]{0,15})-[0-9a-f]{16}\.part$/;
+
+/**
+ * Bytes per read of a stored file. Reads of 64 KiB (the default) cost a download a third of its
+ * throughput in system calls; a slow client still holds at most one chunk in the process.
+ */
+const READ_CHUNK = 1024 * 1024;
+
+/** An upload in progress is flushed to disk every so many bytes (EarlyFlush). */
+const FLUSH_EVERY = 32 * 1024 * 1024;
+
+/** How much of an upload may wait while a write is in flight; what waits goes in one writev. */
+const WRITE_CHUNK = 1024 * 1024;
 
 function positiveId(value: number, what: string): string {
 	if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`${what} must be a positive integer, got ${value}`);
@@ -85,21 +142,49 @@ async function unlinkQuietly(file: string): Promise<void> {
 /** Passes bytes through, counting them, and fails as soon as they exceed `limit`. */
 class ByteLimit extends Transform {
 	bytes = 0;
-	constructor(private readonly limit: number) {
+	constructor(
+		private readonly limit: number,
+		private readonly onBytes: (total: number) => void = () => {},
+	) {
 		super();
 	}
 	_transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
 		this.bytes += chunk.length;
 		if (this.bytes > this.limit) return done(new ArtifactTooLarge(this.limit));
+		this.onBytes(this.bytes);
 		done(null, chunk);
 	}
 }
 
-export class ArtifactStore {
+/**
+ * Flushes a file being written every FLUSH_EVERY bytes, one flush at a time, so that the disk
+ * writes while the upload still arrives: the flush before the commit then has little left to do,
+ * and an upload costs about the longer of receiving and writing, not their sum.
+ */
+class EarlyFlush {
+	private pending: Promise<void> | null = null;
+	private flushedAt = 0;
+	constructor(private readonly handle: fs.promises.FileHandle) {}
+	progress(bytes: number): void {
+		if (this.pending || bytes - this.flushedAt < FLUSH_EVERY) return;
+		this.flushedAt = bytes;
+		// A failed early flush is the final flush's to report.
+		// The handle stays open until this settles: its stream's close waits for it.
+		this.pending = this.handle
+			.datasync()
+			.catch(() => {})
+			.finally(() => (this.pending = null));
+	}
+}
+
+export class ArtifactStore implements ArtifactStorage {
+	readonly root: string;
 	constructor(
-		readonly root: string,
+		root: string,
 		readonly maxArtifactBytes: number,
-	) {}
+	) {
+		this.root = path.resolve(root);
+	}
 
 	buildDir(projectId: number, buildId: number): string {
 		return path.join(this.root, positiveId(projectId, "project id"), positiveId(buildId, "build id"));
@@ -115,33 +200,109 @@ export class ArtifactStore {
 		return path.join(this.buildDir(projectId, buildId), TRACE_FILE);
 	}
 
+	artifactKey(projectId: number, buildId: number, file: string): string {
+		return path
+			.relative(this.root, this.artifactPath(projectId, buildId, file))
+			.split(path.sep)
+			.join("/");
+	}
+
+	traceKey(projectId: number, buildId: number): string {
+		return `${positiveId(projectId, "project id")}/${positiveId(buildId, "build id")}/${TRACE_FILE}`;
+	}
+
+	/** The file a key names; a key that is not one the store makes, or that would leave the root, is refused. */
+	objectPath(key: string): string {
+		if (typeof key !== "string" || !OBJECT_KEY.test(key)) throw new TypeError(`not a stored object key: ${JSON.stringify(key)}`);
+		return this.inside(key);
+	}
+
+	/** Opens a stored object (or a byte range of it) by key; null when it is gone. */
+	async openObject(key: string, range?: ByteRange): Promise<OpenedFile | null> {
+		return openForRead(this.objectPath(key), range);
+	}
+
+	/** `relative` resolved under the root, and checked to stay there (the names are checked too: two fences). */
+	private inside(relative: string): string {
+		const full = path.resolve(this.root, relative);
+		if (!full.startsWith(this.root + path.sep)) throw new TypeError(`outside the store: ${JSON.stringify(relative)}`);
+		return full;
+	}
+
+	private uploadPath(upload: string, buildId?: number): string {
+		const m = typeof upload === "string" ? UPLOAD_NAME.exec(upload) : null;
+		if (!m || (buildId !== undefined && Number(m[1]) !== buildId)) throw new TypeError(`not an upload of this build: ${JSON.stringify(upload)}`);
+		return this.inside(upload);
+	}
+
 	/**
-	 * Streams `source` into a new artifacts file. Resolves once the file is complete and in
-	 * place; on any failure the partial file is removed and the error rethrown: ArtifactTooLarge,
-	 * ArtifactInterrupted (the source failed), ArtifactIncomplete (it ended before
-	 * `expectedBytes`, a Content-Length), or the disk's own error.
+	 * Streams `source` into a new temporary file, counted against the size limit. Resolves once
+	 * the file is complete and on disk; on any failure the partial file is removed and the error
+	 * rethrown: ArtifactTooLarge, ArtifactInterrupted (the source failed or closed early),
+	 * ArtifactIncomplete (it ended before `expectedBytes`, a Content-Length), or the disk's own error.
 	 */
-	async writeArtifact(projectId: number, buildId: number, source: Readable, opts: { expectedBytes?: number } = {}): Promise<StoredArtifact> {
-		const dir = this.buildDir(projectId, buildId);
+	async writeUpload(buildId: number, source: Readable, opts: { expectedBytes?: number } = {}): Promise<PendingUpload> {
+		positiveId(buildId, "build id");
 		if (opts.expectedBytes !== undefined && opts.expectedBytes > this.maxArtifactBytes) {
 			drain(source);
 			throw new ArtifactTooLarge(this.maxArtifactBytes);
 		}
-		const tmpDir = path.join(this.root, TMP_DIR);
-		await fs.promises.mkdir(tmpDir, { recursive: true });
-		const tmp = path.join(tmpDir, `${buildId}-${crypto.randomBytes(8).toString("hex")}.part`);
-		const limit = new ByteLimit(this.maxArtifactBytes);
+		await fs.promises.mkdir(path.join(this.root, TMP_DIR), { recursive: true });
+		const upload = `${TMP_DIR}/${buildId}-${crypto.randomBytes(8).toString("hex")}.part`;
+		const tmp = this.uploadPath(upload, buildId);
+		let handle: fs.promises.FileHandle;
 		try {
-			await pipeFrom(source, limit, fs.createWriteStream(tmp, { flags: "wx" }));
+			handle = await fs.promises.open(tmp, "wx");
+		} catch (err) {
+			drain(source);
+			throw err;
+		}
+		const flush = new EarlyFlush(handle);
+		const limit = new ByteLimit(this.maxArtifactBytes, bytes => flush.progress(bytes));
+		try {
+			// `flush`: the stream fsyncs the file before it closes it (and the handle), so a complete upload is on disk.
+			await pipeFrom(source, limit, handle.createWriteStream({ highWaterMark: WRITE_CHUNK, flush: true }));
 			if (opts.expectedBytes !== undefined && limit.bytes !== opts.expectedBytes) throw new ArtifactIncomplete(opts.expectedBytes, limit.bytes);
-			await fsyncFile(tmp);
-			const file = `artifacts-${Date.now().toString(36)}-${crypto.randomBytes(8).toString("hex")}`;
-			await fs.promises.mkdir(dir, { recursive: true });
-			await fs.promises.rename(tmp, path.join(dir, file));
-			return { file, size: limit.bytes };
+			return { upload, size: limit.bytes };
 		} catch (err) {
 			drain(source);
 			await unlinkQuietly(tmp);
+			throw err;
+		} finally {
+			// Closed by its stream already; this covers a stream that never got to.
+			await handle.close().catch(() => {});
+		}
+	}
+
+	/** Moves a complete upload into place under a new name; the caller points the build record at it. */
+	async commitUpload(projectId: number, buildId: number, upload: string): Promise<StoredArtifact> {
+		const tmp = this.uploadPath(upload, buildId);
+		const dir = this.buildDir(projectId, buildId);
+		const file = `artifacts-${Date.now().toString(36)}-${crypto.randomBytes(8).toString("hex")}`;
+		await fs.promises.mkdir(dir, { recursive: true });
+		const target = path.join(dir, file);
+		try {
+			await fs.promises.rename(tmp, target);
+		} catch (err) {
+			if (isMissing(err)) throw new UploadGone(upload);
+			throw err;
+		}
+		return { file, size: (await fs.promises.stat(target)).size };
+	}
+
+	/** Removes an upload that will not be committed (idempotent); with `buildId`, only one of that build. */
+	async discardUpload(upload: string, buildId?: number): Promise<void> {
+		await unlinkQuietly(this.uploadPath(upload, buildId));
+	}
+
+	/** writeUpload then commitUpload, for a caller that stores and commits in one place. */
+	async writeArtifact(projectId: number, buildId: number, source: Readable, opts: { expectedBytes?: number } = {}): Promise<StoredArtifact> {
+		positiveId(projectId, "project id");
+		const pending = await this.writeUpload(buildId, source, opts);
+		try {
+			return await this.commitUpload(projectId, buildId, pending.upload);
+		} catch (err) {
+			await this.discardUpload(pending.upload);
 			throw err;
 		}
 	}
@@ -239,7 +400,7 @@ async function openForRead(file: string, range?: ByteRange): Promise<OpenedFile 
 	try {
 		// Size and stream from the same open file: a concurrent replace or removal cannot split them.
 		const { size } = await handle.stat();
-		const stream = handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+		const stream = handle.createReadStream({ ...(range ? { start: range.start, end: range.end } : {}), highWaterMark: READ_CHUNK });
 		return { stream, size };
 	} catch (err) {
 		await handle.close();
@@ -252,7 +413,7 @@ async function openForRead(file: string, range?: ByteRange): Promise<OpenedFile 
  * destroy the source on failure (a local HTTP request would lose its socket and the chance of a
  * 413 answer); a source that errors or closes before its end fails the write as interrupted.
  */
-async function pipeFrom(source: Readable, limit: ByteLimit, sink: fs.WriteStream): Promise<void> {
+async function pipeFrom(source: Readable, limit: ByteLimit, sink: Writable): Promise<void> {
 	const done = pipeline(limit, sink);
 	const onError = (err: Error) => limit.destroy(new ArtifactInterrupted(err));
 	const onClose = () => {
@@ -267,15 +428,6 @@ async function pipeFrom(source: Readable, limit: ByteLimit, sink: fs.WriteStream
 		source.off("error", onError);
 		source.off("close", onClose);
 		source.unpipe(limit);
-	}
-}
-
-async function fsyncFile(file: string): Promise<void> {
-	const handle = await fs.promises.open(file, "r+");
-	try {
-		await handle.sync();
-	} finally {
-		await handle.close();
 	}
 }
 

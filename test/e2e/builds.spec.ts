@@ -802,8 +802,8 @@ describe("artifacts", () => {
 		expect(up.sha256).toBe(sha256Of(LARGE));
 		for (const n of nodes) expect([n, "download", peakRss(pid(n)) - base[n] < FLAT]).toEqual([n, "download", true]);
 
-		// A client that stops reading for a while, then reads slowly: the gateway holds at
-		// most a couple of windows, not the file.
+		// A client that stops reading for a while, then reads slowly: the gateway reads the file at
+		// the client's pace (backpressure), never ahead of it.
 		resetPeakRss(pid("api"));
 		const apiBase = peakRss(pid("api"));
 		let chunks = 0;

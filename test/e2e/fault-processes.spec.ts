@@ -4,8 +4,8 @@
  *   request ends in a correct 200, and once the dead node is forgotten no retry is needed;
  * - SIGTERM to the gateway, and to one replica of a backend, while requests are in flight: the
  *   requests finish (their answers arrive, correct), and the stopped process exits 0;
- * - SIGTERM to builds while an artifact upload is half way: no partial file anywhere, and the
- *   previous artifact is still served, whole.
+ * - SIGTERM to builds, and to the gateway writing it, while an artifact upload is half way: no
+ *   partial file anywhere, and the previous artifact is still served, whole.
  * The slow requests are sign-ins (`POST /session`): checking a password is scrypt work in
  * accounts, so a few dozen of them are genuinely in flight for a while.
  *
@@ -152,8 +152,9 @@ describe("SIGTERM while requests are in flight", () => {
 	}, 120000);
 });
 
-describe("SIGTERM to builds during an artifact upload", () => {
+describe("SIGTERM during an artifact upload", () => {
 	let cluster: Cluster;
+	const MiB = 1024 * 1024;
 
 	beforeAll(async () => {
 		cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", builds: "builds" }, env: { SHUTDOWN_TIMEOUT_MS: "3000" } });
@@ -163,7 +164,8 @@ describe("SIGTERM to builds during an artifact upload", () => {
 		await cluster?.stop();
 	});
 
-	it("leaves no partial file and the previous artifact untouched", async () => {
+	/** A build with a previous artifact, and an upload of the next one half way (32 of 64 MiB sent) when it resolves. */
+	async function halfWayUpload() {
 		const owner = await createUser(cluster.api());
 		const projectId = (await createProject(client(cluster.url, owner.token))).id;
 		await cluster.waitForRoute("GET", `/projects/${projectId}/builds`, owner.token);
@@ -172,9 +174,6 @@ describe("SIGTERM to builds during an artifact upload", () => {
 		expect((await ci.upload(buildId, Buffer.from("previous artifact"), "prev.zip")).status).toBe(200);
 		const artifactsDir = path.join(cluster.dataDir, "artifacts");
 		const tmpDir = path.join(artifactsDir, ".tmp");
-		const MiB = 1024 * 1024;
-
-		// Half of an announced 64 MiB, then the client waits: the upload is in flight when SIGTERM comes.
 		const upload = http.request(`${cluster.url}/internal/builds/${buildId}/artifacts?filename=next.zip`, {
 			method: "PUT",
 			headers: { ...ci.headers, "Content-Type": "application/octet-stream", "Content-Length": String(64 * MiB) },
@@ -185,18 +184,39 @@ describe("SIGTERM to builds during an artifact upload", () => {
 		});
 		upload.write(Buffer.alloc(32 * MiB, 7));
 		await waitFor("the upload to reach the store", () => Promise.resolve(filesUnder(tmpDir).length > 0), 30000, 20);
+		/** The previous artifact is what the build has and serves, and the only file of the build. */
+		const previousIntact = async () => {
+			const build = await client(cluster.url, owner.token).get(`/projects/${projectId}/builds/${buildId}`);
+			expect(build.body.artifacts_file).toEqual({ filename: "prev.zip", size: 17 });
+			expect((await client(cluster.url, owner.token).get(`/projects/${projectId}/builds/${buildId}/artifacts`)).text).toBe("previous artifact");
+			expect(filesUnder(path.join(artifactsDir, String(projectId), String(buildId)))).toHaveLength(1);
+			expect(filesUnder(tmpDir)).toEqual([]);
+		};
+		return { upload, outcome, tmpDir, owner, projectId, previousIntact };
+	}
 
+	it("to builds: the upload cannot be committed, its file is removed, the previous artifact stays", async () => {
+		const { upload, outcome, tmpDir, owner, projectId, previousIntact } = await halfWayUpload();
 		expect(await cluster.kill("builds", "SIGTERM")).toBe(0);
-		upload.destroy();
-		expect(await outcome).not.toBe("HTTP 200");
+		// The rest of the body arrives; the commit finds no builds service.
+		upload.end(Buffer.alloc(32 * MiB, 7));
+		expect(await outcome).toBe("HTTP 503");
 		expect(filesUnder(tmpDir)).toEqual([]);
 
 		await cluster.spawnNode("builds", "builds");
 		await cluster.waitForRoute("GET", `/projects/${projectId}/builds`, owner.token);
-		const build = await client(cluster.url, owner.token).get(`/projects/${projectId}/builds/${buildId}`);
-		expect(build.body.artifacts_file).toEqual({ filename: "prev.zip", size: 17 });
-		expect((await client(cluster.url, owner.token).get(`/projects/${projectId}/builds/${buildId}/artifacts`)).text).toBe("previous artifact");
-		expect(filesUnder(path.join(artifactsDir, String(projectId), String(buildId)))).toHaveLength(1);
+		await previousIntact();
+	}, 120000);
+
+	it("to the gateway writing it: it removes the partial file before it exits 0; the previous artifact stays", async () => {
+		const { upload, outcome, tmpDir, owner, projectId, previousIntact } = await halfWayUpload();
+		expect(await cluster.kill("api", "SIGTERM")).toBe(0);
 		expect(filesUnder(tmpDir)).toEqual([]);
+		upload.destroy();
+		expect(await outcome).not.toBe("HTTP 200");
+
+		await cluster.spawnNode("api", "api");
+		await cluster.waitForRoute("GET", `/projects/${projectId}/builds`, owner.token);
+		await previousIntact();
 	}, 120000);
 });

@@ -1,13 +1,15 @@
 /**
  * Builds on one in-process broker (the all-in-one `npm start` shape: local calls, the request
  * itself as the upload stream, the memory cacher): races that the compare-and-set writes must
- * settle, downloads that span several windows, the batch API the seed uses.
+ * settle, download grants and upload commits, the batch API the seed uses.
  */
 import fs from "fs";
 import http from "http";
 import path from "path";
 import { config } from "../../config";
-import type { DownloadInfo } from "../../lib/builds/file-window";
+import { Readable } from "stream";
+import { ArtifactStore } from "../../lib/builds/artifact-store";
+import type { DownloadGrant } from "../../lib/builds/transfer-grants";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import BuildsService from "../../services/builds.service";
@@ -91,7 +93,7 @@ describe("concurrent writes", () => {
 });
 
 describe("files in one process", () => {
-	it("downloads an artifact spanning several windows byte for byte", async () => {
+	it("downloads a multi-MiB artifact byte for byte, whole and by range", async () => {
 		const size = 9 * MiB + 12345;
 		const id = await ci.build({ project_id: projectId });
 		const up = await streamUpload(
@@ -100,41 +102,76 @@ describe("files in one process", () => {
 			size,
 		);
 		expect(up.status).toBe(200);
-		const down = await streamDownload(`${stack.url}/projects/${projectId}/builds/${id}/artifacts`, { "PRIVATE-TOKEN": token });
+		const url = `${stack.url}/projects/${projectId}/builds/${id}/artifacts`;
+		const down = await streamDownload(url, { "PRIVATE-TOKEN": token });
 		expect([down.status, down.bytes, down.sha256, down.headers["content-length"]]).toEqual([200, size, sha256Of(size), String(size)]);
+		const part = await fetch(url, { headers: { "PRIVATE-TOKEN": token, Range: `bytes=${size - 10}-` } });
+		const partAnswer = [part.status, part.headers.get("content-range"), part.headers.get("content-length")];
+		expect(partAnswer).toEqual([206, `bytes ${size - 10}-${size - 1}/${size}`, "10"]);
+		expect((await part.arrayBuffer()).byteLength).toBe(10);
 	});
 
-	it("never mixes two files: a window of a replaced artifacts file is a 404", async () => {
+	const meta = () => ({
+		user: { id: 1, username: "root", is_admin: true },
+		access: {
+			project: { id: projectId, path_with_namespace: "x/y", visibility_level: 0, public_builds: false, creator_id: 1 },
+			level: 50,
+			admin: true,
+		},
+	});
+
+	it("grants a download with the store's key, size and an ETag that changes with every upload", async () => {
 		const id = await ci.build({ project_id: projectId });
 		await ci.upload(id, Buffer.alloc(5000, 1), "a.bin");
-		const meta = {
-			user: { id: 1, username: "root", is_admin: true },
-			access: {
-				project: { id: projectId, path_with_namespace: "x/y", visibility_level: 0, public_builds: false, creator_id: 1 },
-				level: 50,
-				admin: true,
-			},
-		};
 		const params = { id: String(projectId), build_id: String(id) };
-		const info = await stack.broker.call<DownloadInfo, object>("builds.artifactsInfo", params, { meta });
-		expect(info).toMatchObject({ size: 5000, contentType: "application/octet-stream" });
+		const first = await stack.broker.call<DownloadGrant, object>("builds.artifactsGrant", params, { meta: meta() });
+		expect(first).toMatchObject({
+			key: expect.stringMatching(new RegExp(`^${projectId}/${id}/artifacts-[a-z0-9]+-[0-9a-f]{16}$`)),
+			size: 5000,
+			etag: expect.stringMatching(/^"[a-z0-9]+-[0-9a-f]{16}"$/),
+			contentType: "application/octet-stream",
+			headers: { "Content-Disposition": "attachment; filename=a.bin", "Content-Transfer-Encoding": "binary" },
+		});
 		await ci.upload(id, Buffer.alloc(6000, 2), "b.bin");
-		await expect(stack.broker.call("builds.artifactsRange", { ...params, version: info.version, start: 0, end: 4999 }, { meta })).rejects.toMatchObject({
-			code: 404,
+		const second = await stack.broker.call<DownloadGrant, object>("builds.artifactsGrant", params, { meta: meta() });
+		expect(second.size).toBe(6000);
+		expect(second.etag).not.toBe(first.etag);
+		// The first grant's file is gone: serving it is a 404, never the other file's bytes.
+		expect(fs.existsSync(path.join(config.artifactsDir, first.key!))).toBe(false);
+		const trace = await stack.broker.call<DownloadGrant, object>("builds.traceGrant", params, { meta: meta() });
+		expect(trace).toEqual({
+			key: null,
+			size: 0,
+			etag: `"trace-${id}-0"`,
+			contentType: "text/plain",
+			headers: { "Content-Disposition": `infile; filename="${id}.log"` },
 		});
-		const fresh = await stack.broker.call<DownloadInfo, object>("builds.artifactsInfo", params, { meta });
-		const stream = await stack.broker.call<NodeJS.ReadableStream, object>(
-			"builds.artifactsRange",
-			{ ...params, version: fresh.version, start: 10, end: 19 },
-			{ meta },
+	});
+
+	it("commits only an upload of that build, whole, and removes it when it refuses", async () => {
+		const id = await ci.build({ project_id: projectId });
+		const other = await ci.build({ project_id: projectId });
+		const store = new ArtifactStore(config.artifactsDir, config.maxArtifactBytes);
+		const pending = await store.writeUpload(other, Readable.from([Buffer.from("not yours")]));
+		// An upload of another build, a path of the client's, or a size that does not match: refused.
+		await expect(stack.broker.call("builds.commitArtifactsUpload", { build_id: id, filename: "x.zip", upload: pending.upload, size: 9 })).rejects.toThrow(
+			/not an upload of this build/,
 		);
-		const parts: Buffer[] = [];
-		for await (const chunk of stream) parts.push(chunk as Buffer);
-		expect(Buffer.concat(parts)).toEqual(Buffer.alloc(10, 2));
-		// A window outside the file, or too large, is refused.
-		await expect(stack.broker.call("builds.artifactsRange", { ...params, version: fresh.version, start: 0, end: 6000 }, { meta })).rejects.toMatchObject({
+		for (const upload of ["../../../etc/passwd", `.tmp/${id}-../../x.part`, "/etc/passwd"])
+			await expect(stack.broker.call("builds.commitArtifactsUpload", { build_id: id, filename: "x.zip", upload, size: 1 })).rejects.toThrow(
+				/not an upload of this build/,
+			);
+		const mine = await store.writeUpload(id, Readable.from([Buffer.from("twelve bytes")]));
+		const commit = (upload: string, size: number) => stack.broker.call("builds.commitArtifactsUpload", { build_id: id, filename: "x.zip", upload, size });
+		await expect(commit(mine.upload, 13)).rejects.toMatchObject({ code: 400 });
+		expect(filesUnder(buildDir(id))).toEqual([]);
+		expect(fs.existsSync(path.join(config.artifactsDir, mine.upload))).toBe(false);
+		await expect(commit(mine.upload, 12)).rejects.toMatchObject({
 			code: 400,
+			data: { body: { message: "400 (Bad request) upload is gone" } },
 		});
+		expect((await stack.api(token).get(`/projects/${projectId}/builds/${id}`)).body.artifacts_file).toBeNull();
+		await store.discardUpload(pending.upload);
 	});
 
 	it("an upload cut off by its client in the same process leaves nothing behind", async () => {
@@ -154,7 +191,7 @@ describe("files in one process", () => {
 		expect((await stack.api(token).get(`/projects/${projectId}/builds/${id}`)).body.artifacts_file).toBeNull();
 	});
 
-	it("serves a trace of several windows whole", async () => {
+	it("serves a trace of several MiB whole", async () => {
 		const id = await ci.build({ project_id: projectId });
 		const line = "x".repeat(1023) + "\n";
 		const chunk = line.repeat(900); // ~900 KiB, under the body limit

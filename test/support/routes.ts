@@ -17,7 +17,7 @@ export interface GatewayRoute {
 	path: string;
 	/** The full path under /api/v3: "/projects/:id/labels", "/internal/builds". */
 	fullPath: string;
-	/** "labels.create"; null for an alias function (e.g. a windowed download). */
+	/** "labels.create", or the action an alias function names; null for one that names none (a file download). */
 	action: string | null;
 	stream: boolean;
 	params: Record<string, any>;
@@ -55,7 +55,7 @@ export function gatewayRoutes(): GatewayRoute[] {
 		for (const kind of ["api", "internal", "internalStream"] as const) {
 			for (const [alias, target] of Object.entries(table[kind] ?? {})) {
 				const [method, aliasPath] = alias.split(/\s+/);
-				const name = typeof target === "string" ? target.replace(/^(stream|multipart):/, "") : null;
+				const name = typeof target === "string" ? target.replace(/^(stream|multipart):/, "") : (target.action ?? null);
 				const schema = name ? actions[name] : undefined;
 				if (name && !schema) throw new Error(`route ${alias} points at ${name}, which no service file defines`);
 				routes.push({
@@ -64,7 +64,7 @@ export function gatewayRoutes(): GatewayRoute[] {
 					path: aliasPath,
 					fullPath: (kind === "api" ? "" : "/internal") + aliasPath,
 					action: name,
-					stream: typeof target === "string" && target.startsWith("stream:"),
+					stream: kind === "internalStream",
 					params: schema?.params ?? {},
 					auth: schema?.auth,
 				});

@@ -5,7 +5,7 @@ import type { AddressInfo } from "net";
 import os from "os";
 import path from "path";
 import { PassThrough, Readable } from "stream";
-import { ArtifactIncomplete, ArtifactInterrupted, ArtifactStore, ArtifactTooLarge } from "../../lib/builds/artifact-store";
+import { ArtifactIncomplete, ArtifactInterrupted, ArtifactStore, ArtifactTooLarge, UploadGone } from "../../lib/builds/artifact-store";
 
 let root: string;
 let store: ArtifactStore;
@@ -318,5 +318,85 @@ describe("ArtifactStore.sweepStaleUploads", () => {
 
 	it("is a no-op before any upload", async () => {
 		expect(await store.sweepStaleUploads(1000)).toBe(0);
+	});
+});
+
+describe("ArtifactStore uploads in two steps (the gateway writes, builds commits)", () => {
+	it("keeps a written upload out of sight until it is committed", async () => {
+		const pending = await store.writeUpload(3, Readable.from([Buffer.from("abc"), Buffer.from("def")]));
+		expect(pending).toEqual({ upload: expect.stringMatching(/^\.tmp\/3-[0-9a-f]{16}\.part$/), size: 6 });
+		expect(await listTree()).toEqual([pending.upload]);
+		const stored = await store.commitUpload(2, 3, pending.upload);
+		expect(stored).toEqual({ file: expect.stringMatching(/^artifacts-[a-z0-9]+-[0-9a-f]{16}$/), size: 6 });
+		expect(await listTree()).toEqual([`2/3/${stored.file}`]);
+		// Committed once: a second commit finds nothing.
+		await expect(store.commitUpload(2, 3, pending.upload)).rejects.toBeInstanceOf(UploadGone);
+	});
+
+	it("discards an upload, idempotently, and only one of the build when asked so", async () => {
+		const pending = await store.writeUpload(3, Readable.from([Buffer.from("x")]));
+		await expect(store.discardUpload(pending.upload, 4)).rejects.toThrow(/not an upload of this build/);
+		await store.discardUpload(pending.upload, 3);
+		await store.discardUpload(pending.upload);
+		expect(await listTree()).toEqual([]);
+	});
+
+	it("commits only names it made, of the same build", async () => {
+		const pending = await store.writeUpload(3, Readable.from([Buffer.from("x")]));
+		for (const upload of ["../x.part", ".tmp/3-../../../etc.part", "/etc/passwd", ".tmp/3-0123456789abcdef.part/..", "2/3/trace.log", ""])
+			await expect(store.commitUpload(2, 3, upload)).rejects.toThrow(/not an upload of this build/);
+		await expect(store.commitUpload(2, 4, pending.upload)).rejects.toThrow(/not an upload of this build/);
+		expect(await listTree()).toEqual([pending.upload]);
+	});
+
+	it("removes the partial file of a failed write (too large, short, interrupted)", async () => {
+		await expect(store.writeUpload(3, Readable.from(bytes(MAX + 1)))).rejects.toBeInstanceOf(ArtifactTooLarge);
+		await expect(store.writeUpload(3, Readable.from([Buffer.from("abc")]), { expectedBytes: 4 })).rejects.toBeInstanceOf(ArtifactIncomplete);
+		const source = new PassThrough();
+		const writing = store.writeUpload(3, source);
+		source.write(Buffer.alloc(1000));
+		await new Promise(r => setTimeout(r, 20));
+		source.destroy();
+		await expect(writing).rejects.toBeInstanceOf(ArtifactInterrupted);
+		expect(await listTree()).toEqual([]);
+	});
+});
+
+describe("ArtifactStore.openObject (by key, as the gateway reads)", () => {
+	it("opens a stored artifacts file and a trace by their keys, whole or by range", async () => {
+		const stored = await store.writeArtifact(2, 3, Readable.from([Buffer.from("0123456789")]));
+		await store.appendTrace(2, 3, "line\n");
+		const key = store.artifactKey(2, 3, stored.file);
+		expect(key).toBe(`2/3/${stored.file}`);
+		expect(store.traceKey(2, 3)).toBe("2/3/trace.log");
+		const whole = await store.openObject(key);
+		expect([whole!.size, (await readAll(whole!.stream)).toString()]).toEqual([10, "0123456789"]);
+		const part = await store.openObject(key, { start: 7, end: 9 });
+		expect([part!.size, (await readAll(part!.stream)).toString()]).toEqual([10, "789"]);
+		expect((await readAll((await store.openObject("2/3/trace.log"))!.stream)).toString()).toBe("line\n");
+		await store.removeArtifact(2, 3, stored.file);
+		expect(await store.openObject(key)).toBeNull();
+	});
+
+	it("refuses any key it does not make, so nothing outside the root is ever opened", async () => {
+		const outside = path.join(path.dirname(root), `outside-${path.basename(root)}`);
+		await fs.promises.writeFile(outside, "secret");
+		try {
+			for (const key of [
+				"../" + path.basename(outside),
+				"/etc/passwd",
+				"2/3/../../../etc/passwd",
+				"2/3/artifacts-x-0123456789abcdef/../../../../etc/passwd",
+				".tmp/3-0123456789abcdef.part",
+				"0/3/trace.log",
+				"2/3/trace.log/",
+				"2\\3\\trace.log",
+				"2/3/other.txt",
+				"",
+			])
+				await expect(store.openObject(key)).rejects.toThrow(/not a stored object key/);
+		} finally {
+			await fs.promises.unlink(outside);
+		}
 	});
 });

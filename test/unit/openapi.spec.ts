@@ -115,9 +115,19 @@ describe("the document", () => {
 		expect(op.parameters.map((p: any) => p.name)).toEqual(["id"]);
 	});
 
+	it("file downloads list their ranges, 304 and 416 beside the errors", () => {
+		const doc = build(routeTables);
+		for (const file of ["artifacts", "trace"]) {
+			const op = doc.paths[`/projects/{id}/builds/{build_id}/${file}`].get;
+			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", "304", "401", "403", "404", "416", "429", "503"]]);
+			expect(op.responses["206"].description).toContain("Content-Range");
+		}
+	});
+
 	it("internal routes take the shared secret, a streamed upload raw bytes; no 429 without a rate limit", () => {
 		const doc = build(routeTables, 0);
 		const upload = doc.paths["/internal/builds/{build_id}/artifacts"].put;
+		expect(upload["x-moleculer-action"]).toBe("builds.authorizeArtifactsUpload");
 		expect(upload.security).toEqual([{ sharedSecret: [] }]);
 		expect(upload.requestBody.content).toEqual({ "application/octet-stream": {} });
 		expect(upload.responses["401"]).toEqual({ $ref: "#/components/responses/WrongSecret" });

@@ -1,17 +1,17 @@
 /**
  * The internal build API the CI side drives (docs/api.md#internal-builds), behind the shared
- * secret and without a user: new builds, runner state updates, trace appends, streamed artifacts
- * uploads, and builds in bulk for seeding.
+ * secret and without a user: new builds, runner state updates, trace appends, artifacts uploads
+ * (authorized and committed here, written into the store by the gateway), and builds in bulk for seeding.
  */
-import type { Readable } from "stream";
-import { badRequest, forbidden, invalidValue, notFound, paramError, tooLarge } from "../../../lib/api/errors";
-import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, drain } from "../../../lib/builds/artifact-store";
+import { badRequest, forbidden, invalidValue, notFound, paramError } from "../../../lib/api/errors";
+import { UploadGone } from "../../../lib/builds/artifact-store";
 import { parseArtifactsFilename, parseId, parseNewBuild } from "../../../lib/builds/build-input";
 import { isBuildStatus, parseCoverage, parseRunnerUpdate, runnerTransition, stateReached } from "../../../lib/builds/build-state";
 import { untilSet } from "../../../lib/builds/build-store";
+import { UPLOAD_COMMIT_PARAMS, type UploadCommit, type UploadLease } from "../../../lib/builds/upload-leases";
 import type { ArtifactsDoc } from "../../../models/build";
 import type { UserDoc } from "../../../models/user";
-import { now, type BuildsModule, type Ctx, type Upload } from "./module";
+import { now, type BuildsModule, type Ctx } from "./module";
 
 /** Most builds one createBatch call takes (its payload stays far below NATS's 1 MB). */
 export const BATCH_MAX = 500;
@@ -105,26 +105,39 @@ export const InternalBuilds: BuildsModule = {
 		},
 
 		/**
-		 * `PUT /internal/builds/:build_id/artifacts?filename=NAME`, the raw bytes streamed in
-		 * `ctx.stream` (never buffered). Replaces any previous artifacts only once the new file is
-		 * complete. 200 with the build.
+		 * `PUT /internal/builds/:build_id/artifacts?filename=NAME`, step 1 (lib/builds/upload-leases.ts):
+		 * the build exists and takes artifacts. The gateway then writes the body into the store
+		 * itself (gateway/artifact-upload.ts) and commits it below.
 		 */
-		uploadArtifacts: {
-			async handler(ctx: Ctx<{ build_id: unknown; filename?: unknown }>) {
-				const source = ctx.stream as Readable | null;
-				if (!source) throw badRequest('400 (Bad request) "file" not given');
-				let finished!: () => void;
-				const upload: Upload = { source, done: new Promise<void>(resolve => (finished = resolve)) };
-				this.uploadsInFlight.add(upload);
+		authorizeArtifactsUpload: {
+			visibility: "public",
+			async handler(ctx: Ctx<{ build_id: unknown; filename?: unknown }>): Promise<UploadLease> {
+				const buildId = parseId(ctx.params.build_id, "build_id");
+				const filename = parseArtifactsFilename(ctx.params.filename);
+				const build = await this.anyBuild(buildId);
+				if (build.erased_at) throw forbidden("Build has been erased");
+				return { build_id: build.id, project_id: build.project_id, filename };
+			},
+		},
+
+		/**
+		 * Step 3: the complete upload becomes the build's artifacts, replacing any previous ones, with
+		 * a compare-and-set on the record. On any failure the upload is removed. 200 with the build.
+		 */
+		commitArtifactsUpload: {
+			visibility: "public",
+			params: UPLOAD_COMMIT_PARAMS,
+			async handler(ctx: Ctx<UploadCommit>) {
+				const { build_id: buildId, upload } = ctx.params;
 				/** The new file until the build record points at it. */
 				let orphan: { projectId: number; buildId: number; file: string } | null = null;
 				try {
-					const buildId = parseId(ctx.params.build_id, "build_id");
 					const filename = parseArtifactsFilename(ctx.params.filename);
 					const read = await this.anyBuild(buildId);
 					if (read.erased_at) throw forbidden("Build has been erased");
-					const stored = await this.artifacts.writeArtifact(read.project_id, read.id, source, { expectedBytes: ctx.meta.contentLength });
+					const stored = await this.artifacts.commitUpload(read.project_id, read.id, upload);
 					orphan = { projectId: read.project_id, buildId: read.id, file: stored.file };
+					if (stored.size !== ctx.params.size) throw badRequest(`400 (Bad request) upload has ${stored.size} bytes, not ${ctx.params.size}`);
 					const artifacts: ArtifactsDoc = { filename, size: stored.size, file: stored.file };
 					const build = await untilSet(
 						read,
@@ -139,14 +152,10 @@ export const InternalBuilds: BuildsModule = {
 					await this.cleanProjectCache(build.project_id);
 					return (await this.present(ctx, [{ ...build, artifacts }]))[0];
 				} catch (err) {
-					drain(source);
 					if (orphan) await this.artifacts.removeArtifact(orphan.projectId, orphan.buildId, orphan.file);
-					if (err instanceof ArtifactTooLarge) throw tooLarge();
-					if (err instanceof ArtifactIncomplete || err instanceof ArtifactInterrupted) throw badRequest(`400 (Bad request) ${err.message}`);
+					else await this.artifacts.discardUpload(upload, buildId).catch(() => {});
+					if (err instanceof UploadGone) throw badRequest("400 (Bad request) upload is gone");
 					throw err;
-				} finally {
-					this.uploadsInFlight.delete(upload);
-					finished();
 				}
 			},
 		},

@@ -4,7 +4,6 @@
  * API the CI side drives is services/modules/builds/internal.ts.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import type { Readable } from "stream";
 import type { ProjectAccess } from "../../../lib/accounts/access";
 import type { ApiMeta } from "../../../lib/api/context";
 import type { ArtifactStore } from "../../../lib/builds/artifact-store";
@@ -17,18 +16,12 @@ import type { BuildCounterDoc, BuildDoc } from "../../../models/build";
 import type { UserDoc } from "../../../models/user";
 import type { presentBuild } from "../../../presenters/build";
 
-export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta & { contentLength?: number }>;
-
-export interface Upload {
-	source: Readable;
-	done: Promise<void>;
-}
+export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
 export interface BuildsVars {
 	db: { builds: Collection<BuildDoc>; build_counters: Collection<BuildCounterDoc> };
 	builds: BuildStore;
 	artifacts: ArtifactStore;
-	uploadsInFlight: Set<Upload>;
 }
 
 export interface BuildsMethods extends ProjectAccessMethods, CacheCleanerMethods {

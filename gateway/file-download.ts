@@ -1,0 +1,121 @@
+/**
+ * Artifacts and traces, served by the gateway from the artifact store, as GitLab's Workhorse
+ * serves them for Rails (docs/architecture.md#artifacts): the builds service authorizes the
+ * download and says where the file is (lib/builds/transfer-grants.ts); the bytes go from the store
+ * to the client here, through `pipeline` (the client's pace sets the reads, so a slow client never
+ * makes the gateway buffer), and never cross the transporter.
+ *
+ * The answer has Content-Length, the grant's Content-Type and Content-Disposition, a strong ETag
+ * (If-None-Match → 304) and `Accept-Ranges: bytes`: one byte range is a 206 with exactly those
+ * bytes, a range the file cannot satisfy a 416 (gateway/byte-ranges.ts), so `curl -C -` resumes.
+ */
+import type { IncomingMessage, ServerResponse } from "http";
+import type { Context } from "moleculer";
+import { pipeline } from "stream/promises";
+import { ApiError, notFound } from "../lib/api/errors";
+import type { ArtifactStorage, OpenedFile } from "../lib/builds/artifact-store";
+import type { DownloadGrant } from "../lib/builds/transfer-grants";
+import { contentRange, parseRange, unsatisfiedRange, type RangeRequest } from "./byte-ranges";
+import type { AliasFunction } from "./routes/types";
+
+type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
+
+/** What a file alias needs of the gateway service it runs in (`this`). */
+export interface FileHost {
+	artifactStore: ArtifactStorage;
+}
+
+/** Longer If-None-Match and If-Range headers are not read (an ETag here is a few dozen characters). */
+const MAX_VALIDATOR_HEADER = 1024;
+
+const rangeNotSatisfiable = (size: number) =>
+	new ApiError(416, { message: "416 Requested Range Not Satisfiable" }, { "Content-Range": unsatisfiedRange(size), "Accept-Ranges": "bytes" });
+
+/** Whether an If-None-Match header names `etag` (weak comparison, RFC 9110 §13.1.2), or is `*`. */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+	if (header === undefined || header.length > MAX_VALIDATOR_HEADER) return false;
+	if (header.trim() === "*") return true;
+	const bare = etag.replace(/^W\//, "");
+	return header.split(",").some(tag => tag.trim().replace(/^W\//, "") === bare);
+}
+
+/** The range to serve: If-Range (strong comparison) drops the Range when the file is no longer the one the client has. */
+function wantedRange(req: IncomingMessage, grant: DownloadGrant): RangeRequest {
+	const range = parseRange(req.headers.range, grant.size);
+	if (range.kind === "whole") return range;
+	const ifRange = req.headers["if-range"];
+	if (typeof ifRange === "string" && (ifRange.length > MAX_VALIDATOR_HEADER || ifRange.trim() !== grant.etag || grant.etag.startsWith("W/")))
+		return { kind: "whole" };
+	return range;
+}
+
+/**
+ * A moleculer-web alias function (it runs after the route's authentication and authorization)
+ * serving the file that `grantAction` authorizes; its parameters are the route's.
+ */
+export function fileDownload(grantAction: string, opts: { timeout?: number } = {}): AliasFunction {
+	const callOpts = opts.timeout ? { timeout: opts.timeout } : {};
+	const download = function download(this: FileHost, req: Req, res: ServerResponse, next: (err?: unknown) => void) {
+		serve(this.artifactStore, req, res, grantAction, callOpts).catch(err => {
+			if (!res.headersSent) return next(err);
+			// Too late for an error body: cut the response short so the client sees it is incomplete.
+			res.destroy();
+		});
+	};
+	return Object.assign(download, { openapi: DOWNLOAD_OPENAPI });
+}
+
+/** What the API description says of these answers (gateway/openapi.ts merges it into the operation). */
+const DOWNLOAD_OPENAPI = {
+	responses: {
+		"200": {
+			description: "The file, with Content-Length, ETag and `Accept-Ranges: bytes`.",
+			content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
+		},
+		"206": {
+			description: "One byte range of the file (`Range: bytes=first-last`, `bytes=first-`, `bytes=-suffix`), with Content-Range.",
+			content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
+		},
+		"304": { description: "`If-None-Match` names the file's ETag." },
+		"416": {
+			description: "The range starts past the end of the file; `Content-Range: bytes */<size>`.",
+			content: { "application/json": { schema: { $ref: "#/components/schemas/Message" } } },
+		},
+	},
+};
+
+async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, grantAction: string, callOpts: object): Promise<void> {
+	const grant = await req.$ctx.call<DownloadGrant, Record<string, unknown>>(grantAction, { ...req.$params }, callOpts);
+	const range = wantedRange(req, grant);
+	const [start, end] = range.kind === "partial" ? [range.start, range.end] : [0, grant.size - 1];
+	const length = range.kind === "unsatisfiable" ? 0 : end - start + 1;
+	let opened: OpenedFile | null = null;
+	if (grant.key !== null) {
+		opened = await store.openObject(grant.key, length > 0 ? { start, end } : undefined);
+		// Gone since the grant (erased, replaced), or shorter than granted: not the file that was authorized.
+		if (!opened || opened.size < grant.size) {
+			opened?.stream.destroy();
+			throw notFound();
+		}
+	}
+	const headers: Record<string, string> = { ...grant.headers, "Content-Type": grant.contentType, ETag: grant.etag, "Accept-Ranges": "bytes" };
+	if (noneMatch(req.headers["if-none-match"], grant.etag)) {
+		opened?.stream.destroy();
+		res.writeHead(304, { ETag: grant.etag, "Accept-Ranges": "bytes" });
+		res.end();
+		return;
+	}
+	if (range.kind === "unsatisfiable") {
+		opened?.stream.destroy();
+		throw rangeNotSatisfiable(grant.size);
+	}
+	if (range.kind === "partial") headers["Content-Range"] = contentRange(start, end, grant.size);
+	headers["Content-Length"] = String(length);
+	res.writeHead(range.kind === "partial" ? 206 : 200, headers);
+	if (!opened || length === 0) {
+		opened?.stream.destroy();
+		res.end();
+		return;
+	}
+	await pipeline(opened.stream, res);
+}
