@@ -81,6 +81,7 @@ export function toHttpError(err: AnyError): HttpError {
 	if (err?.name === "BadRequestError" || err?.code === 400) return { status: 400, body: { message: "400 Bad request" }, unexpected: false };
 	if (err?.code === 405) return { status: 405, body: { message: "405 Method Not Allowed" }, unexpected: false };
 	// Any other client error of the HTTP layer (an http-errors object with a 4xx status).
-	if (typeof err?.status === "number" && err.status >= 400 && err.status < 500) return { status: 400, body: { message: "400 Bad request" }, unexpected: false };
+	if (typeof err?.status === "number" && err.status >= 400 && err.status < 500)
+		return { status: 400, body: { message: "400 Bad request" }, unexpected: false };
 	return { status: 500, body: { message: "500 Internal Server Error" }, unexpected: true };
 }

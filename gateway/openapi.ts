@@ -51,7 +51,8 @@ function expandShorthand(rule: string): Record<string, unknown> {
 	const out: Record<string, unknown> = { type: type.trim() };
 	for (const flag of flags) {
 		const [key, value] = flag.split(":");
-		out[key.trim()] = value === undefined ? true : /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value === "true" ? true : value === "false" ? false : value;
+		out[key.trim()] =
+			value === undefined ? true : /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value === "true" ? true : value === "false" ? false : value;
 	}
 	return out;
 }
@@ -352,21 +353,33 @@ function components(opts: OpenApiOptions): Schema {
 			BadRequest: {
 				description: "Bad parameters: a missing or invalid one (`error`), a rule of the model (`message` by field), or a body that cannot be read.",
 				content: json({
-					oneOf: [{ $ref: "#/components/schemas/ParameterError" }, { $ref: "#/components/schemas/ValidationErrors" }, { $ref: "#/components/schemas/Message" }],
+					oneOf: [
+						{ $ref: "#/components/schemas/ParameterError" },
+						{ $ref: "#/components/schemas/ValidationErrors" },
+						{ $ref: "#/components/schemas/Message" },
+					],
 				}),
 			},
 			Unauthorized: { description: "No token, or an unknown one.", content: message("401 Unauthorized") },
 			WrongSecret: { description: "No Gitlab-Shared-Secret, or a wrong one.", content: message("401 Unauthorized") },
 			Forbidden: { description: "The caller's access to the project is not enough.", content: message("403 Forbidden") },
 			NotFound: { description: "No such project or record, or one the caller may not see.", content: message("404 Project Not Found") },
-			InternalOffOrNotFound: { description: "The internal API is off (INTERNAL_API_SECRET unset), or no such record.", content: message("404 Not Found") },
+			InternalOffOrNotFound: {
+				description: "The internal API is off (INTERNAL_API_SECRET unset), or no such record.",
+				content: message("404 Not Found"),
+			},
 			TooLarge: { description: "The body is larger than the gateway accepts.", content: message("413 Request Entity Too Large") },
 			RateLimited: {
 				description: `More than ${opts.rateLimitPerMinute} requests in a minute from one token (or, without one, one address).`,
-				headers: Object.fromEntries(["X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset"].map(h => [h, { schema: { type: "string" } }])),
+				headers: Object.fromEntries(
+					["X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset"].map(h => [h, { schema: { type: "string" } }]),
+				),
 				content: message("429 Too Many Requests"),
 			},
-			Unavailable: { description: "The service behind the route is not reachable or did not answer in time.", content: message("503 Service Unavailable") },
+			Unavailable: {
+				description: "The service behind the route is not reachable or did not answer in time.",
+				content: message("503 Service Unavailable"),
+			},
 		},
 	};
 }

@@ -159,7 +159,9 @@ async function main(): Promise<void> {
 		"",
 		`Gateway: ${base}`,
 		"",
-		...plan.processes.map(p => `  ${p.name.padEnd(width)}  health http://localhost:${p.healthPort}/ready   metrics http://localhost:${p.metricsPort}/metrics`),
+		...plan.processes.map(
+			p => `  ${p.name.padEnd(width)}  health http://localhost:${p.healthPort}/ready   metrics http://localhost:${p.metricsPort}/metrics`,
+		),
 		"",
 		root
 			? `This start created root: password ${root.password ?? "from GITLAB_ROOT_PASSWORD"}, ` +

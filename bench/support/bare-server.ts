@@ -31,15 +31,13 @@ export async function startBareServer(body: Buffer, headers: Record<string, stri
 function serve([port, bodyFile, headersJson]: string[]): void {
 	const body = fs.readFileSync(bodyFile);
 	const headers = { ...JSON.parse(headersJson), "Content-Length": String(body.length) };
-	http
-		.createServer((req, res) => {
-			req.resume();
-			req.on("end", () => {
-				res.writeHead(200, headers);
-				res.end(body);
-			});
-		})
-		.listen(Number(port), "127.0.0.1");
+	http.createServer((req, res) => {
+		req.resume();
+		req.on("end", () => {
+			res.writeHead(200, headers);
+			res.end(body);
+		});
+	}).listen(Number(port), "127.0.0.1");
 }
 
 if (require.main === module) serve(process.argv.slice(2));

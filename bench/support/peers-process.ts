@@ -166,19 +166,17 @@ async function serve([controlPort]: string[]): Promise<void> {
 	process.on("SIGINT", stop);
 	await listen(ircServer.port, "#bench", book);
 	const peers = { trackerUrl, smtpUrl, ircPort: ircServer.port, ircChannel: "#bench" };
-	http
-		.createServer((req, res) => {
-			const url = new URL(req.url ?? "/", "http://localhost");
-			const reply = (status: number, body: unknown) => {
-				res.writeHead(status, { "Content-Type": "application/json" });
-				res.end(JSON.stringify(body));
-			};
-			if (url.pathname === "/peers") return reply(200, peers);
-			if (url.pathname === "/counts") return reply(200, book.counts(url.searchParams.get("run") ?? ""));
-			if (url.pathname === "/receipts") return reply(200, book.get(url.searchParams.get("run") ?? ""));
-			reply(404, { message: "404 Not Found" });
-		})
-		.listen(Number(controlPort), "127.0.0.1");
+	http.createServer((req, res) => {
+		const url = new URL(req.url ?? "/", "http://localhost");
+		const reply = (status: number, body: unknown) => {
+			res.writeHead(status, { "Content-Type": "application/json" });
+			res.end(JSON.stringify(body));
+		};
+		if (url.pathname === "/peers") return reply(200, peers);
+		if (url.pathname === "/counts") return reply(200, book.counts(url.searchParams.get("run") ?? ""));
+		if (url.pathname === "/receipts") return reply(200, book.get(url.searchParams.get("run") ?? ""));
+		reply(404, { message: "404 Not Found" });
+	}).listen(Number(controlPort), "127.0.0.1");
 }
 
 if (require.main === module)

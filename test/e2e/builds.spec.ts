@@ -704,7 +704,9 @@ describe("artifacts", () => {
 		expect((await ci.upload(id, Buffer.from([1, 2, 3]), 'build "résumé" 1.zip')).status).toBe(200);
 		const res = await fetch(`${cluster.url}/projects/${projectId}/builds/${id}/artifacts`, { headers: { "PRIVATE-TOKEN": token } });
 		expect(res.status).toBe(200);
-		expect(res.headers.get("content-disposition")).toBe(`attachment; filename="build _r_sum__ 1.zip"; filename*=UTF-8''build%20%22r%C3%A9sum%C3%A9%22%201.zip`);
+		expect(res.headers.get("content-disposition")).toBe(
+			`attachment; filename="build _r_sum__ 1.zip"; filename*=UTF-8''build%20%22r%C3%A9sum%C3%A9%22%201.zip`,
+		);
 	});
 
 	it("answers 404 for a build without artifacts and for an unknown build (docs/api.md#builds)", async () => {

@@ -122,7 +122,9 @@ function plan(route: GatewayRoute, rnd: Random, token: string): Planned {
 	const mode = rnd.pick(["valid", "field", "field", "field", "missing", "extra", "path", "path", "query", "encoding", "encoding", "token"] as const);
 	let urlPath =
 		"/api/v3" +
-		route.fullPath.replace(/:([A-Za-z_]+)/g, (_, p: string) => (mode === "path" || rnd.chance(0.1) ? segmentFor(p, rnd) : encodeURIComponent(ids[p] ?? "1")));
+		route.fullPath.replace(/:([A-Za-z_]+)/g, (_, p: string) =>
+			mode === "path" || rnd.chance(0.1) ? segmentFor(p, rnd) : encodeURIComponent(ids[p] ?? "1"),
+		);
 	const headers: Record<string, string> = route.kind === "api" ? { "PRIVATE-TOKEN": token } : { "Gitlab-Shared-Secret": cluster.internalSecret };
 	let body: Record<string, unknown> = goodBody(route, rnd);
 	const fields = Object.keys(body).length ? Object.keys(body) : Object.keys(route.params).filter(p => !pathParams(route.path).includes(p));

@@ -139,8 +139,11 @@ describe("secrets at rest", () => {
 		expect(doc.properties.build_server_url).toBe("https://teamcity.example.com");
 
 		expect(
-			(await stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { ...base, build_server_url: "https://new.example.com", password: "n3w" } }))
-				.status,
+			(
+				await stack
+					.api()
+					.put(`/projects/${projectId}/services/${slug}`, { body: { ...base, build_server_url: "https://new.example.com", password: "n3w" } })
+			).status,
 		).toBe(200);
 		doc = await stack.broker.call("integrations.settingsFor", { projectKey: String(projectId), slug });
 		expect(doc.properties.build_server_url).toBe("https://new.example.com");
@@ -150,10 +153,12 @@ describe("secrets at rest", () => {
 
 describe("requests", () => {
 	it("accepts slugs with underscores and answers 404 Service Not Found for unknown ones", async () => {
-		expect((await stack.api().put(`/projects/${projectId}/services/external_wiki`, { form: { external_wiki_url: "https://wiki.example.com" } })).status).toBe(
-			200,
-		);
-		expect((await stack.api().get(`/projects/${projectId}/services/external-wiki`)).body.properties).toEqual({ external_wiki_url: "https://wiki.example.com" });
+		expect(
+			(await stack.api().put(`/projects/${projectId}/services/external_wiki`, { form: { external_wiki_url: "https://wiki.example.com" } })).status,
+		).toBe(200);
+		expect((await stack.api().get(`/projects/${projectId}/services/external-wiki`)).body.properties).toEqual({
+			external_wiki_url: "https://wiki.example.com",
+		});
 		// GitLab 8.16 services with no counterpart here.
 		for (const name of ["bugzilla", "kubernetes", "mattermost"])
 			for (const method of ["get", "put", "del"] as const) {

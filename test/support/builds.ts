@@ -144,23 +144,21 @@ export function streamDownload(
 	opts: { beforeReading?: () => Promise<void>; perChunk?: () => Promise<void> } = {},
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number; sha256: string }> {
 	return new Promise((resolve, reject) => {
-		http
-			.get(url, { headers }, res => {
-				res.pause();
-				const hash = crypto.createHash("sha256");
-				let bytes = 0;
-				const read = async () => {
-					await opts.beforeReading?.();
-					for await (const chunk of res) {
-						hash.update(chunk);
-						bytes += chunk.length;
-						await opts.perChunk?.();
-					}
-					resolve({ status: res.statusCode!, headers: res.headers, bytes, sha256: hash.digest("hex") });
-				};
-				read().catch(reject);
-			})
-			.on("error", reject);
+		http.get(url, { headers }, res => {
+			res.pause();
+			const hash = crypto.createHash("sha256");
+			let bytes = 0;
+			const read = async () => {
+				await opts.beforeReading?.();
+				for await (const chunk of res) {
+					hash.update(chunk);
+					bytes += chunk.length;
+					await opts.perChunk?.();
+				}
+				resolve({ status: res.statusCode!, headers: res.headers, bytes, sha256: hash.digest("hex") });
+			};
+			read().catch(reject);
+		}).on("error", reject);
 	});
 }
 

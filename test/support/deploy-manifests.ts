@@ -300,7 +300,9 @@ export function dockerContextFiles(root = ROOT): string[] {
 				path.posix
 					.normalize(pattern.replace(/^\/+/, ""))
 					.split(/(\*\*\/?|\*|\?)/)
-					.map(part => (part.startsWith("**") ? "(?:.*/)?" : part === "*" ? "[^/]*" : part === "?" ? "[^/]" : part.replace(/[.+^${}()|[\]\\]/g, "\\$&")))
+					.map(part =>
+						part.startsWith("**") ? "(?:.*/)?" : part === "*" ? "[^/]*" : part === "?" ? "[^/]" : part.replace(/[.+^${}()|[\]\\]/g, "\\$&"),
+					)
 					.join("") +
 				"$",
 		);

@@ -55,7 +55,8 @@ describe("the client address", () => {
 	it("takes TRUSTED_PROXIES as addresses and CIDR blocks, and nothing else", () => {
 		expect(loadConfig({ TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.7,fd00::/8" }).trustedProxies).toEqual(["10.0.0.0/8", "192.0.2.7/32", "fd00::/8"]);
 		expect(loadConfig({}).trustedProxies).toEqual([]);
-		for (const bad of ["10.0.0.0/33", "example.com", "10.0.0.0/8/1", "::1/129"]) expect(() => loadConfig({ TRUSTED_PROXIES: bad })).toThrow(/TRUSTED_PROXIES/);
+		for (const bad of ["10.0.0.0/33", "example.com", "10.0.0.0/8/1", "::1/129"])
+			expect(() => loadConfig({ TRUSTED_PROXIES: bad })).toThrow(/TRUSTED_PROXIES/);
 	});
 });
 

@@ -301,8 +301,12 @@ describe("integration catalogue", () => {
 		});
 		const teamcity = resolveIntegration("teamcity")!;
 		expect(
-			mergeSettings(teamcity.def, null, { teamcity_url: "https://tc.example.com", build_type: "bt1", username: "u", password: "p" }, { byGitLabName: true })
-				.properties.build_server_url,
+			mergeSettings(
+				teamcity.def,
+				null,
+				{ teamcity_url: "https://tc.example.com", build_type: "bt1", username: "u", password: "p" },
+				{ byGitLabName: true },
+			).properties.build_server_url,
 		).toBe("https://tc.example.com");
 		const drone = resolveIntegration("drone_ci")!;
 		expect(mergeSettings(drone.def, null, { token: "t", drone_url: "https://drone.example.com" }, { byGitLabName: true }).properties).toEqual({

@@ -18,9 +18,9 @@ beforeAll(async () => {
 			if (req.url === "/down") return res.writeHead(503).end("{}");
 			if (req.url === "/missing") return res.writeHead(404).end('{"errors":[]}');
 			if (req.url === "/big") return res.end("x".repeat(2 * 1024 * 1024));
-			res
-				.writeHead(200, { "Content-Type": "application/json" })
-				.end(JSON.stringify({ got: body ? JSON.parse(body) : null, auth: req.headers.authorization ?? null }));
+			res.writeHead(200, { "Content-Type": "application/json" }).end(
+				JSON.stringify({ got: body ? JSON.parse(body) : null, auth: req.headers.authorization ?? null }),
+			);
 		});
 	});
 	await new Promise<void>(r => server.listen(0, "127.0.0.1", r));

@@ -30,7 +30,10 @@ describe("Dockerfile", () => {
 	it("final image: only compiled dist/, production node_modules and package.json; no sources", () => {
 		const copies = ops(runtime.stage, "COPY");
 		expect(copies).toEqual(
-			expect.arrayContaining([expect.stringMatching(/^--from=deps \S*node_modules \.\/node_modules$/), expect.stringMatching(/^--from=build \S+\/dist \.\/$/)]),
+			expect.arrayContaining([
+				expect.stringMatching(/^--from=deps \S*node_modules \.\/node_modules$/),
+				expect.stringMatching(/^--from=build \S+\/dist \.\/$/),
+			]),
 		);
 		for (const c of copies) expect(c).toMatch(/^(--from=(deps|build) |package\.json )/);
 		const deps = stages.find(s => s.name === "deps")!;
