@@ -69,7 +69,7 @@ export function parseJson(text: string): unknown {
 }
 
 export function parseForm(text: string): Record<string, unknown> {
-	return qs.parse(text, QS_OPTIONS) as Record<string, unknown>;
+	return qs.parse(text, QS_OPTIONS);
 }
 
 type BodyKind = "json" | "form" | "text";

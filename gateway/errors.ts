@@ -10,7 +10,15 @@ interface AnyError {
 	code?: number | string;
 	type?: string;
 	status?: number;
-	data?: any;
+	/** A GitLab error's `{ body, headers }`, or a validator's list of failures. */
+	data?: unknown;
+}
+
+/** What lib/api/errors.ts puts in a GitLab error's data. */
+function gitlabData(err: AnyError): { body: ErrorBody; headers?: Record<string, string> } | null {
+	if (err?.type !== "GITLAB_API_ERROR" || typeof err.data !== "object" || err.data === null) return null;
+	const data = err.data as { body?: ErrorBody; headers?: Record<string, string> };
+	return data.body ? { body: data.body, headers: data.headers } : null;
 }
 
 /**
@@ -61,8 +69,8 @@ export interface HttpError {
 }
 
 export function toHttpError(err: AnyError): HttpError {
-	if (err?.type === "GITLAB_API_ERROR" && err.data?.body)
-		return { status: Number(err.code), body: err.data.body, headers: err.data.headers, unexpected: false };
+	const gitlab = gitlabData(err);
+	if (gitlab) return { status: Number(err.code), body: gitlab.body, headers: gitlab.headers, unexpected: false };
 	if (err?.name === "ValidationError" || err?.type === "VALIDATION_ERROR") return { status: 400, body: validationBody(err.data), unexpected: false };
 	// The HTTP layer's errors: a body too large, an encoding or charset not taken, a body that does not parse.
 	if (err?.type === "entity.too.large" || err?.status === 413 || err?.code === 413)

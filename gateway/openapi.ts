@@ -41,6 +41,7 @@ const KINDS: Record<keyof RouteTable, { prefix: string; security: "token" | "sec
 
 const PROJECT_ROUTE = /^\/projects\/:id(\/|$)/;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+const RATE_LIMIT_HEADERS = ["X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset"];
 const ACCESS_LEVELS: Record<number, string> = { 10: "guest", 20: "reporter", 30: "developer", 40: "master", 50: "owner" };
 
 type Schema = Record<string, unknown>;
@@ -182,9 +183,9 @@ function securityFor(kind: "token" | "secret" | "none", auth: string | undefined
 /** Tag of a table: the service most of its actions belong to (a function alias gets its table's). */
 function tableTag(table: RouteTable): string {
 	const counts = new Map<string, number>();
-	for (const aliases of Object.values(table))
+	for (const aliases of Object.values(table) as (Record<string, AliasTarget> | undefined)[])
 		for (const target of Object.values(aliases ?? {})) {
-			const name = actionName(target as AliasTarget);
+			const name = actionName(target);
 			if (name) counts.set(name.split(".")[0], (counts.get(name.split(".")[0]) ?? 0) + 1);
 		}
 	return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "docs";
@@ -243,7 +244,7 @@ interface OperationInput {
 
 function operation(input: OperationInput): Schema {
 	const { kind, how, method, aliasPath, fullPath, name, action, target, tag, opts } = input;
-	const params = (action?.params ?? {}) as Record<string, unknown>;
+	const params = action?.params ?? {};
 	const inPath = pathParams(aliasPath);
 	const isProject = PROJECT_ROUTE.test(aliasPath) && how.security === "token";
 	const parameters: Schema[] = inPath.map(p => ({
@@ -351,7 +352,8 @@ function components(opts: OpenApiOptions): Schema {
 		),
 		responses: {
 			BadRequest: {
-				description: "Bad parameters: a missing or invalid one (`error`), a rule of the model (`message` by field), or a body that cannot be read.",
+				description:
+					"Bad parameters: a missing or invalid one (`error`), a rule of the model (`message` by field), " + "or a body that cannot be read.",
 				content: json({
 					oneOf: [
 						{ $ref: "#/components/schemas/ParameterError" },
@@ -371,9 +373,7 @@ function components(opts: OpenApiOptions): Schema {
 			TooLarge: { description: "The body is larger than the gateway accepts.", content: message("413 Request Entity Too Large") },
 			RateLimited: {
 				description: `More than ${opts.rateLimitPerMinute} requests in a minute from one token (or, without one, one address).`,
-				headers: Object.fromEntries(
-					["X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset"].map(h => [h, { schema: { type: "string" } }]),
-				),
+				headers: Object.fromEntries(RATE_LIMIT_HEADERS.map(h => [h, { schema: { type: "string" } }])),
 				content: message("429 Too Many Requests"),
 			},
 			Unavailable: {

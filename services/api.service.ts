@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type Redis from "ioredis";
-import type { Context, ServiceSchema } from "moleculer";
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { config } from "../config";
 import { extractToken, RecentTokens, type TokenLookup } from "../gateway/auth";
@@ -76,6 +76,12 @@ function isJsonBody(data: unknown): boolean {
 	return typeof obj.pipe !== "function" && obj.type !== "Buffer";
 }
 
+/** An error's name and message for a log line, whatever was thrown. */
+function describeError(err: unknown): string {
+	const e = err as { name?: unknown; message?: unknown } | null;
+	return e && typeof e === "object" ? `${String(e.name)} ${String(e.message)}` : String(err);
+}
+
 function sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
 	if (res.headersSent) return res.end();
 	const payload = JSON.stringify(body);
@@ -105,20 +111,41 @@ interface Methods {
 	cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T>;
 	internalCaller(ctx: Ctx, req: Req): Promise<void>;
 	linkBase(req: Req): string;
-	// moleculer-web's own, used here:
-	httpHandler(req: IncomingMessage, res: ServerResponse): void;
+	// moleculer-web's own, used here (Moleculer binds methods to the service):
+	httpHandler: (req: IncomingMessage, res: ServerResponse) => void;
 	sendResponse(req: Req, res: Res, data: unknown, action: unknown): void;
 	encodeResponse(req: Req, res: Res, data: unknown): string;
 }
 
-// Settings stay loose: moleculer-web types route hooks with a meta of `{}`, which ApiMeta is not.
-const ApiService: ServiceSchema<any, Methods, Vars> = {
+/** The gateway as its hooks see it. */
+type ApiThis = Service<ApiSettings> & Methods & Vars;
+
+/**
+ * moleculer-web's settings, as far as this file reads them (its own types give route hooks a
+ * meta of `{}`, which ApiMeta is not, so the routes stay as moleculer-web takes them).
+ */
+interface ApiSettings extends ServiceSettingSchema {
+	[setting: string]: unknown;
+	requestTimeout: number;
+	onError(this: ApiThis, req: Req, res: Res, err: unknown): void;
+}
+
+/** The parts of a moleculer-web route that callAction uses. */
+interface RouteLike {
+	callOptions?: object;
+	onAfterCall?: (this: ApiThis, ctx: Ctx, route: RouteLike, req: Req, res: Res, data: unknown) => unknown;
+}
+
+const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 	name: "api",
-	mixins: [ApiGateway as unknown as Partial<ServiceSchema>, AccessCacheMixin()],
+	mixins: [ApiGateway, AccessCacheMixin()],
 
 	settings: {
 		port: config.port,
 		ip: "0.0.0.0",
+		// A whole request, slow body included, within 5 minutes (moleculer-web's default); headers and
+		// idle sockets are bounded far sooner (gateway/http-server.ts).
+		requestTimeout: 300_000,
 		path: "/api/v3",
 		qsOptions: QS_OPTIONS,
 		// Request lines can carry private_token in the query: never log them.
@@ -137,7 +164,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 				bodyParsers: false,
 				callOptions: { timeout: 0 },
 				aliases: mergeAliases("internalStream"),
-				async onBeforeCall(this: any, ctx: Ctx, route: unknown, req: Req) {
+				async onBeforeCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req) {
 					await this.internalCaller(ctx, req);
 					// Refuse an announced oversized body before reading a byte of it; the artifact store
 					// counts the bytes of chunked uploads and checks they match the announced length.
@@ -154,7 +181,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 				use: [bodyReader({ limit: config.maxBodyBytes, text: true })],
 				callOptions,
 				aliases: mergeAliases("internal"),
-				async onBeforeCall(this: any, ctx: Ctx, route: unknown, req: Req) {
+				async onBeforeCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req) {
 					await this.internalCaller(ctx, req);
 					// A text/plain body (a build trace chunk) is not an object to merge into params.
 					if (typeof req.body === "string") req.$params.text = req.body;
@@ -171,12 +198,12 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 				callOptions,
 				aliases: mergeAliases("api"),
 				mappingPolicy: "restrict",
-				onBeforeCall(this: any, ctx: Ctx, route: unknown, req: Req) {
+				onBeforeCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req) {
 					ctx.meta.clientAddress = clientAddress(req, trustedProxies);
 					// Credentials are the gateway's business, never a service parameter.
 					delete req.$params.private_token;
 				},
-				onAfterCall(this: any, ctx: Ctx, route: unknown, req: Req, res: Res, data: unknown) {
+				onAfterCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req, res: Res, data: unknown) {
 					if (!ctx.meta.$responseType && isJsonBody(data)) ctx.meta.$responseType = JSON_TYPE;
 					// moleculer-web wants a Location on every 201; without one from the service it is the URL posted to.
 					if (ctx.meta.$statusCode === 201 && !ctx.meta.$location) ctx.meta.$location = (req.originalUrl ?? req.url ?? "").split("?")[0];
@@ -190,10 +217,11 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 			},
 			docsRoute,
 		],
-		onError(this: any, req: Req, res: Res, err: any) {
-			const { status, body, headers, unexpected } = toHttpError(err);
-			if (unexpected) this.logger.error(`Unexpected error on ${req.method} ${req.$alias?.path ?? "?"}:`, err);
-			if (status === 503) this.logger.warn(`Backend unavailable on ${req.method} ${req.$alias?.path ?? "?"}: ${err?.name} ${err?.message}`);
+		onError(this: ApiThis, req: Req, res: Res, err: unknown) {
+			const { status, body, headers, unexpected } = toHttpError(err as Parameters<typeof toHttpError>[0]);
+			const where = `${req.method} ${req.$alias?.path ?? "?"}`;
+			if (unexpected) this.logger.error(`Unexpected error on ${where}:`, err);
+			if (status === 503) this.logger.warn(`Backend unavailable on ${where}: ${describeError(err)}`);
 			closeAfterAnswer(req, res);
 			sendJson(res, status, body, headers);
 		},
@@ -211,7 +239,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 					maxBodyBytes: Math.max(config.maxBodyBytes, config.maxArtifactBytes),
 				},
 				this.httpHandler,
-				(req, res, err) => this.settings.onError.call(this, req, res, err),
+				(req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 			);
 			this.isHTTPS = false;
 		},
@@ -236,7 +264,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 				await limits.count(res, addressKey(address));
 				throw unauthorized();
 			}
-			const caller = await this.resolveCaller(ctx, res, address, (this.recentTokens as RecentTokens).lookup(token));
+			const caller = await this.resolveCaller(ctx, res, address, this.recentTokens.lookup(token));
 			await limits.count(res, userKey(caller.id));
 			return caller;
 		},
@@ -264,7 +292,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 				ctx.meta.projectKey = String(access.project.id);
 			}
 			if (!req.$action) return;
-			await (this.edgeValidator as EdgeValidator).validate(req.$action, req.$params);
+			await this.edgeValidator.validate(req.$action, req.$params);
 			// The level the action declares (types/moleculer.d.ts), checked before any call or cache read.
 			const needed = req.$action.access;
 			if (needed !== undefined && !(ctx.meta.access && hasLevel(ctx.meta.access, needed))) throw forbidden();
@@ -273,17 +301,17 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 		/** The token's owner (from the cache when accounts has it there); an unknown token counts against the address. */
 		async resolveCaller(ctx: Ctx, res: Res, address: string, token: TokenLookup): Promise<Caller> {
 			try {
-				const hit = await (this.cacheReads as CacheReads).readKey(token.key);
+				const hit = await this.cacheReads.readKey(token.key);
 				return hit === undefined ? await ctx.call<Caller, object>(RESOLVE_TOKEN.action, { tokenHash: token.hash }, callOptions) : (hit as Caller);
 			} catch (err) {
-				if ((err as { code?: number }).code === 401) await (this.limits as RequestLimits).count(res, addressKey(address));
+				if ((err as { code?: number }).code === 401) await this.limits.count(res, addressKey(address));
 				throw err;
 			}
 		},
 
 		/** An accounts look-up, from the cache when accounts has the answer there, else called. */
 		async cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T> {
-			const hit = await (this.cacheReads as CacheReads).read({ name: spec.action, cache: spec.cache }, params, ctx.meta);
+			const hit = await this.cacheReads.read({ name: spec.action, cache: spec.cache }, params, ctx.meta);
 			return hit === undefined ? ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions) : (hit as T);
 		},
 
@@ -292,9 +320,16 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 		 * `cache` is answered from the shared cache when the entry is there, so a hit crosses no
 		 * transporter (and in one process makes no action context). The rest is moleculer-web's own.
 		 */
-		async callAction(route: any, actionName: string, req: Req & { $endpoint: { action: CachedAction } }, res: Res, params: object, isStream: boolean) {
+		async callAction(
+			route: RouteLike,
+			actionName: string,
+			req: Req & { $endpoint: { action: CachedAction } },
+			res: Res,
+			params: object,
+			isStream: boolean,
+		) {
 			const ctx = req.$ctx!;
-			let data = !isStream && req.method === "GET" ? await (this.cacheReads as CacheReads).read(req.$endpoint.action, params, ctx.meta) : undefined;
+			let data = !isStream && req.method === "GET" ? await this.cacheReads.read(req.$endpoint.action, params, ctx.meta) : undefined;
 			req.$cacheHit = data !== undefined;
 			if (data === undefined) {
 				const opts = { ...route.callOptions, ...(isStream ? { stream: req } : {}) };
@@ -344,7 +379,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 	events: {
 		/** Parameter schemas may have changed with the services. */
 		"$services.changed"() {
-			(this.edgeValidator as EdgeValidator).forget();
+			this.edgeValidator.forget();
 		},
 	},
 
@@ -371,7 +406,7 @@ const ApiService: ServiceSchema<any, Methods, Vars> = {
 	 * still being written now are cut, so that their temporary files are removed before the exit.
 	 */
 	async stopped() {
-		(this.limiterRedis as Redis | null)?.disconnect();
+		this.limiterRedis?.disconnect();
 		const uploads = [...this.uploadsInFlight];
 		for (const upload of uploads) upload.source.destroy(new Error("the gateway is stopping"));
 		await Promise.allSettled(uploads.map(u => u.done));

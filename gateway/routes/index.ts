@@ -11,5 +11,5 @@ import type { AliasTarget, RouteTable } from "./types";
 export const routeTables: RouteTable[] = [accountsRoutes, labelsRoutes, keysRoutes, snippetsRoutes, buildsRoutes, integrationsRoutes, eventsRoutes];
 
 export function mergeAliases(kind: keyof RouteTable): Record<string, AliasTarget> {
-	return Object.assign({}, ...routeTables.map(t => t[kind] ?? {}));
+	return Object.assign({}, ...routeTables.map(t => t[kind] ?? {})) as Record<string, AliasTarget>;
 }

@@ -352,7 +352,7 @@ export class ArtifactStore implements ArtifactStorage {
 
 	/** Removes the build's directory once nothing is left in it (after an erase). */
 	async pruneBuildDir(projectId: number, buildId: number): Promise<void> {
-		await fs.promises.rmdir(this.buildDir(projectId, buildId)).catch(err => {
+		await fs.promises.rmdir(this.buildDir(projectId, buildId)).catch((err: NodeJS.ErrnoException) => {
 			if (!isMissing(err) && err.code !== "ENOTEMPTY" && err.code !== "EEXIST") throw err;
 		});
 	}

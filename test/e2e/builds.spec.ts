@@ -573,7 +573,7 @@ describe("lists: scope, order, pagination and commit builds", () => {
 		[{ "scope[0]": "failed", "scope[1]": "canceled" }, ["failed", "canceled"]],
 		[{ scope: "" }, ["pending", "running", "success", "failed", "canceled"]],
 	])("filters by scope %j", async (query, statuses) => {
-		const res = track("scope", await api.get(`/projects/${projectId}/builds`, { query: query as Record<string, string | string[]> }));
+		const res = track("scope", await api.get(`/projects/${projectId}/builds`, { query: query }));
 		expect(res.status).toBe(200);
 		const want = statuses.flatMap(s => ids[s]).sort((a, b) => b - a);
 		expect(idsOf(res)).toEqual(want);
@@ -588,7 +588,7 @@ describe("lists: scope, order, pagination and commit builds", () => {
 	});
 
 	it.each([[{ scope: "unknown" }], [{ "scope[]": ["pending", "unknown_status"] }], [{ scope: "created" }]])("refuses scope %j with 400", async query => {
-		const res = track("bad scope", await api.get(`/projects/${projectId}/builds`, { query: query as Record<string, string | string[]> }));
+		const res = track("bad scope", await api.get(`/projects/${projectId}/builds`, { query: query }));
 		expect(res.status).toBe(400);
 		expect(res.body).toEqual({ error: "scope does not have a valid value" });
 	});
@@ -771,13 +771,13 @@ describe("artifacts", () => {
 			req.on("error", () => resolve());
 			req.write(Buffer.alloc(8 * MiB, 1), () => {
 				// Wait until the builds node has started writing, then drop the connection.
-				waitFor("the upload to reach the store", async () => filesUnder(tmpDir).length > 0, 20000, 20).then(
+				waitFor("the upload to reach the store", () => filesUnder(tmpDir).length > 0, 20000, 20).then(
 					() => (req.destroy(), resolve()),
 					() => (req.destroy(), resolve()),
 				);
 			});
 		});
-		await waitFor("the partial upload to be removed", async () => filesUnder(tmpDir).length === 0, 30000);
+		await waitFor("the partial upload to be removed", () => filesUnder(tmpDir).length === 0, 30000);
 		expect(filesUnder(buildDir(projectId, id))).toHaveLength(1);
 		const res = await api.get(`/projects/${projectId}/builds/${id}`);
 		expect(res.body.artifacts_file).toEqual({ filename: "prev.zip", size: 8 });
@@ -829,7 +829,7 @@ describe("artifacts", () => {
 		track("chunked oversized", res);
 		expect(res.status).toBe(413);
 		expect(JSON.parse(res.body)).toEqual({ message: "413 Request Entity Too Large" });
-		await waitFor("no upload left in progress", async () => filesUnder(path.join(cluster.dataDir, "artifacts", ".tmp")).length === 0);
+		await waitFor("no upload left in progress", () => filesUnder(path.join(cluster.dataDir, "artifacts", ".tmp")).length === 0);
 		expect(filesUnder(buildDir(projectId, id))).toEqual([]);
 		expect((await api.get(`/projects/${projectId}/builds/${id}`)).body.artifacts_file).toBeNull();
 	}, 120000);

@@ -195,7 +195,7 @@ describe("ArtifactStore.writeArtifact", () => {
 
 		function response(req: http.ClientRequest): Promise<{ status: number; body: string }> {
 			return new Promise((resolve, reject) => {
-				req.on("response", res => readAll(res).then(b => resolve({ status: res.statusCode!, body: b.toString() }), reject));
+				req.on("response", res => void readAll(res).then(b => resolve({ status: res.statusCode!, body: b.toString() }), reject));
 				req.on("error", reject);
 			});
 		}
@@ -264,7 +264,7 @@ describe("ArtifactStore reads and removal", () => {
 		expect(await store.openArtifact(5, 6, stored.file)).toBeNull();
 	});
 
-	it("refuses names that are not stored artifacts names and ids that are not positive integers", async () => {
+	it("refuses names that are not stored artifacts names and ids that are not positive integers", () => {
 		for (const bad of ["../../etc/passwd", "trace.log", "artifacts-x-y", "", "artifacts-abc-0123456789abcdef/.."])
 			expect(() => store.artifactPath(1, 2, bad)).toThrow(TypeError);
 		for (const bad of [0, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1]) {

@@ -53,7 +53,7 @@ export const InternalBuilds: BuildsModule = {
 					if (!isBuildStatus(status)) throw invalidValue("status");
 					const coverage = item.coverage === undefined ? undefined : parseCoverage(item.coverage);
 					if (item.trace !== undefined && typeof item.trace !== "string") throw paramError("trace is invalid");
-					return { input, state: stateReached(status, at, coverage), trace: item.trace as string | undefined };
+					return { input, state: stateReached(status, at, coverage), trace: item.trace };
 				});
 				const projectId = items[0].input.project_id;
 				if (!(await ctx.call("accounts.projectById", { id: projectId }))) throw notFound("Project");
@@ -66,7 +66,7 @@ export const InternalBuilds: BuildsModule = {
 					projectId,
 					items.map(({ input, state }) => ({ ...input, ...state, created_at: at })),
 				);
-				for (const [i, b] of builds.entries()) if (items[i].trace) await this.artifacts.appendTrace(projectId, b.id, items[i].trace!);
+				for (const [i, b] of builds.entries()) if (items[i].trace) await this.artifacts.appendTrace(projectId, b.id, items[i].trace);
 				return { ids: builds.map(b => b.id) };
 			},
 		},
