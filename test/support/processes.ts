@@ -24,17 +24,34 @@ export const RUNNER = path.join(ROOT, "node_modules/moleculer/bin/moleculer-runn
 export const BROKER_CONFIG = path.join(ROOT, "dist/moleculer.config.js");
 export const SERVICE_DIR = path.join(ROOT, "dist/services");
 
-/** A port that was free a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
+/**
+ * Ports handed out here: below Linux's ephemeral range (32768–60999), where the kernel picks the
+ * local ports of outgoing connections. A port the OS picked for us (`listen(0)`) is in that range,
+ * and a test's own connections to NATS or Redis could take it before the process under test binds
+ * it (EADDRINUSE).
+ */
+const PORT_RANGE = { from: 20000, to: 32000 };
+const handedOut = new Set<number>();
+
+/** Whether nothing listens on `port` on any address (as the gateway binds 0.0.0.0). */
+function isFree(port: number): Promise<boolean> {
+	return new Promise(resolve => {
 		const server = net.createServer();
 		server.unref();
-		server.on("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address() as net.AddressInfo;
-			server.close(() => resolve(port));
-		});
+		server.once("error", () => resolve(false));
+		server.listen(port, "0.0.0.0", () => server.close(() => resolve(true)));
 	});
+}
+
+/** A port that was free a moment ago, never one handed out before by this process. */
+export async function freePort(): Promise<number> {
+	for (let attempt = 0; attempt < 200; attempt++) {
+		const port = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from));
+		if (handedOut.has(port) || !(await isFree(port))) continue;
+		handedOut.add(port);
+		return port;
+	}
+	throw new Error(`no free port between ${PORT_RANGE.from} and ${PORT_RANGE.to}`);
 }
 
 export interface ManagedProcess {
