@@ -65,6 +65,8 @@ export class Stack {
 			LOG_FORMAT: "text",
 			...(this.opts.nats ? { TRANSPORTER: NATS_URL } : {}),
 			...(this.opts.redis ? { CACHER: REDIS_URL } : {}),
+			// Profiling: BENCH_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles every process started here.
+			...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
 			...this.opts.env,
 		};
 		for (const [name, services] of Object.entries(this.opts.nodes)) {
