@@ -15,11 +15,10 @@
  *   GET /receipts?run=<run> {tracker, mail, irc}: index → arrival times, per kind
  */
 import http from "http";
-import net from "net";
 import type { AddressInfo } from "net";
 import { performance } from "perf_hooks";
 import { SMTPServer } from "smtp-server";
-import { startIrcServer } from "../../test/support/peers/irc-server";
+import { listenOnIrc, startIrcServer } from "../../test/support/peers/irc-server";
 
 export const PEER_KINDS = ["tracker", "mail", "irc"] as const;
 export type PeerKind = (typeof PEER_KINDS)[number];
@@ -128,43 +127,13 @@ async function startSmtp(book: ReceiptBook): Promise<string> {
 	return `smtp://127.0.0.1:${port}`;
 }
 
-/** A client in `channel` that records every PRIVMSG it hears. */
-function listen(port: number, channel: string, book: ReceiptBook): Promise<void> {
-	const socket = net.connect(port, "127.0.0.1");
-	const nick = `bench${Math.random().toString(36).slice(2, 8)}`;
-	return new Promise((resolve, reject) => {
-		let buffer = "";
-		const timer = setTimeout(() => (socket.destroy(), reject(new Error(`IRC listener did not join ${channel}`))), 10000);
-		socket.setEncoding("utf8");
-		socket.on("error", err => (clearTimeout(timer), reject(err)));
-		socket.on("connect", () => socket.write(`NICK ${nick}\r\nUSER ${nick} 0 * :bench listener\r\n`));
-		socket.on("data", (chunk: string) => {
-			buffer += chunk;
-			let nl: number;
-			while ((nl = buffer.indexOf("\r\n")) >= 0) {
-				const line = buffer.slice(0, nl);
-				buffer = buffer.slice(nl + 2);
-				const m = /^(?::\S+ )?(\S+)(?: (.*))?$/.exec(line);
-				if (!m) continue;
-				const [, command, rest = ""] = m;
-				if (command === "PING") socket.write(`PONG ${rest}\r\n`);
-				else if (command === "001") socket.write(`JOIN ${channel}\r\n`);
-				else if (command === "366") {
-					clearTimeout(timer);
-					resolve();
-				} else if (command === "PRIVMSG") book.record("irc", rest);
-			}
-		});
-	});
-}
-
 async function serve([controlPort]: string[]): Promise<void> {
 	const book = new ReceiptBook();
 	const [trackerUrl, smtpUrl, ircServer] = await Promise.all([startTracker(book), startSmtp(book), startIrcServer()]);
 	const stop = () => void ircServer.stop().finally(() => process.exit(0));
 	process.on("SIGTERM", stop);
 	process.on("SIGINT", stop);
-	await listen(ircServer.port, "#bench", book);
+	await listenOnIrc(ircServer, "#bench", { onMessage: text => book.record("irc", text) });
 	const peers = { trackerUrl, smtpUrl, ircPort: ircServer.port, ircChannel: "#bench" };
 	http.createServer((req, res) => {
 		const url = new URL(req.url ?? "/", "http://localhost");

@@ -118,7 +118,11 @@ export interface IrcListener {
  * A client that registers, joins `channel` (creating it with `key` as channel key when given)
  * and records every PRIVMSG to the channel or to itself.
  */
-export function listenOnIrc(server: Pick<IrcServer, "host" | "port">, channel: string, opts: { nick?: string; key?: string } = {}): Promise<IrcListener> {
+export function listenOnIrc(
+	server: Pick<IrcServer, "host" | "port">,
+	channel: string,
+	opts: { nick?: string; key?: string; onMessage?: (text: string) => void } = {},
+): Promise<IrcListener> {
 	const nick = opts.nick ?? `listener${Math.random().toString(36).slice(2, 8)}`;
 	const socket = net.connect(server.port, server.host);
 	const listener: IrcListener = {
@@ -169,6 +173,7 @@ export function listenOnIrc(server: Pick<IrcServer, "host" | "port">, channel: s
 					const text = rest.slice(sp + 1).replace(/^:/, "");
 					listener.messages.push({ from: prefix.split("!")[0], target, text });
 					listener.times.push(performance.now());
+					opts.onMessage?.(text);
 				}
 			}
 		});
