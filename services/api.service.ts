@@ -20,6 +20,7 @@ import { bodyReader, checkAnnouncedLength, closeAfterAnswer, QS_OPTIONS } from "
 import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/client-address";
 import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
 import { toHttpError } from "../gateway/errors";
+import { describeError, isJsonBody, JSON_TYPE, sendJson } from "../gateway/responses";
 import { createHardenedServer } from "../gateway/http-server";
 import { linkBase } from "../gateway/links";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
@@ -62,32 +63,6 @@ function isProjectRoute(alias: { path: string }): boolean {
 const MAX_TOKEN_LENGTH = 255;
 const callOptions = { timeout: config.requestTimeoutMs };
 const trustedProxies = trustedProxyList(config.trustedProxies);
-
-/**
- * GitLab (Grape) sends JSON as exactly `application/json`, and some v3 clients parse nothing
- * else (the gitlab npm package reads `application/json; charset=utf-8` as text).
- */
-const JSON_TYPE = "application/json";
-
-/** What moleculer-web would JSON-encode (not bytes, streams, or text with its own type). */
-function isJsonBody(data: unknown): boolean {
-	if (data === null || data === undefined || Buffer.isBuffer(data)) return false;
-	const obj = data as { pipe?: unknown; type?: unknown };
-	return typeof obj.pipe !== "function" && obj.type !== "Buffer";
-}
-
-/** An error's name and message for a log line, whatever was thrown. */
-function describeError(err: unknown): string {
-	const e = err as { name?: unknown; message?: unknown } | null;
-	return e && typeof e === "object" ? `${String(e.name)} ${String(e.message)}` : String(err);
-}
-
-function sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
-	if (res.headersSent) return res.end();
-	const payload = JSON.stringify(body);
-	res.writeHead(status, { ...headers, "Content-Type": JSON_TYPE, "Content-Length": Buffer.byteLength(payload) });
-	res.end(payload);
-}
 
 interface Vars {
 	cacheReads: CacheReads;
