@@ -21,43 +21,12 @@
 import crypto from "crypto";
 import fs from "fs";
 import path from "path";
-import { Transform, type Readable, type TransformCallback, type Writable } from "stream";
-import { pipeline } from "stream/promises";
+import type { Readable } from "stream";
+import { ArtifactIncomplete, ArtifactTooLarge, UploadGone } from "./artifact-errors";
+import { ByteLimit, drain, EarlyFlush, isMissing, openForRead, pipeFrom, unlinkQuietly, type ByteRange, type OpenedFile } from "./file-streams";
 
-/** The upload went past the size limit; nothing was stored. */
-export class ArtifactTooLarge extends Error {
-	constructor(readonly limit: number) {
-		super(`artifacts larger than ${limit} bytes`);
-		this.name = "ArtifactTooLarge";
-	}
-}
-
-/** The upload ended before the announced length arrived; nothing was stored. */
-export class ArtifactIncomplete extends Error {
-	constructor(
-		readonly expected: number,
-		readonly received: number,
-	) {
-		super(`artifacts upload ended after ${received} of ${expected} bytes`);
-		this.name = "ArtifactIncomplete";
-	}
-}
-
-/** The source failed or stopped before its end (a client that went away); nothing was stored. */
-export class ArtifactInterrupted extends Error {
-	constructor(readonly reason?: Error) {
-		super(reason?.message ? `artifacts upload interrupted: ${reason.message}` : "artifacts upload interrupted");
-		this.name = "ArtifactInterrupted";
-	}
-}
-
-/** The upload's own name has gone (discarded, or swept as stale) before it was committed. */
-export class UploadGone extends Error {
-	constructor(readonly upload: string) {
-		super(`no upload ${upload} in progress`);
-		this.name = "UploadGone";
-	}
-}
+export { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, UploadGone } from "./artifact-errors";
+export { drain, type ByteRange, type OpenedFile } from "./file-streams";
 
 /** A complete upload, not yet visible: commitUpload moves it into place, discardUpload removes it. */
 export interface PendingUpload {
@@ -69,12 +38,6 @@ export interface PendingUpload {
 export interface StoredArtifact {
 	/** The stored file's name, to keep in the build record. */
 	file: string;
-	size: number;
-}
-
-export interface OpenedFile {
-	stream: Readable;
-	/** Size of the whole file (not of the range asked for). */
 	size: number;
 }
 
@@ -97,13 +60,6 @@ export interface ArtifactStorage {
 	openObject(key: string, range?: ByteRange): Promise<OpenedFile | null>;
 }
 
-export interface ByteRange {
-	/** First byte, inclusive. */
-	start: number;
-	/** Last byte, inclusive. */
-	end: number;
-}
-
 const STORED_NAME = /^artifacts-[a-z0-9]+-[0-9a-f]{16}$/;
 const TRACE_FILE = "trace.log";
 const TMP_DIR = ".tmp";
@@ -112,69 +68,12 @@ const OBJECT_KEY = /^[1-9][0-9]{0,15}\/[1-9][0-9]{0,15}\/(?:artifacts-[a-z0-9]+-
 /** Every upload name writeUpload makes; the number is the build's. */
 const UPLOAD_NAME = /^\.tmp\/([1-9][0-9]{0,15})-[0-9a-f]{16}\.part$/;
 
-/**
- * Bytes per read of a stored file. Reads of 64 KiB (the default) cost a download a third of its
- * throughput in system calls; a slow client still holds at most one chunk in the process.
- */
-const READ_CHUNK = 1024 * 1024;
-
-/** An upload in progress is flushed to disk every so many bytes (EarlyFlush). */
-const FLUSH_EVERY = 32 * 1024 * 1024;
-
 /** How much of an upload may wait while a write is in flight; what waits goes in one writev. */
 const WRITE_CHUNK = 1024 * 1024;
 
 function positiveId(value: number, what: string): string {
 	if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`${what} must be a positive integer, got ${value}`);
 	return String(value);
-}
-
-function isMissing(err: unknown): boolean {
-	return (err as NodeJS.ErrnoException)?.code === "ENOENT";
-}
-
-async function unlinkQuietly(file: string): Promise<void> {
-	await fs.promises.unlink(file).catch(err => {
-		if (!isMissing(err)) throw err;
-	});
-}
-
-/** Passes bytes through, counting them, and fails as soon as they exceed `limit`. */
-class ByteLimit extends Transform {
-	bytes = 0;
-	constructor(
-		private readonly limit: number,
-		private readonly onBytes: (total: number) => void = () => {},
-	) {
-		super();
-	}
-	_transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-		this.bytes += chunk.length;
-		if (this.bytes > this.limit) return done(new ArtifactTooLarge(this.limit));
-		this.onBytes(this.bytes);
-		done(null, chunk);
-	}
-}
-
-/**
- * Flushes a file being written every FLUSH_EVERY bytes, one flush at a time, so that the disk
- * writes while the upload still arrives: the flush before the commit then has little left to do,
- * and an upload costs about the longer of receiving and writing, not their sum.
- */
-class EarlyFlush {
-	private pending: Promise<void> | null = null;
-	private flushedAt = 0;
-	constructor(private readonly handle: fs.promises.FileHandle) {}
-	progress(bytes: number): void {
-		if (this.pending || bytes - this.flushedAt < FLUSH_EVERY) return;
-		this.flushedAt = bytes;
-		// A failed early flush is the final flush's to report.
-		// The handle stays open until this settles: its stream's close waits for it.
-		this.pending = this.handle
-			.datasync()
-			.catch(() => {})
-			.finally(() => (this.pending = null));
-	}
 }
 
 export class ArtifactStore implements ArtifactStorage {
@@ -387,56 +286,4 @@ export class ArtifactStore implements ArtifactStorage {
 		}
 		return removed;
 	}
-}
-
-async function openForRead(file: string, range?: ByteRange): Promise<OpenedFile | null> {
-	let handle: fs.promises.FileHandle;
-	try {
-		handle = await fs.promises.open(file, "r");
-	} catch (err) {
-		if (isMissing(err)) return null;
-		throw err;
-	}
-	try {
-		// Size and stream from the same open file: a concurrent replace or removal cannot split them.
-		const { size } = await handle.stat();
-		const stream = handle.createReadStream({ ...(range ? { start: range.start, end: range.end } : {}), highWaterMark: READ_CHUNK });
-		return { stream, size };
-	} catch (err) {
-		await handle.close();
-		throw err;
-	}
-}
-
-/**
- * `source → limit → sink`, resolving when the sink has everything. Unlike `pipeline` it does not
- * destroy the source on failure (a local HTTP request would lose its socket and the chance of a
- * 413 answer); a source that errors or closes before its end fails the write as interrupted.
- */
-async function pipeFrom(source: Readable, limit: ByteLimit, sink: Writable): Promise<void> {
-	const done = pipeline(limit, sink);
-	const onError = (err: Error) => limit.destroy(new ArtifactInterrupted(err));
-	const onClose = () => {
-		if (!source.readableEnded) limit.destroy(new ArtifactInterrupted());
-	};
-	source.on("error", onError);
-	source.on("close", onClose);
-	source.pipe(limit);
-	try {
-		await done;
-	} finally {
-		source.off("error", onError);
-		source.off("close", onClose);
-		source.unpipe(limit);
-	}
-}
-
-/**
- * After a failed write, keeps reading the source and throws the bytes away, so that its
- * producer (a socket, or chunks still arriving over the transporter) is never left blocked,
- * and a late error on it does not go unhandled.
- */
-export function drain(source: Readable): void {
-	source.on("error", () => {});
-	if (!source.destroyed) source.resume();
 }
