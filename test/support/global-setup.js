@@ -1,12 +1,13 @@
 // Compiles the sources once: the e2e tests run the built services as production does
-// (moleculer-runner on dist/). Type errors fail the run under CI and warn elsewhere.
+// (moleculer-runner on dist/), and the built tools (the seed script, the bench's support), which
+// tsconfig.tools.json compiles with the services. Type errors fail the run under CI and warn elsewhere.
 const { spawnSync } = require("child_process");
 const path = require("path");
 
 module.exports = async function globalSetup() {
 	const root = path.resolve(__dirname, "../..");
 	const tsc = path.join(root, "node_modules/typescript/bin/tsc");
-	const res = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, encoding: "utf8" });
+	const res = spawnSync(process.execPath, [tsc, "-p", "tsconfig.tools.json"], { cwd: root, encoding: "utf8" });
 	if (res.status !== 0) {
 		const out = `${res.stdout}${res.stderr}`.trim();
 		if (process.env.CI) throw new Error(`TypeScript build failed:\n${out}`);
