@@ -10,7 +10,8 @@
  * per group (a failed delivery, done, dead-lettered), as are the workers' delivery records
  * (`deliveryLog`). At the next start the journal is read back: what a group had not finished is
  * delivered again, dead letters are still there, and the records say which deliveries were made
- * already. The journal is compacted to the live state when it has grown well past it.
+ * already. The journal is compacted to the live state when it has grown well past it. That state,
+ * and how a record changes it, is lib/push/in-process-channel-state.ts.
  *
  * Bounded: at most `maxQueued` events waiting per group and `maxPendingBytes` of events in
  * memory (a publish beyond is refused, never an old event dropped), and at most
@@ -21,29 +22,13 @@ import { Adapters } from "@moleculer/channels";
 import type { Channel } from "@moleculer/channels/types/src";
 import type { Logger } from "moleculer";
 import { AppendLog } from "./append-log";
-import { parseDeliveryKey, type ClaimResult, type DeliveryLog } from "./delivery-log";
+import type { ClaimResult, DeliveryLog } from "./delivery-log";
+import { ChannelState, type GroupState, type JournalRecord, type StoredMessage } from "./in-process-channel-state";
 
 const BaseAdapter = Adapters.Base;
 
 /** A subscription as the channels middleware hands it over; its handler takes the payload and the raw message. */
 type Subscription = Omit<Channel, "handler"> & { handler: (payload: unknown, raw: InProcessRaw) => Promise<unknown> };
-
-/** One event and, per group that has not finished with it, where it stands. */
-interface StoredMessage {
-	seq: number;
-	channel: string;
-	/** Serialized once at publish; every group delivers the same bytes. */
-	data: Buffer;
-	headers: Record<string, string>;
-	/** The payload's `id` (a push event's id), which the delivery records are keyed by. */
-	eventId: string | null;
-	groups: Map<string, GroupState>;
-}
-
-interface GroupState {
-	deliveries: number;
-	dead: { at: string; error: string } | null;
-}
 
 interface GroupQueue {
 	pending: StoredMessage[];
@@ -68,15 +53,6 @@ export interface InProcessRaw {
 	nak(delayMs?: number): void;
 	working(): void;
 }
-
-/** Journal records: publish, a failed delivery, finished (done, dropped or dead letter removed), dead-lettered, a delivery made, the sequence. */
-type JournalRecord =
-	| { t: "p"; s: number; c: string; i: string | null; h: Record<string, string>; d: string; g: string[] }
-	| { t: "f"; s: number; g: string; n: number }
-	| { t: "a"; s: number; g: string }
-	| { t: "x"; s: number; g: string; e: string; at: string }
-	| { t: "k"; k: string }
-	| { t: "s"; s: number };
 
 export interface InProcessChannelOptions {
 	/** Journal directory; without one, events live in memory only. */
@@ -110,16 +86,13 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	readonly queues = new Map<string, Map<string, GroupQueue>>();
 	/** Dead letters, oldest first. */
 	readonly deadLetters: InProcessDeadLetter[] = [];
-	private readonly messages = new Map<number, StoredMessage>();
-	private readonly doneKeys = new Set<string>();
+	private readonly state = new ChannelState();
 	private readonly claimed = new Set<string>();
-	private seq = 0;
 	private declared: Record<string, string[]>;
 	private log: AppendLog | null = null;
 	private liveBytes = 0;
 	private pendingBytes = 0;
 	private compacting: Promise<void> | null = null;
-	private prunedAt = 0;
 	private readonly limits: Required<Omit<InProcessChannelOptions, "dir">>;
 
 	/**
@@ -164,8 +137,8 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	private async recover(file: string): Promise<void> {
 		const { log, records, skipped } = await AppendLog.open<JournalRecord>(file);
 		if (skipped) this.logger.warn(`Skipped ${skipped} unreadable record(s) of ${file}`);
-		for (const r of records) this.apply(r);
-		const ordered = [...this.messages.values()].sort((a, b) => a.seq - b.seq);
+		for (const r of records) this.state.apply(r);
+		const ordered = [...this.state.messages.values()].sort((a, b) => a.seq - b.seq);
 		let pending = 0;
 		for (const m of ordered) {
 			this.liveBytes += messageBytes(m);
@@ -186,84 +159,10 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			this.logger.info(`Recovered ${pending} pending deliveries and ${this.deadLetters.length} dead letters from ${file}`);
 	}
 
-	private apply(r: JournalRecord): void {
-		switch (r.t) {
-			case "p":
-				this.messages.set(r.s, {
-					seq: r.s,
-					channel: r.c,
-					data: Buffer.from(r.d, "base64"),
-					headers: r.h,
-					eventId: r.i,
-					groups: new Map(r.g.map(g => [g, { deliveries: 0, dead: null }])),
-				});
-				this.seq = Math.max(this.seq, r.s);
-				break;
-			case "f": {
-				const state = this.messages.get(r.s)?.groups.get(r.g);
-				if (state) state.deliveries = r.n;
-				break;
-			}
-			case "x": {
-				const state = this.messages.get(r.s)?.groups.get(r.g);
-				if (state) state.dead = { at: r.at, error: r.e };
-				break;
-			}
-			case "a": {
-				const m = this.messages.get(r.s);
-				m?.groups.delete(r.g);
-				if (m && !m.groups.size) this.messages.delete(r.s);
-				break;
-			}
-			case "k":
-				this.doneKeys.add(r.k);
-				break;
-			case "s":
-				this.seq = Math.max(this.seq, r.s);
-				break;
-		}
-	}
-
-	/** The live state as journal records: the sequence, every unfinished event, and the delivery records still needed. */
-	private *snapshot(): Generator<string> {
-		yield JSON.stringify({ t: "s", s: this.seq });
-		for (const m of [...this.messages.values()].sort((a, b) => a.seq - b.seq)) {
-			yield JSON.stringify({ t: "p", s: m.seq, c: m.channel, i: m.eventId, h: m.headers, d: m.data.toString("base64"), g: [...m.groups.keys()] });
-			for (const [g, state] of m.groups) {
-				if (state.deliveries) yield JSON.stringify({ t: "f", s: m.seq, g, n: state.deliveries });
-				if (state.dead) yield JSON.stringify({ t: "x", s: m.seq, g, e: state.dead.error, at: state.dead.at });
-			}
-		}
-		const live = this.liveEvents();
-		this.pruneDoneKeys(live);
-		for (const key of this.doneKeys) yield JSON.stringify({ t: "k", k: key });
-	}
-
-	/** Event id → groups that may still get it: pending, or a dead letter that may be replayed. */
-	private liveEvents(): Map<string, Set<string>> {
-		const live = new Map<string, Set<string>>();
-		for (const m of this.messages.values()) {
-			if (!m.eventId) continue;
-			const set = live.get(m.eventId) ?? new Set<string>();
-			for (const g of m.groups.keys()) set.add(g);
-			live.set(m.eventId, set);
-		}
-		return live;
-	}
-
-	/** A delivery record matters while its event may be delivered to that group again. */
-	private pruneDoneKeys(live = this.liveEvents()): void {
-		for (const key of this.doneKeys) {
-			const parsed = parseDeliveryKey(key);
-			if (!parsed || !live.get(parsed.eventId)?.has(parsed.group)) this.doneKeys.delete(key);
-		}
-		this.prunedAt = this.doneKeys.size;
-	}
-
 	private compact(): Promise<void> {
 		if (!this.log) return Promise.resolve();
 		this.compacting ??= this.log
-			.compact(() => this.snapshot())
+			.compact(() => this.state.snapshot())
 			.catch(err => this.logger.error(`Compacting the channel journal failed: ${(err as Error).message}`))
 			.finally(() => (this.compacting = null));
 		return this.compacting;
@@ -272,9 +171,9 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	private maybeCompact(): void {
 		const log = this.log;
 		// In memory only, the records of finished events are dropped now and then instead.
-		if (!log) return void (this.doneKeys.size > 2 * this.prunedAt + 10_000 && this.pruneDoneKeys());
+		if (!log) return this.state.pruneIfGrown();
 		if (this.compacting) return;
-		const live = this.liveBytes + this.doneKeys.size * 120;
+		const live = this.liveBytes + this.state.doneKeys.size * 120;
 		if (log.bytes > COMPACT_MIN_BYTES && log.bytes > 4 * live) void this.compact();
 	}
 
@@ -328,7 +227,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		if (this.pendingBytes + data.length > this.limits.maxPendingBytes) throw new ChannelFull(`${this.pendingBytes} bytes of events waiting`);
 		const id = (payload as { id?: unknown } | null)?.id;
 		const m: StoredMessage = {
-			seq: ++this.seq,
+			seq: ++this.state.seq,
 			channel: channelName,
 			data,
 			headers: { ...opts.headers },
@@ -336,7 +235,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			groups: new Map([...groups.keys()].map(g => [g, { deliveries: 0, dead: null }])),
 		};
 		// In the live state first (a compaction meanwhile keeps it), handed to the groups once on the disk.
-		this.messages.set(m.seq, m);
+		this.state.messages.set(m.seq, m);
 		this.liveBytes += messageBytes(m);
 		this.pendingBytes += m.data.length;
 		if (this.log) {
@@ -355,7 +254,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	}
 
 	private forget(m: StoredMessage): void {
-		if (!this.messages.delete(m.seq)) return;
+		if (!this.state.messages.delete(m.seq)) return;
 		this.liveBytes -= messageBytes(m);
 	}
 
@@ -451,7 +350,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		const i = this.deadLetters.findIndex(d => d.seq === seq && d.group === group);
 		if (i < 0) return false;
 		this.deadLetters.splice(i, 1);
-		const m = this.messages.get(seq);
+		const m = this.state.messages.get(seq);
 		if (m) this.finish(m, group);
 		return true;
 	}
@@ -463,13 +362,13 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	 */
 	readonly deliveryLog: DeliveryLog = {
 		claim: (key: string): Promise<ClaimResult> => {
-			if (this.doneKeys.has(key)) return Promise.resolve("done");
+			if (this.state.doneKeys.has(key)) return Promise.resolve("done");
 			if (this.claimed.has(key)) return Promise.resolve("busy");
 			this.claimed.add(key);
 			return Promise.resolve("go");
 		},
 		complete: async (key: string): Promise<void> => {
-			this.doneKeys.add(key);
+			this.state.doneKeys.add(key);
 			this.claimed.delete(key);
 			await this.log?.append({ t: "k", k: key });
 		},
