@@ -235,7 +235,16 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				const claims: PromiseSettledResult<ClaimResult>[] = first
 					? keys.map(() => ({ status: "fulfilled", value: "go" }))
 					: await Promise.allSettled(keys.map(key => this.claimDelivery(log, key)));
-				const records: Promise<void>[] = [];
+				// Each record's outcome is taken at once (null, or its error): a record that fails while a
+				// later delivery is still running must not be an unhandled rejection, which ends the process.
+				const records: Promise<Error | null>[] = [];
+				const record = (key: string) =>
+					records.push(
+						log.complete(key).then(
+							() => null,
+							(err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+						),
+					);
 				const runOne = async (d: Delivery, i: number) => {
 					const claim = claims[i];
 					if (claim.status === "rejected") return void failures.push(`${d.target}: ${(claim.reason as Error)?.message ?? claim.reason}`);
@@ -243,11 +252,11 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 					if (claim.value === "busy") return void failures.push(`${d.target}: in progress elsewhere`);
 					try {
 						await d.run();
-						records.push(log.complete(keys[i]));
+						record(keys[i]);
 					} catch (err) {
 						if (err instanceof PermanentError) {
 							this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${d.target} not delivered (${err.message}); not retried`);
-							records.push(log.complete(keys[i]));
+							record(keys[i]);
 						} else {
 							await log.release(keys[i]).catch(() => undefined);
 							failures.push(`${d.target}: ${(err as Error).message}`);
@@ -256,8 +265,8 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				};
 				if (opts.parallel) await Promise.all(deliveries.map(runOne));
 				else for (const [i, d] of deliveries.entries()) await runOne(d, i);
-				const unrecorded = (await Promise.allSettled(records)).filter(r => r.status === "rejected");
-				if (unrecorded.length) failures.push(`${unrecorded.length} deliveries made but not recorded: ${unrecorded[0].reason}`);
+				const unrecorded = (await Promise.all(records)).filter(err => err !== null);
+				if (unrecorded.length) failures.push(`${unrecorded.length} deliveries made but not recorded: ${unrecorded[0].toString()}`);
 
 				if (failures.length) {
 					this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${failures.length} deliveries failed, will retry: ${failures.join("; ")}`);
