@@ -10,6 +10,7 @@
  * bodies are not modelled; docs/api.md describes both for every endpoint.
  */
 import { MAX_PER_PAGE } from "../lib/api/pagination";
+import { LIMIT_HEADERS, RETRY_AFTER_HEADER } from "./rate-limit";
 import type { AliasTarget, RouteTable } from "./routes/types";
 
 /** What the document needs of an action definition (as the registry holds it). */
@@ -41,7 +42,6 @@ const KINDS: Record<keyof RouteTable, { prefix: string; security: "token" | "sec
 
 const PROJECT_ROUTE = /^\/projects\/:id(\/|$)/;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
-const RATE_LIMIT_HEADERS = ["X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset"];
 const ACCESS_LEVELS: Record<number, string> = { 10: "guest", 20: "reporter", 30: "developer", 40: "master", 50: "owner" };
 
 type Schema = Record<string, unknown>;
@@ -373,7 +373,7 @@ function components(opts: OpenApiOptions): Schema {
 			TooLarge: { description: "The body is larger than the gateway accepts.", content: message("413 Request Entity Too Large") },
 			RateLimited: {
 				description: `More than ${opts.rateLimitPerMinute} requests in a minute from one token (or, without one, one address).`,
-				headers: Object.fromEntries(RATE_LIMIT_HEADERS.map(h => [h, { schema: { type: "string" } }])),
+				headers: Object.fromEntries([...LIMIT_HEADERS, RETRY_AFTER_HEADER].map(h => [h, { schema: { type: "string" } }])),
 				content: message("429 Too Many Requests"),
 			},
 			Unavailable: {

@@ -30,6 +30,17 @@ const WINDOW_SECONDS = 60;
 export const userKey = (userId: number) => `u:${userId}`;
 export const addressKey = (address: string) => `a:${address}`;
 
+/** The headers writeLimitHeaders sets (both spellings clients read), and what a 429 adds: for the API description. */
+export const LIMIT_HEADERS = [
+	"RateLimit-Limit",
+	"RateLimit-Remaining",
+	"RateLimit-Reset",
+	"X-Rate-Limit-Limit",
+	"X-Rate-Limit-Remaining",
+	"X-Rate-Limit-Reset",
+] as const;
+export const RETRY_AFTER_HEADER = "Retry-After";
+
 export function writeLimitHeaders(res: ServerResponse, limit: number, state: Pick<RateLimiterRes, "remainingPoints" | "msBeforeNext">): void {
 	if (res.headersSent) return;
 	const reset = String(Math.ceil((Date.now() + state.msBeforeNext) / 1000));
