@@ -23,6 +23,7 @@ import { changedProject, FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION, SettingsCa
 import { PermanentError } from "../lib/outbound/errors";
 import { channelBackend, DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, pushNames, RETENTION_MS, type PushGroup } from "../lib/push/channel";
 import type { PushEvent } from "../lib/push/payload";
+import { AttemptsInFlight, type Attempt, type ChannelMessage } from "../lib/push/attempts-in-flight";
 
 export interface Delivery {
 	/** What the delivery goes to (recipient, channel URI, task action): with the event id, its idempotency key. */
@@ -54,6 +55,7 @@ interface PushWorkerVars extends SecretsVars {
 	/** Set when the worker starts. */
 	deliveryPrefix: string;
 	deliveryLog: DeliveryLog;
+	attempts: AttemptsInFlight;
 	settingsReachable?: boolean;
 	settingsReachableCheck?: Promise<void> | null;
 	settingsReachableNext?: number;
@@ -64,7 +66,7 @@ interface PushWorkerMixinMethods extends PushWorkerMethods {
 	loadSettings(projectId: number): Promise<IntegrationSettings | null>;
 	checkReachable(): Promise<void>;
 	fetchSettings(projectId: number): Promise<IntegrationSettings | null>;
-	handlePush(event: PushEvent, deliveryCount?: number): Promise<void>;
+	handlePush(event: PushEvent, attempt?: Attempt): Promise<void>;
 }
 
 type PushWorkerService = Service & PushWorkerVars & PushWorkerMixinMethods;
@@ -125,6 +127,7 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				ttlMs: config.pushSettingsCacheTtlMs,
 				maxEntries: config.pushSettingsCacheMaxEntries,
 			});
+			this.attempts = new AttemptsInFlight(config.pushAckWaitMs);
 		},
 
 		channels: {
@@ -137,8 +140,8 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				nats: { consumerOptions: { config: { deliver_policy: "all", ack_wait: nanos(config.pushAckWaitMs) } } },
 				// Redis Streams: from the start of the stream; a failed or orphaned message is reclaimed after this idle time.
 				redis: { startID: "0", minIdleTime: Math.max(config.pushRetryDelayMs, claimMs(), 1000), claimInterval: 500 },
-				async handler(this: PushWorkerService, event: PushEvent, raw?: { info?: { deliveryCount?: number } }) {
-					await this.handlePush(event, raw?.info?.deliveryCount);
+				async handler(this: PushWorkerService, event: PushEvent, raw?: ChannelMessage) {
+					await this.attempts.run(String(event?.id), raw, attempt => this.handlePush(event, attempt));
 				},
 			},
 		},
@@ -211,8 +214,8 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				return { ...doc, properties };
 			},
 
-			/** `deliveryCount`: which delivery of this message to this group this is, when the channel says (1: the first). */
-			async handlePush(event: PushEvent, deliveryCount?: number): Promise<void> {
+			/** `attempt`: which delivery of this message to this group this is, when the channel says (lib/push/attempts-in-flight.ts). */
+			async handlePush(event: PushEvent, attempt?: Attempt): Promise<void> {
 				if (!event || typeof event.id !== "string" || !event.push) {
 					this.logger.error("Dropped a malformed push event", event && (event as { id?: unknown }).id);
 					return;
@@ -228,10 +231,11 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				const failures: string[] = [];
 				const keys = deliveries.map(d => deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target));
 				// The first delivery of an event to this group (not a replay) has nothing recorded and
-				// nobody else working on it: no claim, one write per delivery. Any later one claims
-				// every target at once (one round trip for the event). Each delivery is recorded
-				// without holding up the next one; all are recorded before the event is acknowledged.
-				const first = deliveryCount === 1 && !event.replay_group;
+				// nobody else working on it (its ack deadline is kept while it runs): no claim, one write
+				// per delivery. Any later one, or a first one that waited long enough for a redelivery to
+				// be possible, claims every target at once (one round trip for the event). Each delivery is
+				// recorded without holding up the next one; all are recorded before the event is acknowledged.
+				const first = attempt?.deliveryCount === 1 && !event.replay_group && !attempt.mayRace();
 				const claims: PromiseSettledResult<ClaimResult>[] = first
 					? keys.map(() => ({ status: "fulfilled", value: "go" }))
 					: await Promise.allSettled(keys.map(key => this.claimDelivery(log, key)));

@@ -168,6 +168,15 @@ const counts = (i: number) => ({
 	irc: ircLines(i),
 });
 
+/** The last warnings and errors a process logged. */
+const warningsOf = (name: string) =>
+	cluster
+		.logs(name)
+		.split("\n")
+		.filter(line => /WARN|ERROR/.test(line))
+		.slice(-40)
+		.join("\n");
+
 /** Every accepted event at every peer, then (after a pause for anything late) exactly once. */
 async function expectDeliveredOnce(accepted: number[]) {
 	const arrived = (i: number) => {
@@ -180,6 +189,12 @@ async function expectDeliveredOnce(accepted: number[]) {
 		throw err;
 	});
 	await new Promise(r => setTimeout(r, 2000));
+	const repeated = accepted.map(counts).filter(c => c.dev !== 1 || c.ops !== 1 || c.comments !== 1 || c.irc !== 1);
+	if (repeated.length) {
+		// What the workers said about their retries: why a delivery was made again.
+		console.info("DELIVERED MORE THAN ONCE", JSON.stringify(repeated));
+		for (const n of ["tracker", "mailer", "irc"]) console.info(n, warningsOf(n));
+	}
 	for (const i of accepted) expect(counts(i)).toEqual({ i, dev: 1, ops: 1, comments: 1, irc: 1 });
 	const dead = await client(cluster.url).get("/internal/dead-letters", { headers: secret() });
 	expect([dead.status, dead.body]).toEqual([200, []]);

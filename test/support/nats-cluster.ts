@@ -28,7 +28,8 @@ interface StreamDetail {
 }
 
 interface Jsz {
-	meta_cluster?: { leader?: string };
+	/** `replicas` only in the leader's answer. */
+	meta_cluster?: { leader?: string; replicas?: { name: string; current: boolean; offline?: boolean }[] };
 	account_details?: { stream_detail?: StreamDetail[] }[];
 }
 
@@ -119,30 +120,56 @@ export class NatsCluster {
 		return waitFor(`a leader of ${stream}`, async () => (await this.stream(stream))?.cluster?.leader, 30000, 100);
 	}
 
-	/** Until the running nodes agree on a JetStream metadata leader that is running (stream and consumer management works). */
-	async waitForMetaLeader(timeoutMs = 30000): Promise<void> {
-		await waitFor(
-			"a JetStream metadata leader",
-			async () => {
-				const leaders = await Promise.all(this.nodes.filter(n => this.running(n.name)).map(async n => (await this.jsz(n))?.meta_cluster?.leader));
-				return !!leaders[0] && this.running(leaders[0]) && leaders.every(l => l === leaders[0]);
-			},
-			timeoutMs,
-			200,
+	/** The metadata group as each running node sees it, and the last lines of its log: what a timeout reports. */
+	private async describe(): Promise<string> {
+		const views = await Promise.all(
+			this.nodes.map(async n => {
+				if (!this.running(n.name)) return `${n.name}: down`;
+				const meta = (await this.jsz(n))?.meta_cluster;
+				const log = this.node(n.name).proc?.output.join("").split("\n").slice(-8).join("\n    ");
+				return `${n.name}: meta ${JSON.stringify(meta ?? null)}\n    ${log ?? ""}`;
+			}),
 		);
+		return views.join("\n");
 	}
 
-	/** Until the stream has a leader and every other replica is current (a restarted node has caught up). */
+	private async waitOrDescribe(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+		try {
+			await waitFor(what, check, timeoutMs, 200);
+		} catch (err) {
+			throw new Error(`${(err as Error).message}\n${await this.describe()}`, { cause: err });
+		}
+	}
+
+	/** The metadata leader every running node names, if it is running itself. */
+	private async agreedMetaLeader(): Promise<NatsNode | null> {
+		const leaders = await Promise.all(this.nodes.filter(n => this.running(n.name)).map(async n => (await this.jsz(n))?.meta_cluster?.leader));
+		return !!leaders[0] && this.running(leaders[0]) && leaders.every(l => l === leaders[0]) ? this.node(leaders[0]) : null;
+	}
+
+	/** Until the running nodes agree on a JetStream metadata leader that is running (stream and consumer management works). */
+	async waitForMetaLeader(timeoutMs = 30000): Promise<void> {
+		await this.waitOrDescribe("a JetStream metadata leader", async () => !!(await this.agreedMetaLeader()), timeoutMs);
+	}
+
+	/**
+	 * Until the whole cluster is healthy again after a restart, as an operator waits before touching
+	 * the next node: the stream has a leader and every other replica is current, and so is every
+	 * member of the metadata group (a node restarted a moment ago may still be catching up on it,
+	 * and losing another node then leaves the group without a quorum that can elect a leader).
+	 */
 	async waitForReplicas(stream: string, timeoutMs = 30000): Promise<void> {
-		await waitFor(
-			`every replica of ${stream} to be current`,
+		const current = (replicas: { current: boolean; offline?: boolean }[] | undefined) =>
+			!!replicas && replicas.length === this.nodes.length - 1 && replicas.every(r => r.current && !r.offline);
+		await this.waitOrDescribe(
+			`every replica of ${stream} and of the metadata group to be current`,
 			async () => {
 				const s = await this.stream(stream);
-				const replicas = s?.cluster?.replicas;
-				return !!s?.cluster?.leader && !!replicas && replicas.length === this.nodes.length - 1 && replicas.every(r => r.current && !r.offline);
+				if (!s?.cluster?.leader || !current(s.cluster.replicas)) return false;
+				const metaLeader = await this.agreedMetaLeader();
+				return !!metaLeader && current((await this.jsz(metaLeader))?.meta_cluster?.replicas);
 			},
 			timeoutMs,
-			200,
 		);
 	}
 
