@@ -3,8 +3,8 @@
  * the integration's settings (active, event flags, secrets decrypted here), and idempotent
  * delivery. A worker only says which deliveries a push needs (`deliveries(event, settings)`:
  * one per target, e.g. a recipient or a task comment); for each one this mixin
- * - skips it when the delivery log says it was delivered already (an event delivered again:
- *   its targets are claimed first; the first delivery of an event has nothing to skip),
+ * - skips it when the delivery log says it was delivered already (its target is claimed first;
+ *   only an event's surely first delivery, on the in-process channel, has nothing to skip),
  * - runs it, and records it as delivered (the record lives where the events live),
  * - treats a PermanentError (4xx, refused target) as final: logged, not retried,
  * - and fails the message when any delivery failed otherwise, so the channel retries it with
@@ -21,7 +21,17 @@ import { findIntegration, isSecret } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
 import { changedProject, FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION, SettingsCache } from "../lib/integrations/settings-cache";
 import { PermanentError } from "../lib/outbound/errors";
-import { channelBackend, DEAD_LETTER_QUEUE, MAX_RETRY_DELAY_MS, nanos, PUSH_CHANNEL, pushNames, RETENTION_MS, type PushGroup } from "../lib/push/channel";
+import {
+	channelBackend,
+	type ChannelBackend,
+	DEAD_LETTER_QUEUE,
+	MAX_RETRY_DELAY_MS,
+	nanos,
+	PUSH_CHANNEL,
+	pushNames,
+	RETENTION_MS,
+	type PushGroup,
+} from "../lib/push/channel";
 import type { PushEvent } from "../lib/push/payload";
 import { AttemptsInFlight, type Attempt, type ChannelMessage } from "../lib/push/attempts-in-flight";
 
@@ -77,18 +87,22 @@ const REACHABLE_CHECK_MS = 1000;
 /** A claim must outlast the slowest delivery (several outbound steps, paced IRC lines). */
 export const claimMs = () => 4 * config.outboundTimeoutMs + 10 * config.ircMessageIntervalMs;
 
+/** Where the push events live (the channel's backend); the all-in-one's in-process channel without a broker URL. */
+function pushBackend(): ChannelBackend {
+	try {
+		return channelBackend(config);
+	} catch {
+		return { kind: "memory" };
+	}
+}
+
 /**
  * The delivery records live where the events live, so that losing one store never loses the
  * records of events the other still holds: a JetStream bucket beside the push stream, Redis
  * beside Redis Streams, the in-process channel's journal in the all-in-one process.
  */
 function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }, opts: DeliveryLogOptions): DeliveryLog {
-	let backend;
-	try {
-		backend = channelBackend(config);
-	} catch {
-		backend = { kind: "memory" as const };
-	}
+	const backend = pushBackend();
 	if (backend.kind === "nats") {
 		const names = pushNames(broker.namespace ?? "");
 		return new KvDeliveryLog(backend.url, {
@@ -127,7 +141,9 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				ttlMs: config.pushSettingsCacheTtlMs,
 				maxEntries: config.pushSettingsCacheMaxEntries,
 			});
-			this.attempts = new AttemptsInFlight(config.pushAckWaitMs);
+			// Only the in-process channel's delivery count is exact; JetStream can deliver a message again
+			// as a first delivery (lib/push/attempts-in-flight.ts). Elsewhere every attempt claims.
+			this.attempts = new AttemptsInFlight(config.pushAckWaitMs, { trustsFirstDelivery: pushBackend().kind === "memory" });
 		},
 
 		channels: {
@@ -230,11 +246,11 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				const log: DeliveryLog = this.deliveryLog;
 				const failures: string[] = [];
 				const keys = deliveries.map(d => deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target));
-				// The first delivery of an event to this group (not a replay) has nothing recorded and
-				// nobody else working on it (its ack deadline is kept while it runs): no claim, one write
-				// per delivery. Any later one, or a first one that waited long enough for a redelivery to
-				// be possible, claims every target at once (one round trip for the event). Each delivery is
-				// recorded without holding up the next one; all are recorded before the event is acknowledged.
+				// An event's surely first delivery to this group (an exact count, not a replay, not late: see
+				// lib/push/attempts-in-flight.ts) has nothing recorded and nobody else working on it: no claim,
+				// one write per delivery. Any other claims every target at once (one round trip for the
+				// event). Each delivery is recorded without holding up the next one; all are recorded before
+				// the event is acknowledged.
 				const first = attempt?.deliveryCount === 1 && !event.replay_group && !attempt.mayRace();
 				const claims: PromiseSettledResult<ClaimResult>[] = first
 					? keys.map(() => ({ status: "fulfilled", value: "go" }))

@@ -1,13 +1,17 @@
 /**
- * The push events one worker process is handling right now. A first attempt writes no claim in
- * the delivery log (mixins/push-worker.mixin.ts), so nothing may run the same event beside it.
- * JetStream hands the event to nobody else while an attempt runs (the ChannelRetry middleware
- * keeps its ack deadline), but a deadline can pass while this process cannot reach NATS (a node
- * of the cluster lost, a reconnect), and the redelivery may come to this same process. So:
- * - a redelivery that reaches this process while an earlier attempt of the same event still runs
- *   here waits for that attempt, then runs with claims, instead of racing it;
- * - an attempt that has waited long enough for a redelivery to be possible (half the ack wait)
- *   before its deliveries start is told so, and claims them like any redelivery.
+ * The push events one worker process is handling right now, and whether an attempt may count as
+ * an event's first (mixins/push-worker.mixin.ts): a first attempt writes no claim in the delivery
+ * log, which is only sound while nothing else can run the same event.
+ * - Only a channel whose delivery count is exact may say "first" at all: the in-process channel
+ *   (its journal counts). JetStream can hand a message out again as a first delivery: with a
+ *   node of a 3-node cluster killed, two of three consumers delivered a recent event a second
+ *   time with no failure in between (a consumer's new leader behind on acknowledgements). Redis
+ *   Streams gives no count. On both, every attempt claims.
+ * - A redelivery that reaches this process while an attempt of the same event still runs here
+ *   waits for that attempt, then runs with claims (finding its deliveries recorded), instead of
+ *   racing it or polling a claim it holds.
+ * - A first attempt that only reaches its deliveries half an ack wait after its message came is
+ *   told it may race, and claims like a redelivery.
  */
 
 /** What the channel hands the handler beside the event (JetStream's JsMsg, the in-process adapter's message). */
@@ -22,11 +26,19 @@ export interface Attempt {
 	mayRace(): boolean;
 }
 
+export interface AttemptsOptions {
+	/** Whether the channel's delivery count of 1 surely means the first delivery (the in-process channel's journal). */
+	trustsFirstDelivery: boolean;
+}
+
 export class AttemptsInFlight {
 	/** Per event id, the last attempt queued here. */
 	private readonly latest = new Map<string, Promise<void>>();
 
-	constructor(private readonly ackWaitMs: number) {}
+	constructor(
+		private readonly ackWaitMs: number,
+		private readonly opts: AttemptsOptions,
+	) {}
 
 	/** Runs `handle` for one message of event `eventId`, after any attempt of the same event already running here. */
 	async run(eventId: string, message: ChannelMessage | undefined, handle: (attempt: Attempt) => Promise<void>): Promise<void> {
@@ -35,7 +47,7 @@ export class AttemptsInFlight {
 		const done = (async () => {
 			if (earlier) await earlier;
 			await handle({
-				deliveryCount: earlier ? undefined : message?.info?.deliveryCount,
+				deliveryCount: earlier || !this.opts.trustsFirstDelivery ? undefined : message?.info?.deliveryCount,
 				mayRace: () => !!earlier || Date.now() - receivedAt > this.ackWaitMs / 2,
 			});
 		})();

@@ -8,12 +8,14 @@ function deferred() {
 }
 
 const tick = () => new Promise(r => setImmediate(r));
+/** A channel whose delivery count is exact (the in-process one). */
+const exact = { trustsFirstDelivery: true };
 
 describe("AttemptsInFlight", () => {
 	afterEach(() => jest.useRealTimers());
 
 	it("runs a redelivery that arrives while the first attempt runs here only after it, as an attempt that may race", async () => {
-		const attempts = new AttemptsInFlight(5000);
+		const attempts = new AttemptsInFlight(5000, exact);
 		const firstDone = deferred();
 		const seen: string[] = [];
 		let second: Attempt | undefined;
@@ -38,7 +40,7 @@ describe("AttemptsInFlight", () => {
 	});
 
 	it("runs the redelivery after an earlier attempt that failed, and each caller gets its own outcome", async () => {
-		const attempts = new AttemptsInFlight(5000);
+		const attempts = new AttemptsInFlight(5000, exact);
 		const firstDone = deferred();
 		const first = attempts.run("ev1", { info: { deliveryCount: 1 } }, () => firstDone.promise);
 		const redelivery = attempts.run("ev1", { info: { deliveryCount: 2 } }, () => Promise.resolve());
@@ -49,7 +51,7 @@ describe("AttemptsInFlight", () => {
 	});
 
 	it("runs attempts of different events side by side", async () => {
-		const attempts = new AttemptsInFlight(5000);
+		const attempts = new AttemptsInFlight(5000, exact);
 		const held = deferred();
 		const started: string[] = [];
 		const a = attempts.run("a", { info: { deliveryCount: 1 } }, async () => {
@@ -68,7 +70,7 @@ describe("AttemptsInFlight", () => {
 
 	it("tells a first attempt that it may race once half the ack wait has passed since its message arrived", async () => {
 		jest.useFakeTimers({ now: 1_000_000 });
-		const attempts = new AttemptsInFlight(6000);
+		const attempts = new AttemptsInFlight(6000, exact);
 		const answers: boolean[] = [];
 		const run = attempts.run("ev1", { info: { deliveryCount: 1 } }, async attempt => {
 			answers.push(attempt.mayRace());
@@ -83,12 +85,22 @@ describe("AttemptsInFlight", () => {
 	});
 
 	it("passes no delivery count when the channel gives none (Redis Streams)", async () => {
-		const attempts = new AttemptsInFlight(5000);
+		const attempts = new AttemptsInFlight(5000, exact);
 		let seen: Attempt | undefined;
 		await attempts.run("ev1", undefined, attempt => {
 			seen = attempt;
 			return Promise.resolve();
 		});
 		expect([seen?.deliveryCount, seen?.mayRace()]).toEqual([undefined, false]);
+	});
+
+	it("makes no attempt a first one on a channel whose count may restart at 1 (JetStream)", async () => {
+		const attempts = new AttemptsInFlight(5000, { trustsFirstDelivery: false });
+		let seen: Attempt | undefined;
+		await attempts.run("ev1", { info: { deliveryCount: 1 } }, attempt => {
+			seen = attempt;
+			return Promise.resolve();
+		});
+		expect(seen?.deliveryCount).toBeUndefined();
 	});
 });
