@@ -87,7 +87,10 @@ const REACHABLE_CHECK_MS = 1000;
 /** A claim must outlast the slowest delivery (several outbound steps, paced IRC lines). */
 export const claimMs = () => 4 * config.outboundTimeoutMs + 10 * config.ircMessageIntervalMs;
 
-/** Where the push events live (lib/push/channel.ts); a misconfigured backend counts as in-process here, the channels middleware refuses to start such a node. */
+/**
+ * Where the push events live (lib/push/channel.ts). A misconfigured backend counts as in-process
+ * here: the channels middleware refuses to start such a node anyway.
+ */
 function pushBackend(): ChannelBackend {
 	try {
 		return channelBackend(config);
