@@ -123,6 +123,8 @@ async function startSmtp(book: ReceiptBook): Promise<string> {
 		server.once("error", reject);
 		server.listen(0, "127.0.0.1", () => resolve());
 	});
+	// A sender's connection reset (a worker stopped mid-session) is emitted on the server: a real server goes on.
+	server.on("error", () => undefined);
 	const port = (server as unknown as { server: { address(): AddressInfo } }).server.address().port;
 	return `smtp://127.0.0.1:${port}`;
 }

@@ -21,6 +21,12 @@ export interface SmtpSink {
 	envelopes: { from: string; to: string[] }[];
 	/** How many DATA commands were refused. */
 	refused: number;
+	/**
+	 * Errors of client connections (a sender killed mid-session resets its socket): a real server
+	 * logs them and goes on; smtp-server emits them on the server, which without a listener would
+	 * throw in the test process.
+	 */
+	connectionErrors: Error[];
 	refuse(code?: number): void;
 	accept(): void;
 	refuseRecipient(address: string, code?: number): void;
@@ -43,6 +49,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 		arrivals: [] as number[],
 		envelopes: [] as { from: string; to: string[] }[],
 		refused: 0,
+		connectionErrors: [] as Error[],
 	} as SmtpSink;
 	const server = new SMTPServer({
 		authOptional: true,
@@ -88,6 +95,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 		server.once("error", reject);
 		server.listen(0, "127.0.0.1", () => resolve());
 	});
+	server.on("error", err => sink.connectionErrors.push(err));
 	const port = (server as unknown as { server: { address(): AddressInfo } }).server.address().port;
 	sink.port = port;
 	sink.url = `smtp://127.0.0.1:${port}`;
