@@ -81,6 +81,7 @@ it("fails fast with 503 while NATS is down and recovers by itself when it is bac
 		await new Promise(r => setTimeout(r, 1000));
 
 		await nats.start();
+		const restarted = Date.now();
 		await waitFor(
 			"every client served again",
 			() => {
@@ -89,7 +90,13 @@ it("fails fast with 503 while NATS is down and recovers by itself when it is bac
 			},
 			30000,
 			250,
-		);
+		).catch(err => {
+			// What the clients got since the restart, and what each process said: why it did not recover.
+			const since = load.since(restarted);
+			console.info("ANSWERS SINCE THE RESTART", JSON.stringify(since.slice(-20)), `of ${since.length}`);
+			for (const n of ["api", "accounts", "labels"]) console.info(n, cluster.logs(n).slice(-3000));
+			throw err;
+		});
 		const recovered = Date.now();
 
 		const outage = load.outcomes.filter(o => o.at >= down && o.at < recovered);

@@ -36,7 +36,7 @@ import {
 	serviceFiles,
 	type K8sObject,
 } from "../support/deploy-manifests";
-import { client, type Client } from "../support/http";
+import { client, waitFor, type Client } from "../support/http";
 import { ClusterObserver, ManifestCluster, serviceNames, type ContainerSpec, type RunningContainer } from "../support/manifest-cluster";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
 import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
@@ -232,6 +232,8 @@ describe("the API through the gateway (Ingress path → Service → api pod)", (
 			["labels"],
 			async () => {
 				const project = await createProject(root);
+				// The gateway discovers the labels pod on its own, a moment after the observer has seen it.
+				await waitFor("the gateway to reach labels", async () => (await root.get(`/projects/${project.id}/labels`)).status !== 503, 30000);
 				const created = await root.post(`/projects/${project.id}/labels`, { body: { name: "deploy", color: "#FA0" } });
 				expect(created.status).toBe(200);
 				expect(created.body).toMatchObject({ name: "deploy", color: "#FFAA00" });
