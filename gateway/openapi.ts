@@ -10,7 +10,8 @@
  * bodies are not modelled; docs/api.md describes both for every endpoint.
  */
 import { MAX_PER_PAGE } from "../lib/api/pagination";
-import { LIMIT_HEADERS, RETRY_AFTER_HEADER } from "./rate-limit";
+import { RETRY_AFTER_HEADER } from "../lib/api/errors";
+import { LIMIT_HEADERS } from "./rate-limit";
 import type { AliasTarget, RouteTable } from "./routes/types";
 
 /** What the document needs of an action definition (as the registry holds it). */

@@ -30,27 +30,21 @@ const WINDOW_SECONDS = 60;
 export const userKey = (userId: number) => `u:${userId}`;
 export const addressKey = (address: string) => `a:${address}`;
 
-/** The headers writeLimitHeaders sets (both spellings clients read), and what a 429 adds: for the API description. */
-export const LIMIT_HEADERS = [
-	"RateLimit-Limit",
-	"RateLimit-Remaining",
-	"RateLimit-Reset",
-	"X-Rate-Limit-Limit",
-	"X-Rate-Limit-Remaining",
-	"X-Rate-Limit-Reset",
-] as const;
-export const RETRY_AFTER_HEADER = "Retry-After";
+/** Both spellings clients read: GitLab's `RateLimit-*` and moleculer-web's `X-Rate-Limit-*`. */
+const SPELLINGS = ["RateLimit-", "X-Rate-Limit-"].map(p => ({ limit: `${p}Limit`, remaining: `${p}Remaining`, reset: `${p}Reset` }));
+
+/** The headers writeLimitHeaders sets, for the API description. */
+export const LIMIT_HEADERS = SPELLINGS.flatMap(s => [s.limit, s.remaining, s.reset]);
 
 export function writeLimitHeaders(res: ServerResponse, limit: number, state: Pick<RateLimiterRes, "remainingPoints" | "msBeforeNext">): void {
 	if (res.headersSent) return;
 	const reset = String(Math.ceil((Date.now() + state.msBeforeNext) / 1000));
 	const remaining = String(Math.max(0, state.remainingPoints));
-	res.setHeader("RateLimit-Limit", String(limit));
-	res.setHeader("RateLimit-Remaining", remaining);
-	res.setHeader("RateLimit-Reset", reset);
-	res.setHeader("X-Rate-Limit-Limit", String(limit));
-	res.setHeader("X-Rate-Limit-Remaining", remaining);
-	res.setHeader("X-Rate-Limit-Reset", reset);
+	for (const names of SPELLINGS) {
+		res.setHeader(names.limit, String(limit));
+		res.setHeader(names.remaining, remaining);
+		res.setHeader(names.reset, reset);
+	}
 }
 
 export class RequestLimits {

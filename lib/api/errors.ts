@@ -30,9 +30,10 @@ export const invalidValue = (param: string) => paramError(`${param} does not hav
 /** Model validation errors: `{"message":{"color":["must be a valid color code"]}}`. */
 export const validation = (errors: Record<string, string[]>) => new ApiError(400, { message: errors });
 export const tooLarge = () => new ApiError(413, { message: "413 Request Entity Too Large" });
+export const RETRY_AFTER_HEADER = "Retry-After";
 /** `429 Too Many Requests`, with Retry-After in whole seconds (at least 1). */
 export const tooManyRequests = (retryAfterMs: number) =>
-	new ApiError(429, { message: "429 Too Many Requests" }, { "Retry-After": String(Math.max(1, Math.ceil(retryAfterMs / 1000))) });
+	new ApiError(429, { message: "429 Too Many Requests" }, { [RETRY_AFTER_HEADER]: String(Math.max(1, Math.ceil(retryAfterMs / 1000))) });
 export const unavailable = () => new ApiError(503, { message: "503 Service Unavailable" });
 
 /** The error a unique index raises, on NeDB and on MongoDB alike. */
