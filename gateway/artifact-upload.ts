@@ -10,7 +10,8 @@ import type { IncomingMessage, ServerResponse } from "http";
 import type { Context } from "moleculer";
 import type { Readable } from "stream";
 import { badRequest, tooLarge } from "../lib/api/errors";
-import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, type ArtifactStorage } from "../lib/builds/artifact-store";
+import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge } from "../lib/builds/artifact-errors";
+import type { ArtifactStorage } from "../lib/builds/artifact-store";
 import type { UploadCommit, UploadLease } from "../lib/builds/upload-leases";
 import type { AliasFunction } from "./routes/types";
 

@@ -25,8 +25,8 @@ import type { Readable } from "stream";
 import { ArtifactIncomplete, ArtifactTooLarge, UploadGone } from "./artifact-errors";
 import { ByteLimit, drain, EarlyFlush, isMissing, openForRead, pipeFrom, unlinkQuietly, type ByteRange, type OpenedFile } from "./file-streams";
 
-export { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, UploadGone } from "./artifact-errors";
-export { drain, type ByteRange, type OpenedFile } from "./file-streams";
+// The types of the ArtifactStorage interface, for those who implement or call it.
+export type { ByteRange, OpenedFile } from "./file-streams";
 
 /** A complete upload, not yet visible: commitUpload moves it into place, discardUpload removes it. */
 export interface PendingUpload {

@@ -23,7 +23,7 @@ import type { Channel } from "@moleculer/channels/types/src";
 import type { Logger } from "moleculer";
 import { AppendLog } from "./append-log";
 import type { ClaimResult, DeliveryLog } from "./delivery-log";
-import { ChannelState, type GroupState, type JournalRecord, type StoredMessage } from "./in-process-channel-state";
+import { ChannelState, newGroupStates, type GroupState, type JournalRecord, type StoredMessage } from "./in-process-channel-state";
 
 const BaseAdapter = Adapters.Base;
 
@@ -232,7 +232,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			data,
 			headers: { ...opts.headers },
 			eventId: !opts.raw && typeof id === "string" ? id : null,
-			groups: new Map([...groups.keys()].map(g => [g, { deliveries: 0, dead: null }])),
+			groups: newGroupStates(groups.keys()),
 		};
 		// In the live state first (a compaction meanwhile keeps it), handed to the groups once on the disk.
 		this.state.messages.set(m.seq, m);

@@ -23,6 +23,11 @@ export interface GroupState {
 	dead: { at: string; error: string } | null;
 }
 
+/** A new event's state in each of its groups: not delivered yet. */
+export function newGroupStates(groups: Iterable<string>): Map<string, GroupState> {
+	return new Map([...groups].map(g => [g, { deliveries: 0, dead: null }]));
+}
+
 /** Journal records: publish, a failed delivery, finished (done, dropped or dead letter removed), dead-lettered, a delivery made, the sequence. */
 export type JournalRecord =
 	| { t: "p"; s: number; c: string; i: string | null; h: Record<string, string>; d: string; g: string[] }
@@ -53,7 +58,7 @@ export class ChannelState {
 					data: Buffer.from(r.d, "base64"),
 					headers: r.h,
 					eventId: r.i,
-					groups: new Map(r.g.map(g => [g, { deliveries: 0, dead: null }])),
+					groups: newGroupStates(r.g),
 				});
 				this.seq = Math.max(this.seq, r.s);
 				break;

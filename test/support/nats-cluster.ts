@@ -21,15 +21,22 @@ export interface NatsNode {
 	proc?: ManagedProcess;
 }
 
+/** A raft group's follower as `/jsz` reports it. */
+interface Replica {
+	name: string;
+	current: boolean;
+	offline?: boolean;
+}
+
 interface StreamDetail {
 	name: string;
-	cluster?: { leader?: string; replicas?: { name: string; current: boolean; offline?: boolean }[] };
+	cluster?: { leader?: string; replicas?: Replica[] };
 	state: { messages: number; last_seq: number };
 }
 
 interface Jsz {
 	/** `replicas` only in the leader's answer. */
-	meta_cluster?: { leader?: string; replicas?: { name: string; current: boolean; offline?: boolean }[] };
+	meta_cluster?: { leader?: string; replicas?: Replica[] };
 	account_details?: { stream_detail?: StreamDetail[] }[];
 }
 
@@ -159,7 +166,7 @@ export class NatsCluster {
 	 * and losing another node then leaves the group without a quorum that can elect a leader).
 	 */
 	async waitForReplicas(stream: string, timeoutMs = 30000): Promise<void> {
-		const current = (replicas: { current: boolean; offline?: boolean }[] | undefined) =>
+		const current = (replicas: Replica[] | undefined) =>
 			!!replicas && replicas.length === this.nodes.length - 1 && replicas.every(r => r.current && !r.offline);
 		await this.waitOrDescribe(
 			`every replica of ${stream} and of the metadata group to be current`,

@@ -5,7 +5,8 @@ import type { AddressInfo } from "net";
 import os from "os";
 import path from "path";
 import { PassThrough, Readable } from "stream";
-import { ArtifactIncomplete, ArtifactInterrupted, ArtifactStore, ArtifactTooLarge, UploadGone } from "../../lib/builds/artifact-store";
+import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, UploadGone } from "../../lib/builds/artifact-errors";
+import { ArtifactStore } from "../../lib/builds/artifact-store";
 
 let root: string;
 let store: ArtifactStore;

@@ -4,7 +4,7 @@
  * (authorized and committed here, written into the store by the gateway), and builds in bulk for seeding.
  */
 import { badRequest, forbidden, invalidValue, notFound, paramError } from "../../../lib/api/errors";
-import { UploadGone } from "../../../lib/builds/artifact-store";
+import { UploadGone } from "../../../lib/builds/artifact-errors";
 import { parseArtifactsFilename, parseId, parseNewBuild } from "../../../lib/builds/build-input";
 import { isBuildStatus, parseCoverage, parseRunnerUpdate, runnerTransition, stateReached } from "../../../lib/builds/build-state";
 import { untilSet } from "../../../lib/builds/build-store";
