@@ -22,7 +22,7 @@ import { handlesEvent } from "../lib/integrations/settings";
 import { changedProject, FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION, SettingsCache } from "../lib/integrations/settings-cache";
 import { PermanentError } from "../lib/outbound/errors";
 import {
-	channelBackend,
+	channelBackendIfValid,
 	type ChannelBackend,
 	DEAD_LETTER_QUEUE,
 	MAX_RETRY_DELAY_MS,
@@ -65,6 +65,8 @@ interface PushWorkerVars extends SecretsVars {
 	/** Set when the worker starts. */
 	deliveryPrefix: string;
 	deliveryLog: DeliveryLog;
+	/** Where the events live, read once (null: a configuration the channels middleware refuses). */
+	backend: ChannelBackend | null;
 	attempts: AttemptsInFlight;
 	settingsReachable?: boolean;
 	settingsReachableCheck?: Promise<void> | null;
@@ -76,7 +78,7 @@ interface PushWorkerMixinMethods extends PushWorkerMethods {
 	loadSettings(projectId: number): Promise<IntegrationSettings | null>;
 	checkReachable(): Promise<void>;
 	fetchSettings(projectId: number): Promise<IntegrationSettings | null>;
-	handlePush(event: PushEvent, attempt?: Attempt): Promise<void>;
+	handlePush(event: PushEvent, attempt: Attempt): Promise<void>;
 }
 
 type PushWorkerService = Service & PushWorkerVars & PushWorkerMixinMethods;
@@ -88,25 +90,12 @@ const REACHABLE_CHECK_MS = 1000;
 export const claimMs = () => 4 * config.outboundTimeoutMs + 10 * config.ircMessageIntervalMs;
 
 /**
- * Where the push events live (lib/push/channel.ts). A misconfigured backend counts as in-process
- * here: the channels middleware refuses to start such a node anyway.
- */
-function pushBackend(): ChannelBackend {
-	try {
-		return channelBackend(config);
-	} catch {
-		return { kind: "memory" };
-	}
-}
-
-/**
  * The delivery records live where the events live, so that losing one store never loses the
  * records of events the other still holds: a JetStream bucket beside the push stream, Redis
  * beside Redis Streams, the in-process channel's journal in the all-in-one process.
  */
-function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }, opts: DeliveryLogOptions): DeliveryLog {
-	const backend = pushBackend();
-	if (backend.kind === "nats") {
+function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }, backend: ChannelBackend | null, opts: DeliveryLogOptions): DeliveryLog {
+	if (backend?.kind === "nats") {
 		const names = pushNames(broker.namespace ?? "");
 		return new KvDeliveryLog(backend.url, {
 			...opts,
@@ -117,7 +106,7 @@ function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }
 			aliveMs: config.pushAckWaitMs,
 		});
 	}
-	if (backend.kind === "redis") return new RedisDeliveryLog(backend.url, opts);
+	if (backend?.kind === "redis") return new RedisDeliveryLog(backend.url, opts);
 	const adapter = broker.channelAdapter;
 	return adapter instanceof InProcessChannelAdapter ? adapter.deliveryLog : new MemoryDeliveryLog(opts);
 }
@@ -144,9 +133,10 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				ttlMs: config.pushSettingsCacheTtlMs,
 				maxEntries: config.pushSettingsCacheMaxEntries,
 			});
+			this.backend = channelBackendIfValid(config);
 			// Only the in-process channel's delivery count is exact; JetStream can deliver a message again
 			// as a first delivery (lib/push/attempts-in-flight.ts). Elsewhere every attempt claims.
-			this.attempts = new AttemptsInFlight(config.pushAckWaitMs, { trustsFirstDelivery: pushBackend().kind === "memory" });
+			this.attempts = new AttemptsInFlight(config.pushAckWaitMs, { trustsFirstDelivery: this.backend?.kind === "memory" });
 		},
 
 		channels: {
@@ -167,7 +157,11 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 
 		started() {
 			this.deliveryPrefix = `${this.broker.namespace || "gitlab"}:`;
-			this.deliveryLog = deliveryLogFor(this.broker, { prefix: this.deliveryPrefix, pendingMs: claimMs(), doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS });
+			this.deliveryLog = deliveryLogFor(this.broker, this.backend, {
+				prefix: this.deliveryPrefix,
+				pendingMs: claimMs(),
+				doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS,
+			});
 		},
 
 		async stopped() {
@@ -233,8 +227,8 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				return { ...doc, properties };
 			},
 
-			/** `attempt`: which delivery of this message to this group this is, when the channel says (lib/push/attempts-in-flight.ts). */
-			async handlePush(event: PushEvent, attempt?: Attempt): Promise<void> {
+			/** `attempt`: whether this is surely the event's first delivery to this group (lib/push/attempts-in-flight.ts). */
+			async handlePush(event: PushEvent, attempt: Attempt): Promise<void> {
 				if (!event || typeof event.id !== "string" || !event.push) {
 					this.logger.error("Dropped a malformed push event", event && (event as { id?: unknown }).id);
 					return;
@@ -254,7 +248,7 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				// one write per delivery. Any other claims every target at once (one round trip for the
 				// event). Each delivery is recorded without holding up the next one; all are recorded before
 				// the event is acknowledged.
-				const first = attempt?.deliveryCount === 1 && !event.replay_group && !attempt.mayRace();
+				const first = !event.replay_group && attempt.surelyFirst();
 				const claims: PromiseSettledResult<ClaimResult>[] = first
 					? keys.map(() => ({ status: "fulfilled", value: "go" }))
 					: await Promise.allSettled(keys.map(key => this.claimDelivery(log, key)));

@@ -13,7 +13,7 @@ import { config } from "../config";
 import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/push/dead-letters";
 import type { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { notFound, unavailable } from "../lib/api/errors";
-import { channelBackend, PUSH_CHANNEL } from "../lib/push/channel";
+import { channelBackendIfValid, PUSH_CHANNEL } from "../lib/push/channel";
 import { validatePushPayload, type PushEvent } from "../lib/push/payload";
 import { adapterKind } from "../middlewares/channels.middleware";
 import type { ApiMeta } from "../lib/api/context";
@@ -30,14 +30,6 @@ export function requestEventId(requestID: string | null | undefined, params: unk
 	h[8] = (h[8] & 0x3f) | 0x80;
 	const hex = h.subarray(0, 16).toString("hex");
 	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
-
-function channelBackendKind(): string {
-	try {
-		return channelBackend(config).kind;
-	} catch {
-		return "none";
-	}
 }
 
 /** A publish attempt waits this long at most for JetStream's acknowledgement. */
@@ -59,7 +51,7 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 		push: {
 			// Sent again by the caller when the first request is lost in transit: on JetStream the
 			// second publish has the same msgID (the event id follows from the request) and is stored once.
-			hedge: channelBackendKind() === "nats",
+			hedge: channelBackendIfValid(config)?.kind === "nats",
 			async handler(ctx: Context<Record<string, unknown>, ApiMeta>) {
 				const push = validatePushPayload(ctx.params);
 				const project = await ctx.call("accounts.projectById", { id: push.project_id });

@@ -11,7 +11,7 @@
  *   waits for that attempt, then runs with claims (finding its deliveries recorded), instead of
  *   racing it or polling a claim it holds.
  * - A first attempt that only reaches its deliveries half an ack wait after its message came is
- *   told it may race, and claims like a redelivery.
+ *   not surely first any more, and claims like a redelivery.
  */
 
 /** What the channel hands the handler beside the event (JetStream's JsMsg, the in-process adapter's message). */
@@ -20,10 +20,12 @@ export interface ChannelMessage {
 }
 
 export interface Attempt {
-	/** Which delivery of the message this is (1: the first), when the channel says; unset for one that waited here. */
-	deliveryCount?: number;
-	/** True when this attempt may no longer assume it is the only one (see above). */
-	mayRace(): boolean;
+	/**
+	 * Whether this is surely the message's first delivery with nothing else running its event: an
+	 * exact count of 1, no earlier attempt waited for here, not late (see above). Asked when the
+	 * deliveries start.
+	 */
+	surelyFirst(): boolean;
 }
 
 export interface AttemptsOptions {
@@ -44,12 +46,10 @@ export class AttemptsInFlight {
 	async run(eventId: string, message: ChannelMessage | undefined, handle: (attempt: Attempt) => Promise<void>): Promise<void> {
 		const receivedAt = Date.now();
 		const earlier = this.latest.get(eventId);
+		const countSaysFirst = this.opts.trustsFirstDelivery && message?.info?.deliveryCount === 1 && !earlier;
 		const done = (async () => {
 			if (earlier) await earlier;
-			await handle({
-				deliveryCount: earlier || !this.opts.trustsFirstDelivery ? undefined : message?.info?.deliveryCount,
-				mayRace: () => !!earlier || Date.now() - receivedAt > this.ackWaitMs / 2,
-			});
+			await handle({ surelyFirst: () => countSaysFirst && Date.now() - receivedAt <= this.ackWaitMs / 2 });
 		})();
 		const settled = done.then(
 			() => undefined,

@@ -48,6 +48,18 @@ export function channelBackend(cfg: ChannelConfig): ChannelBackend {
 	throw new Error("TRANSPORTER is neither NATS nor Redis: set CHANNELS=nats://… or redis://… for the durable push channel");
 }
 
+/**
+ * The backend, or null when the configuration names none that works: for code that only adapts to
+ * the backend (the channels middleware refuses to start a node that needs a channel then).
+ */
+export function channelBackendIfValid(cfg: ChannelConfig): ChannelBackend | null {
+	try {
+		return channelBackend(cfg);
+	} catch {
+		return null;
+	}
+}
+
 export function prefixed(prefix: string, name: string): string {
 	return prefix ? `${prefix}.${name}` : name;
 }
