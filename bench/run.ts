@@ -148,8 +148,8 @@ async function runScenario(found: Found, args: Args): Promise<ScenarioResult> {
 			cleanups.push(() => bare.proc.child.kill("SIGKILL"));
 			return bare;
 		},
-		startFrameworkBaseline: async (body, nats) => {
-			const baseline = await startFrameworkBaseline(body, tmpDir, nats);
+		startFrameworkBaseline: async (body, nats, serializer) => {
+			const baseline = await startFrameworkBaseline(body, tmpDir, nats, serializer);
 			cleanups.push(() => baseline.procs.forEach(p => p.child.kill("SIGKILL")));
 			return baseline;
 		},

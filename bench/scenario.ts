@@ -10,7 +10,7 @@
  */
 import type { BareServer } from "./support/bare-server";
 import type { Summary } from "./support/stats";
-import type { FrameworkBaseline } from "./support/framework-baseline";
+import type { BaselineSerializer, FrameworkBaseline } from "./support/framework-baseline";
 import type { LoadOptions, LoadResult } from "./support/load";
 import type { Stack, StackOptions } from "./support/stack";
 
@@ -71,9 +71,10 @@ export interface BenchContext {
 	startBareServer(body: Buffer, headers: Record<string, string>): Promise<BareServer>;
 	/**
 	 * The framework's own floor: a minimal moleculer-web gateway whose one action returns `body`'s
-	 * data, in one process, or with the action in a second process over `nats`.
+	 * data, in one process, or with the action in a second process over `nats`; with the project's
+	 * serializer unless another is named.
 	 */
-	startFrameworkBaseline(body: Buffer, nats?: { url: string; namespace: string }): Promise<FrameworkBaseline>;
+	startFrameworkBaseline(body: Buffer, nats?: { url: string; namespace: string }, serializer?: BaselineSerializer): Promise<FrameworkBaseline>;
 	/** autocannon at fixed concurrency: warm-up, then a measured run with per-request latencies. */
 	load(options: LoadOptions): Promise<LoadResult>;
 	/** Registers a clean-up to run after the scenario (last registered runs first). */

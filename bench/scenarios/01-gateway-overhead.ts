@@ -9,6 +9,8 @@
  *   framework limit).
  * Goals: all-in-one at ≥ 0.8 of its framework baseline's throughput, split at ≥ 1.0 of its own
  * (a cache hit does not even reach NATS), and the split's p99 no worse than three times its median.
+ * The split's framework baseline also runs with a binary serializer (CBOR) in place of the
+ * project's JSONExt: what the serializer weighs on a hop over NATS, with the same data.
  */
 import type { BenchContext, Goal, Row, Scenario } from "../scenario";
 import { NATS_URL, type StackOptions } from "../support/stack";
@@ -21,7 +23,7 @@ interface Case {
 	name: string;
 	stack: StackOptions;
 	/** The framework baseline of the same shape, and the throughput goal against it (a cost: ×1.25 = at least 0.8 of it). */
-	framework: { name: string; nats: boolean; goal: Goal };
+	framework: { name: string; nats: boolean; goal: Goal; binaryName?: string };
 	/** The most the case's p99 may be, in multiples of its median. */
 	tailGoal?: Goal;
 }
@@ -31,7 +33,12 @@ const CASES: Case[] = [
 	{
 		name: "split: api + accounts + labels over NATS, Redis cacher",
 		stack: { nodes: { api: "api", accounts: "accounts", labels: "labels" }, nats: true, redis: true },
-		framework: { name: "minimal moleculer-web + action over NATS", nats: true, goal: { max: 1.0 } },
+		framework: {
+			name: "minimal moleculer-web + action over NATS",
+			nats: true,
+			goal: { max: 1.0 },
+			binaryName: "minimal moleculer-web + action over NATS, CBOR serializer",
+		},
 		tailGoal: { max: 3 },
 	},
 ];
@@ -117,6 +124,14 @@ const scenario: Scenario = {
 					goal: c.tailGoal,
 				});
 			rows.push(...compare(ctx, c.framework.name, frameworkLoad, "bare node http, same bytes", bareLoad, { requests: frameworkLoad.requests }));
+
+			if (c.framework.binaryName && frameworkNats) {
+				const binary = await ctx.startFrameworkBaseline(sample.bytes, { ...frameworkNats, namespace: `${frameworkNats.namespace}-cbor` }, "CBOR");
+				ctx.log(`load: ${c.framework.binaryName}`);
+				const binaryLoad = checked(c.framework.binaryName, await ctx.load({ url: binary.url, headers }));
+				for (const p of binary.procs) p.child.kill("SIGKILL");
+				rows.push(...compare(ctx, c.framework.binaryName, binaryLoad, c.framework.name, frameworkLoad, { requests: binaryLoad.requests }));
+			}
 		}
 		return rows;
 	},

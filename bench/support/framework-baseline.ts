@@ -3,12 +3,13 @@
  * returns the same data as the endpoint under test (no auth, no cache, no validation, no metrics),
  * either in the gateway's process (the all-in-one shape's limit) or in a second process over the
  * same NATS (the split shape's limit). Same serializer as the project (JSONExt), so what remains
- * is the framework and the transporter.
+ * is the framework and the transporter; the split one can also run with a binary serializer
+ * (CBOR), to measure what the serializer costs on the hop.
  *
  * Run as a script by `startFrameworkBaseline`:
- *   node framework-baseline.js local   <port> <body file>
- *   node framework-baseline.js gateway <port> <body file> <nats url> <namespace>
- *   node framework-baseline.js action  -      <body file> <nats url> <namespace>
+ *   node framework-baseline.js local   <port> <body file> - - <serializer>
+ *   node framework-baseline.js gateway <port> <body file> <nats url> <namespace> <serializer>
+ *   node framework-baseline.js action  -      <body file> <nats url> <namespace> <serializer>
  */
 import fs from "fs";
 import { ServiceBroker } from "moleculer";
@@ -18,13 +19,21 @@ import path from "path";
 
 export const BASELINE_PATH = "/api/v3/projects/1/labels";
 
+/** The project's serializer (moleculer.config.ts), and a binary one to compare it with. */
+export type BaselineSerializer = "JSONExt" | "CBOR";
+
 export interface FrameworkBaseline {
 	url: string;
 	procs: ManagedProcess[];
 }
 
 /** Starts the baseline: one process (`nats` unset) or a gateway and an action process over `nats`. */
-export async function startFrameworkBaseline(body: Buffer, tmpDir: string, nats?: { url: string; namespace: string }): Promise<FrameworkBaseline> {
+export async function startFrameworkBaseline(
+	body: Buffer,
+	tmpDir: string,
+	nats?: { url: string; namespace: string },
+	serializer: BaselineSerializer = "JSONExt",
+): Promise<FrameworkBaseline> {
 	const port = await freePort();
 	const bodyFile = path.join(tmpDir, `framework-body-${port}`);
 	fs.writeFileSync(bodyFile, body);
@@ -33,7 +42,7 @@ export async function startFrameworkBaseline(body: Buffer, tmpDir: string, nats?
 	const launch = (role: string, ready: () => Promise<boolean>) =>
 		startProcess({
 			name: `framework-${role}`,
-			args: [__filename, role, role === "action" ? "-" : String(port), bodyFile, ...(nats ? [nats.url, nats.namespace] : [])],
+			args: [__filename, role, role === "action" ? "-" : String(port), bodyFile, nats?.url ?? "-", nats?.namespace ?? "-", serializer],
 			env: { PATH: process.env.PATH ?? "" },
 			ready,
 		});
@@ -50,13 +59,14 @@ export async function startFrameworkBaseline(body: Buffer, tmpDir: string, nats?
 	return { url, procs };
 }
 
-async function serve([role, port, bodyFile, natsUrl, namespace]: string[]): Promise<void> {
+async function serve([role, port, bodyFile, natsUrl, namespace, serializer]: string[]): Promise<void> {
 	const data = JSON.parse(fs.readFileSync(bodyFile, "utf8"));
+	const given = (arg: string) => (arg === "-" ? null : arg);
 	const broker = new ServiceBroker({
 		nodeID: `framework-${role}-${process.pid}`,
-		namespace: namespace ?? "",
-		transporter: (natsUrl ?? null) as never,
-		serializer: "JSONExt",
+		namespace: given(namespace) ?? "",
+		transporter: given(natsUrl) as never,
+		serializer: serializer as BaselineSerializer,
 		logger: false,
 	});
 	if (role !== "gateway") broker.createService({ name: "labels", actions: { list: () => data } });

@@ -44,7 +44,16 @@ describe("push channel configuration", () => {
 	});
 
 	it("reads a token from a NATS URL", () => {
-		expect(natsConnectionOptions("nats://s3cr3t@h:4222")).toEqual({ servers: ["h:4222"], token: "s3cr3t" });
+		expect(natsConnectionOptions("nats://s3cr3t@h:4222")).toEqual({ servers: ["h:4222"], token: "s3cr3t", noAsyncTraces: true });
+	});
+
+	it("reads a user and password from a NATS URL, and asks the client for no async traces", () => {
+		expect(natsConnectionOptions("nats://ann:p%40ss@h1:4222,nats://h2:4222")).toEqual({
+			servers: ["h1:4222", "h2:4222"],
+			user: "ann",
+			pass: "p@ss",
+			noAsyncTraces: true,
+		});
 	});
 
 	it("names streams like @moleculer/channels 0.1.8 does, with the namespace prefix", () => {
