@@ -19,7 +19,8 @@ import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter"
 import { KvDeliveryLog } from "../lib/push/kv-delivery-log";
 import { findIntegration, isSecret } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
-import { changedProject, FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION, SettingsCache } from "../lib/integrations/settings-cache";
+import { changedProject, FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION } from "../lib/integrations/settings-cache";
+import { ProjectCache } from "../lib/cache/project-cache";
 import { PermanentError } from "../lib/outbound/errors";
 import {
 	channelBackendIfValid,
@@ -61,7 +62,7 @@ export interface PushWorkerOptions {
 
 /** What the mixin keeps on the worker instance. */
 interface PushWorkerVars extends SecretsVars {
-	settingsCache: SettingsCache<IntegrationSettings | null>;
+	settingsCache: ProjectCache<IntegrationSettings | null>;
 	/** Set when the worker starts. */
 	deliveryPrefix: string;
 	deliveryLog: DeliveryLog;
@@ -129,7 +130,7 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 		},
 
 		created() {
-			this.settingsCache = new SettingsCache<IntegrationSettings | null>({
+			this.settingsCache = new ProjectCache<IntegrationSettings | null>({
 				ttlMs: config.pushSettingsCacheTtlMs,
 				maxEntries: config.pushSettingsCacheMaxEntries,
 			});

@@ -13,6 +13,7 @@ import { config } from "../config";
 import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/push/dead-letters";
 import type { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { notFound, unavailable } from "../lib/api/errors";
+import { ProjectCache } from "../lib/cache/project-cache";
 import { channelBackendIfValid, PUSH_CHANNEL } from "../lib/push/channel";
 import { validatePushPayload, type PushEvent } from "../lib/push/payload";
 import { adapterKind } from "../middlewares/channels.middleware";
@@ -37,12 +38,23 @@ const PUBLISH_ATTEMPT_MS = 3000;
 /** Publishing gives up this long before the gateway's request timeout, so that the answer (202 or 503) reaches the client before it. */
 const PUBLISH_MARGIN_MS = 1500;
 
+/**
+ * Projects are never deleted (the API has no such endpoint), so a project seen once still exists:
+ * `events` asks accounts only about ids it has not seen lately, instead of once per push. An
+ * unknown id is not remembered (a project created a moment later is found at once).
+ */
+const KNOWN_PROJECTS = { ttlMs: 60_000, maxEntries: 10_000 };
+
 interface Methods {
 	publish(event: PushEvent, msgID: string): Promise<void>;
 	deadLetterStore(): DeadLetterStore;
 }
 
-const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: boolean }, Methods> = {
+interface Vars {
+	knownProjects: ProjectCache<true>;
+}
+
+const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: boolean }, Methods, Vars> = {
 	name: "events",
 	// Tells the channels middleware that this node publishes (it connects and provisions first).
 	settings: { $channelPublisher: true },
@@ -54,8 +66,10 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 			hedge: channelBackendIfValid(config)?.kind === "nats",
 			async handler(ctx: Context<Record<string, unknown>, ApiMeta>) {
 				const push = validatePushPayload(ctx.params);
-				const project = await ctx.call("accounts.projectById", { id: push.project_id });
-				if (!project) throw notFound("Project");
+				await this.knownProjects.get(push.project_id, async () => {
+					if (!(await ctx.call("accounts.projectById", { id: push.project_id }))) throw notFound("Project");
+					return true;
+				});
 				const event: PushEvent = { id: requestEventId(ctx.requestID, ctx.params), received_at: new Date().toISOString(), push };
 				await this.publish(event, event.id);
 				ctx.meta.$statusCode = 202;
@@ -82,6 +96,10 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 				return { id: event.id, group: letter.group, replayed: true };
 			},
 		},
+	},
+
+	created() {
+		this.knownProjects = new ProjectCache<true>(KNOWN_PROJECTS);
 	},
 
 	methods: {

@@ -4,7 +4,7 @@
  * internal push API's contract, delivery by all three workers, retries then dead letters when
  * a peer is down, and replaying them.
  */
-import type { ServiceSchema } from "moleculer";
+import type { Middleware, ServiceSchema } from "moleculer";
 import { waitFor, client, type Client } from "../support/http";
 import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../support/peers/irc-server";
 import { pushBody } from "../support/push-fixtures";
@@ -22,6 +22,8 @@ let projectPath: string;
 let config: typeof import("../../config").config;
 const SECRET = "integration-internal-secret";
 const originalEnv = { ...process.env };
+/** Every call the services make to accounts.projectById (a broker middleware counts them). */
+const projectLookups: number[] = [];
 let savedEnv: Record<string, string | undefined> = {};
 
 /** A client without a private token: the internal API takes the shared secret instead. */
@@ -57,7 +59,17 @@ beforeAll(async () => {
 			async name => (await import(`../../services/${name}.service`)).default as ServiceSchema,
 		),
 	);
-	stack = await startLocal(services, { middlewares: ChannelsMiddlewares(config) });
+	// Moleculer's types give a `call` hook the return type of a call rather than of a wrapped `call`.
+	const countProjectLookups = {
+		name: "CountProjectLookups",
+		call(next: (name: string, params: unknown, opts: unknown) => unknown) {
+			return (name: string, params: unknown, opts: unknown) => {
+				if (name === "accounts.projectById") projectLookups.push((params as { id: number }).id);
+				return next(name, params, opts);
+			};
+		},
+	} as unknown as Middleware;
+	stack = await startLocal(services, { middlewares: [...ChannelsMiddlewares(config), countProjectLookups] });
 	const project = (await stack.api().post("/projects", { body: { name: "push-demo" } })).body;
 	projectId = project.id;
 	projectPath = project.path_with_namespace;
@@ -105,6 +117,20 @@ describe("POST /internal/push", () => {
 		const unknown = await post(pushBody({ projectId: 999999, path: projectPath }));
 		expect(unknown.status).toBe(404);
 		expect(unknown.body).toEqual({ message: "404 Project Not Found" });
+	});
+
+	it("asks accounts about a project once, and takes a push for a project created after one was refused", async () => {
+		const next = projectId + 1;
+		const refused = await post(pushBody({ projectId: next, path: "root/later" }));
+		expect(refused.status).toBe(404);
+		const created = await stack.api().post("/projects", { body: { name: "later" } });
+		expect(created.status).toBe(201);
+		expect(created.body.id).toBe(next);
+		projectLookups.length = 0;
+		for (let i = 0; i < 3; i++)
+			expect((await post(pushBody({ projectId: next, path: created.body.path_with_namespace, commits: [{ message: `later ${i}` }] }))).status).toBe(202);
+		// The refusal was not remembered; the project, once found, is.
+		expect(projectLookups).toEqual([next]);
 	});
 
 	it("answers 202 with the event id, and all three workers deliver", async () => {
