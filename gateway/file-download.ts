@@ -8,6 +8,7 @@
  * The answer has Content-Length, the grant's Content-Type and Content-Disposition, a strong ETag
  * (If-None-Match → 304) and `Accept-Ranges: bytes`: one byte range is a 206 with exactly those
  * bytes, a range the file cannot satisfy a 416 (gateway/byte-ranges.ts), so `curl -C -` resumes.
+ * A HEAD gets the same answer without reading the file (`curl -I` for its size).
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Context } from "moleculer";
@@ -16,6 +17,7 @@ import { ApiError, notFound } from "../lib/api/errors";
 import type { ArtifactStorage, OpenedFile } from "../lib/builds/artifact-store";
 import type { DownloadGrant } from "../lib/builds/transfer-grants";
 import { contentRange, parseRange, unsatisfiedRange, type RangeRequest } from "./byte-ranges";
+import { isHead } from "./http-server";
 import type { AliasFunction } from "./routes/types";
 
 type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
@@ -112,7 +114,7 @@ async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, gran
 	if (range.kind === "partial") headers["Content-Range"] = contentRange(start, end, grant.size);
 	headers["Content-Length"] = String(length);
 	res.writeHead(range.kind === "partial" ? 206 : 200, headers);
-	if (!opened || length === 0) {
+	if (!opened || length === 0 || isHead(req)) {
 		opened?.stream.destroy();
 		res.end();
 		return;

@@ -9,6 +9,8 @@
  *   cut under a client;
  * - `Expect: 100-continue` with a body larger than any route takes is refused before the client
  *   sends it.
+ * And HEAD, which moleculer-web does not route, is answered on every GET route as GitLab (Grape)
+ * answers it: the GET's status and headers, Content-Length included, and no body.
  */
 import http from "http";
 import { tooLarge } from "../lib/api/errors";
@@ -27,11 +29,29 @@ const KEEP_ALIVE_MS = 65_000;
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
-export function createHardenedServer(
-	limits: ServerLimits,
-	handler: Handler,
-	refuse: (req: http.IncomingMessage, res: http.ServerResponse, err: Error) => void,
-) {
+const HEAD = Symbol("head");
+
+/** Whether the request came as HEAD (routed as GET; its response carries no body). */
+export function isHead(req: http.IncomingMessage): boolean {
+	return (req as { [HEAD]?: boolean })[HEAD] === true;
+}
+
+/**
+ * A HEAD request goes on as a GET. Node made its response before this runs, as the answer to a
+ * HEAD, so the response sends the headers and drops any body written to it.
+ */
+function routedAsGet(handler: Handler): Handler {
+	return (req, res) => {
+		if (req.method === "HEAD") {
+			req.method = "GET";
+			(req as { [HEAD]?: boolean })[HEAD] = true;
+		}
+		handler(req, res);
+	};
+}
+
+export function createHardenedServer(limits: ServerLimits, routes: Handler, refuse: (req: http.IncomingMessage, res: http.ServerResponse, err: Error) => void) {
+	const handler = routedAsGet(routes);
 	const server = http.createServer(
 		{
 			headersTimeout: limits.headersTimeoutMs,

@@ -21,7 +21,7 @@ import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/clien
 import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
 import { toHttpError } from "../gateway/errors";
 import { describeError, isJsonBody, JSON_TYPE, sendJson } from "../gateway/responses";
-import { createHardenedServer } from "../gateway/http-server";
+import { createHardenedServer, isHead } from "../gateway/http-server";
 import { linkBase } from "../gateway/links";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
@@ -318,12 +318,17 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		/**
 		 * JSON, encoded once per cached answer: an in-memory cacher returns the very object it keeps
 		 * until the entry is cleaned or replaced, so its encoding is kept beside it (and goes with it).
+		 * A HEAD is told the length the GET's body has (Node counts only a body it sends).
 		 */
 		encodeResponse(req: Req, res: Res, data: unknown): string {
-			if (!req.$cacheHit || typeof data !== "object" || data === null) return JSON.stringify(data);
-			const encodedHits: WeakMap<object, string> = this.encodedHits;
-			let json = encodedHits.get(data);
-			if (json === undefined) encodedHits.set(data, (json = JSON.stringify(data)));
+			let json: string | undefined;
+			if (!req.$cacheHit || typeof data !== "object" || data === null) json = JSON.stringify(data);
+			else {
+				const encodedHits: WeakMap<object, string> = this.encodedHits;
+				json = encodedHits.get(data);
+				if (json === undefined) encodedHits.set(data, (json = JSON.stringify(data)));
+			}
+			if (isHead(req)) res.setHeader("Content-Length", Buffer.byteLength(json));
 			return json;
 		},
 

@@ -154,6 +154,21 @@ describe("a 1 GiB artifact through the split stack", () => {
 		await multi.body!.cancel();
 	});
 
+	it("answers `curl -I` (HEAD) with the download's headers and no body", async () => {
+		const head = spawnSync("curl", ["-sS", "-I", "-H", `PRIVATE-TOKEN: ${token}`, artifactsUrl(buildId)], { encoding: "utf8" });
+		expect(head.status).toBe(0);
+		const [statusLine, ...headerLines] = head.stdout.trim().split(/\r?\n/);
+		const headers = Object.fromEntries(headerLines.map(l => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+		expect([statusLine, headers["content-length"], headers.etag, headers["accept-ranges"]]).toEqual(["HTTP/1.1 200 OK", String(GiB), etag, "bytes"]);
+		const part = await fetch(artifactsUrl(buildId), { method: "HEAD", headers: { "PRIVATE-TOKEN": token, Range: "bytes=100-199" } });
+		expect([part.status, part.headers.get("content-range"), part.headers.get("content-length"), (await part.arrayBuffer()).byteLength]).toEqual([
+			206,
+			`bytes 100-199/${GiB}`,
+			"100",
+			0,
+		]);
+	});
+
 	// The real curl binary (the CI image has it), as a user resuming a 2 GiB download would run it.
 	it("lets `curl -C -` resume a download cut short, byte-identical", async () => {
 		const out = path.join(cluster.dataDir, "resumed.bin");

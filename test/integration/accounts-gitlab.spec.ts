@@ -281,6 +281,25 @@ describe("projects", () => {
 		});
 		expect((await stack.api().get(`/projects/${made.shared.id}`)).body.permissions).toEqual({ project_access: null, group_access: null });
 	});
+
+	it("HEAD answers every GET path with the GET's status and headers and no body, as GitLab does", async () => {
+		const viewerApi = as(viewer.token);
+		const get = await viewerApi.get(`/projects/${made.shared.id}`);
+		const head = await viewerApi.request("HEAD", `/projects/${made.shared.id}`);
+		expect([head.status, head.text, head.headers.get("content-type"), head.headers.get("content-length")]).toEqual([
+			200,
+			"",
+			"application/json",
+			String(Buffer.byteLength(get.text)),
+		]);
+		const page = await viewerApi.request("HEAD", "/projects", { query: { per_page: 1 } });
+		expect([page.status, page.text, page.headers.get("x-per-page"), page.headers.get("x-page")]).toEqual([200, "", "1", "1"]);
+		// A GET's rules and errors, without their bodies.
+		const hidden = await viewerApi.request("HEAD", `/projects/${made.priv.id}`);
+		expect([hidden.status, hidden.text]).toEqual([404, ""]);
+		expect((await client(stack.url).request("HEAD", "/user")).status).toBe(401);
+		expect((await viewerApi.request("HEAD", "/no-such-path")).status).toBe(404);
+	});
 });
 
 describe("members", () => {
