@@ -9,7 +9,7 @@
  *   framework limit).
  * Goals: all-in-one at ≥ 0.8 of its framework baseline's throughput, split at ≥ 1.0 of its own
  * (a cache hit does not even reach NATS), and the split's p99 no worse than three times its median.
- * The split's framework baseline also runs with a binary serializer (CBOR) in place of the
+ * The split's framework baseline also runs with a binary serializer (Notepack, MessagePack) in place of the
  * project's JSONExt: what the serializer weighs on a hop over NATS, with the same data.
  */
 import type { BenchContext, Goal, Row, Scenario } from "../scenario";
@@ -37,7 +37,7 @@ const CASES: Case[] = [
 			name: "minimal moleculer-web + action over NATS",
 			nats: true,
 			goal: { max: 1.0 },
-			binaryName: "minimal moleculer-web + action over NATS, CBOR serializer",
+			binaryName: "minimal moleculer-web + action over NATS, Notepack serializer",
 		},
 		tailGoal: { max: 3 },
 	},
@@ -126,7 +126,11 @@ const scenario: Scenario = {
 			rows.push(...compare(ctx, c.framework.name, frameworkLoad, "bare node http, same bytes", bareLoad, { requests: frameworkLoad.requests }));
 
 			if (c.framework.binaryName && frameworkNats) {
-				const binary = await ctx.startFrameworkBaseline(sample.bytes, { ...frameworkNats, namespace: `${frameworkNats.namespace}-cbor` }, "CBOR");
+				const binary = await ctx.startFrameworkBaseline(
+					sample.bytes,
+					{ ...frameworkNats, namespace: `${frameworkNats.namespace}-notepack` },
+					"Notepack",
+				);
 				ctx.log(`load: ${c.framework.binaryName}`);
 				const binaryLoad = checked(c.framework.binaryName, await ctx.load({ url: binary.url, headers }));
 				for (const p of binary.procs) p.child.kill("SIGKILL");

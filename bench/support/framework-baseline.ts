@@ -4,7 +4,7 @@
  * either in the gateway's process (the all-in-one shape's limit) or in a second process over the
  * same NATS (the split shape's limit). Same serializer as the project (JSONExt), so what remains
  * is the framework and the transporter; the split one can also run with a binary serializer
- * (CBOR), to measure what the serializer costs on the hop.
+ * (Notepack, MessagePack), to measure what the serializer costs on the hop.
  *
  * Run as a script by `startFrameworkBaseline`:
  *   node framework-baseline.js local   <port> <body file> - - <serializer>
@@ -20,7 +20,7 @@ import path from "path";
 export const BASELINE_PATH = "/api/v3/projects/1/labels";
 
 /** The project's serializer (moleculer.config.ts), and a binary one to compare it with. */
-export type BaselineSerializer = "JSONExt" | "CBOR";
+export type BaselineSerializer = "JSONExt" | "Notepack";
 
 export interface FrameworkBaseline {
 	url: string;
