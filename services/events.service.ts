@@ -41,7 +41,8 @@ const PUBLISH_MARGIN_MS = 1500;
 /**
  * Projects are never deleted (the API has no such endpoint), so a project seen once still exists:
  * `events` asks accounts only about ids it has not seen lately, instead of once per push. An
- * unknown id is not remembered (a project created a moment later is found at once).
+ * unknown id is not remembered (a project created a moment later is found at once). Should
+ * deleting a project ever be added, it must make `events` forget the id (`knownProjects.invalidate`).
  */
 const KNOWN_PROJECTS = { ttlMs: 60_000, maxEntries: 10_000 };
 

@@ -52,8 +52,4 @@ export class ProjectCache<T> {
 	invalidate(projectId: number): void {
 		this.entries.delete(projectId);
 	}
-
-	clear(): void {
-		this.entries.clear();
-	}
 }
