@@ -9,13 +9,15 @@
  *   framework limit).
  * Goals: all-in-one at ≥ 0.8 of its framework baseline's throughput, split at ≥ 1.0 of its own
  * (a cache hit does not even reach NATS), and the split's p99 no worse than three times its median.
- * The split's framework baseline also runs with a binary serializer (Notepack, MessagePack) in place of the
+ * The CPU each process used during a load (and the time no process ran) is kept with the rows, to
+ * tell which one was the limit. The split's framework baseline also runs with a binary serializer (Notepack, MessagePack) in place of the
  * project's JSONExt: what the serializer weighs on a hop over NATS, with the same data.
  */
 import type { BenchContext, Goal, Row, Scenario } from "../scenario";
 import { NATS_URL, type StackOptions } from "../support/stack";
 import { single, round } from "../support/stats";
 import type { LoadResult } from "../support/load";
+import { cpuShares, deploymentCpuAccount } from "../support/cpu";
 
 const LABELS = 20;
 
@@ -95,7 +97,9 @@ const scenario: Scenario = {
 			const headers = { "PRIVATE-TOKEN": stack.rootToken };
 
 			ctx.log(`load: ${c.name}`);
+			const account = deploymentCpuAccount(stack.processes);
 			const full = checked(c.name, await ctx.load({ url: stack.url + path, headers }));
+			const cpu = cpuShares(account.stop());
 			await stack.stop();
 
 			const bare = await ctx.startBareServer(sample.bytes, { "Content-Type": sample.headers.get("content-type") ?? "application/json" });
@@ -106,10 +110,12 @@ const scenario: Scenario = {
 			const frameworkNats = c.framework.nats ? { url: NATS_URL, namespace: `${stack.namespace}-fw` } : undefined;
 			const framework = await ctx.startFrameworkBaseline(sample.bytes, frameworkNats);
 			ctx.log(`load: ${c.framework.name}`);
+			const frameworkAccount = deploymentCpuAccount(framework.procs);
 			const frameworkLoad = checked(c.framework.name, await ctx.load({ url: framework.url, headers }));
+			const frameworkCpu = cpuShares(frameworkAccount.stop());
 			for (const p of framework.procs) p.child.kill("SIGKILL");
 
-			const extra = { requests: full.requests, responseBytes: sample.bytes.length, connections: ctx.connections, seconds: ctx.duration };
+			const extra = { requests: full.requests, responseBytes: sample.bytes.length, connections: ctx.connections, seconds: ctx.duration, ...cpu };
 			rows.push(...compare(ctx, c.name, full, "bare node http, same bytes", bareLoad, extra));
 			rows.push(...compare(ctx, c.name, full, c.framework.name, frameworkLoad, extra, c.framework.goal));
 			if (c.tailGoal)
@@ -123,7 +129,8 @@ const scenario: Scenario = {
 					extra,
 					goal: c.tailGoal,
 				});
-			rows.push(...compare(ctx, c.framework.name, frameworkLoad, "bare node http, same bytes", bareLoad, { requests: frameworkLoad.requests }));
+			const frameworkExtra = { requests: frameworkLoad.requests, ...frameworkCpu };
+			rows.push(...compare(ctx, c.framework.name, frameworkLoad, "bare node http, same bytes", bareLoad, frameworkExtra));
 
 			if (c.framework.binaryName && frameworkNats) {
 				const binary = await ctx.startFrameworkBaseline(

@@ -22,7 +22,7 @@ import http from "http";
 import { performance } from "perf_hooks";
 import { deletePushChannel } from "../../lib/push/provisioning";
 import type { BenchContext, Row, Scenario } from "../scenario";
-import { cpuAccount, cpuShares, pidsOf, type CpuSample } from "../support/cpu";
+import { cpuShares, deploymentCpuAccount, type CpuSample } from "../support/cpu";
 import { marker, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
 import { NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
 import { round, single, summarize, type Summary } from "../support/stats";
@@ -141,14 +141,7 @@ async function measure(ctx: BenchContext, stack: Stack, peers: RemotePeers, burs
 	if (!(await delivered(peers, run, WARM, 60000))) throw new Error("warm-up events were not delivered within 60 s");
 
 	ctx.log(`  burst: ${burst} events at concurrency ${CONCURRENCY}`);
-	const natsPid = pidsOf("nats-server")[0];
-	const redisPid = pidsOf("redis-server")[0];
-	const account = cpuAccount({
-		...Object.fromEntries(stack.processes.map(p => [p.name, p.child.pid])),
-		peers: peers.proc.child.pid,
-		loadGenerator: process.pid,
-		...(stack.processes.length > 1 ? { nats: natsPid, redis: redisPid } : {}),
-	});
+	const account = deploymentCpuAccount(stack.processes, { peers: peers.proc.child.pid });
 	const t0 = now();
 	await postAll(WARM, WARM + burst);
 	const postedAt = now();

@@ -37,9 +37,22 @@ export function pidsOf(needle: string): number[] {
 	return out;
 }
 
+/** CPU ms the whole machine spent idle so far (all cores, /proc/stat), or null where that is not readable. */
+export function machineIdleMs(): number | null {
+	try {
+		const fields = fs.readFileSync("/proc/stat", "utf8").split("\n", 1)[0].trim().split(/\s+/);
+		// cpu user nice system idle iowait …: idle and iowait are time no process ran.
+		return ((Number(fields[4]) + Number(fields[5])) * 1000) / TICKS_PER_SECOND;
+	} catch {
+		return null;
+	}
+}
+
 export interface CpuSample {
 	/** Name → CPU ms used between start and stop. */
 	byProcess: Record<string, number>;
+	/** CPU ms no process used meanwhile (all cores), when the machine tells. */
+	idleMs?: number;
 	/** Wall-clock ms between start and stop. */
 	wallMs: number;
 	/** Cores' worth of time the machine had in that window (wall × cores). */
@@ -49,6 +62,7 @@ export interface CpuSample {
 /** Starts a CPU account of named processes; `stop()` returns what each used meanwhile. */
 export function cpuAccount(processes: Record<string, number | undefined>): { stop(): CpuSample } {
 	const start = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuMs(pid)]));
+	const idleAtStart = machineIdleMs();
 	const t0 = Date.now();
 	return {
 		stop() {
@@ -59,15 +73,34 @@ export function cpuAccount(processes: Record<string, number | undefined>): { sto
 				const after = cpuMs(pid);
 				if (before !== null && after !== null) byProcess[name] = after - before;
 			}
-			return { byProcess, wallMs, availableMs: wallMs * os.cpus().length };
+			const idleNow = machineIdleMs();
+			const idleMs = idleAtStart !== null && idleNow !== null ? idleNow - idleAtStart : undefined;
+			return { byProcess, idleMs, wallMs, availableMs: wallMs * os.cpus().length };
 		},
 	};
 }
 
-/** `{cpu<Name>Pct: …}`: each process's share of one core over the window, for a row's `extra`. */
+/**
+ * A CPU account of a deployment under load: its processes, `others` (named), this process (the
+ * load generator) and, for a deployment of several processes, the machine's NATS and Redis.
+ */
+export function deploymentCpuAccount(processes: { name: string; child: { pid?: number } }[], others: Record<string, number | undefined> = {}) {
+	return cpuAccount({
+		...Object.fromEntries(processes.map(p => [p.name, p.child.pid])),
+		...others,
+		loadGenerator: process.pid,
+		...(processes.length > 1 ? { nats: pidsOf("nats-server")[0], redis: pidsOf("redis-server")[0] } : {}),
+	});
+}
+
+/**
+ * `{cpu<Name>Pct: …}`: each process's share of one core over the window, for a row's `extra`, and
+ * `cpuIdlePct`, the time no process ran, in the same unit (so all of them add up to the cores × 100).
+ */
 export function cpuShares(sample: CpuSample): Record<string, number> {
 	const out: Record<string, number> = {};
-	for (const [name, ms] of Object.entries(sample.byProcess))
-		out[`cpu${name[0].toUpperCase()}${name.slice(1)}Pct`] = Math.round((1000 * ms) / Math.max(1, sample.wallMs)) / 10;
+	const pct = (ms: number) => Math.round((1000 * ms) / Math.max(1, sample.wallMs)) / 10;
+	for (const [name, ms] of Object.entries(sample.byProcess)) out[`cpu${name[0].toUpperCase()}${name.slice(1)}Pct`] = pct(ms);
+	if (sample.idleMs !== undefined) out.cpuIdlePct = pct(sample.idleMs);
 	return out;
 }
