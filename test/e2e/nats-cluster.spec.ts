@@ -196,7 +196,13 @@ async function expectDeliveredOnce(accepted: number[]) {
 		for (const n of ["tracker", "mailer", "irc"]) console.info(n, warningsOf(n));
 	}
 	for (const i of accepted) expect(counts(i)).toEqual({ i, dev: 1, ops: 1, comments: 1, irc: 1 });
+	const asked = Date.now();
 	const dead = await client(cluster.url).get("/internal/dead-letters", { headers: secret() });
+	if (dead.status !== 200) {
+		// Why the gateway could not reach `events`: how long it tried, and what each of them logged last.
+		console.info(`GET /internal/dead-letters answered ${dead.status} after ${Date.now() - asked} ms, at ${new Date().toISOString()}`);
+		for (const n of ["api", "events"]) console.info(n, cluster.logs(n).slice(-4000));
+	}
 	expect([dead.status, dead.body]).toEqual([200, []]);
 }
 
