@@ -64,7 +64,7 @@ export function fileDownload(grantAction: string, opts: { timeout?: number } = {
 			res.destroy();
 		});
 	};
-	return Object.assign(download, { openapi: DOWNLOAD_OPENAPI });
+	return Object.assign(download, { openapi: DOWNLOAD_OPENAPI, grantAction });
 }
 
 /** What the API description says of these answers (gateway/openapi.ts merges it into the operation). */

@@ -83,6 +83,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		 */
 		commitBuilds: {
 			access: AccessLevel.NONE,
+			hedge: true,
 			params: { id: "string", sha: "string", scope: SCOPE_PARAM, ...PAGE_PARAMS },
 			async handler(ctx: Ctx<{ sha: string; scope?: unknown; page?: number; per_page?: number }>) {
 				this.requireReadBuilds(ctx);
@@ -96,6 +97,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		/** `read_build` (reporter+, or public builds). */
 		get: {
 			access: AccessLevel.NONE,
+			hedge: true,
 			params: buildParams,
 			async handler(ctx: Ctx<{ build_id: unknown }>) {
 				this.requireReadBuilds(ctx);
@@ -113,6 +115,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		 */
 		traceGrant: {
 			visibility: "public",
+			hedge: true,
 			params: buildParams,
 			async handler(ctx: Ctx<{ build_id: unknown }>): Promise<DownloadGrant> {
 				const build = await this.readableBuild(ctx);
@@ -123,6 +126,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 
 		artifactsGrant: {
 			visibility: "public",
+			hedge: true,
 			params: buildParams,
 			async handler(ctx: Ctx<{ build_id: unknown }>): Promise<DownloadGrant> {
 				const build = await this.readableBuild(ctx);

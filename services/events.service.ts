@@ -79,6 +79,7 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 		},
 
 		deadLetters: {
+			hedge: true,
 			params: { limit: { type: "number", integer: true, min: 1, max: 1000, convert: true, optional: true } },
 			async handler(ctx: Context<{ limit?: number }>) {
 				return this.deadLetterStore().list(ctx.params.limit ?? 100);

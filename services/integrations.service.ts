@@ -58,6 +58,7 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 	actions: {
 		show: {
 			access: AccessLevel.MASTER,
+			hedge: true,
 			params: slugParams,
 			async handler(ctx: Ctx) {
 				const projectId = this.access(ctx).project.id;

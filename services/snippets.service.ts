@@ -92,6 +92,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		/** The content, byte for byte, as text/plain. */
 		raw: {
 			access: AccessLevel.NONE,
+			hedge: true,
 			auth: "optional",
 			params: snippetIdParams,
 			async handler(ctx: Ctx<{ snippet_id: string }>) {

@@ -19,20 +19,24 @@ export interface GatewayRoute {
 	fullPath: string;
 	/** "labels.create", or the action an alias function names; null for one that names none (a file download). */
 	action: string | null;
+	/** A file download's: the action that authorizes it ("builds.traceGrant"). */
+	grant?: string;
 	stream: boolean;
 	params: Record<string, any>;
 	auth?: string;
 }
 
+export type ActionSchemaSummary = { params?: Record<string, any>; auth?: string; hedge?: boolean; cache?: unknown };
+
 /** Action schemas of every service file, mixins included, by "service.action". */
-export function loadActionSchemas(): Record<string, { params?: Record<string, any>; auth?: string }> {
-	const out: Record<string, { params?: Record<string, any>; auth?: string }> = {};
+export function loadActionSchemas(): Record<string, ActionSchemaSummary> {
+	const out: Record<string, ActionSchemaSummary> = {};
 	const collect = (schema: Partial<ServiceSchema>, service: string) => {
 		for (const mixin of schema.mixins ?? []) collect(mixin, service);
 		for (const [name, def] of Object.entries(schema.actions ?? {})) {
 			if (!def || typeof def !== "object") continue;
-			const action = def as { params?: Record<string, any>; auth?: string };
-			out[`${service}.${name}`] = { params: action.params, auth: action.auth };
+			const action = def as ActionSchemaSummary;
+			out[`${service}.${name}`] = { params: action.params, auth: action.auth, hedge: action.hedge, cache: action.cache };
 		}
 	};
 	for (const dir of ["services", "services/workers"]) {
@@ -65,6 +69,7 @@ export function gatewayRoutes(): GatewayRoute[] {
 					path: aliasPath,
 					fullPath: (kind === "api" ? "" : "/internal") + aliasPath,
 					action: name,
+					grant: typeof target === "function" ? (target as { grantAction?: string }).grantAction : undefined,
 					stream: kind === "internalStream",
 					params: schema?.params ?? {},
 					auth: schema?.auth,

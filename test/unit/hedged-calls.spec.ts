@@ -2,6 +2,7 @@
 import { Context, ServiceBroker } from "moleculer";
 import { HedgedCallsMiddleware, isHedged } from "../../middlewares/hedged-calls.middleware";
 import { requestEventId } from "../../services/events.service";
+import { gatewayRoutes, loadActionSchemas } from "../support/routes";
 
 const broker = new ServiceBroker({ logger: false });
 const HEDGE_MS = 50;
@@ -26,6 +27,16 @@ it("hedges actions that say so and cached reads, nothing else", () => {
 	expect([{ hedge: true }, { cache: { keys: [] } }, { cache: true, hedge: false }, {}].map(isHedged)).toEqual([true, true, false, false]);
 	const next = () => Promise.resolve(1);
 	expect(hedging.remoteAction(next, {})).toBe(next);
+});
+
+it("hedges every action behind a GET route, file downloads' grants included: a read whose request a NATS node lost is sent again", () => {
+	const actions = loadActionSchemas();
+	const reads = gatewayRoutes()
+		.filter(r => r.method === "GET")
+		.map(r => r.action ?? r.grant)
+		.filter((name): name is string => !!name);
+	expect(reads).toEqual(expect.arrayContaining(["events.deadLetters", "builds.traceGrant", "builds.artifactsGrant", "snippets.raw"]));
+	expect(reads.filter(name => !isHedged(actions[name]))).toEqual([]);
 });
 
 it("sends the request once when it is answered in time", async () => {
