@@ -10,8 +10,9 @@
  * Goals: all-in-one at ≥ 0.8 of its framework baseline's throughput, split at ≥ 1.0 of its own
  * (a cache hit does not even reach NATS), and the split's p99 no worse than three times its median.
  * The CPU each process used during a load (and the time no process ran) is kept with the rows, to
- * tell which one was the limit. The split's framework baseline also runs with a binary serializer (Notepack, MessagePack) in place of the
- * project's JSONExt: what the serializer weighs on a hop over NATS, with the same data.
+ * tell which one was the limit. The split's framework baseline also runs with a binary serializer
+ * (Notepack, MessagePack) in place of the project's JSONExt: what the serializer weighs on a hop
+ * over NATS, with the same data.
  */
 import type { BenchContext, Goal, Row, Scenario } from "../scenario";
 import { NATS_URL, type StackOptions } from "../support/stack";

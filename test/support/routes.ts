@@ -5,7 +5,7 @@
  */
 import fs from "fs";
 import path from "path";
-import type { ServiceSchema } from "moleculer";
+import type { ActionSchema, ServiceSchema } from "moleculer";
 import { ROOT } from "./processes";
 import { routeTables } from "../../gateway/routes";
 import type { RouteTable } from "../../gateway/routes/types";
@@ -26,7 +26,8 @@ export interface GatewayRoute {
 	auth?: string;
 }
 
-export type ActionSchemaSummary = { params?: Record<string, any>; auth?: string; hedge?: boolean; cache?: unknown };
+/** What the route tests read of an action's declaration (types/moleculer.d.ts), its parameters as plain records. */
+export type ActionSchemaSummary = Pick<ActionSchema, "auth" | "hedge" | "cache"> & { params?: Record<string, any> };
 
 /** Action schemas of every service file, mixins included, by "service.action". */
 export function loadActionSchemas(): Record<string, ActionSchemaSummary> {
