@@ -2,8 +2,7 @@
  * The project's services as separate Node processes (moleculer-runner on the compiled dist/), as
  * production runs them. One place for spawning, readiness, output capture, stopping and memory
  * readings, shared by the e2e tests (test/support/cluster.ts) and the benchmarks (bench/), which
- * also time the start-up. Lives under bench/ because the image build compiles bench/ (and drops
- * it from the image) but has no test/ directory.
+ * also time the start-up.
  */
 import { spawn, type ChildProcess } from "child_process";
 import fs from "fs";
@@ -62,6 +61,8 @@ export interface ManagedProcess {
 	/** performance.now() when spawned, and when the readiness check first passed. */
 	spawnedAt: number;
 	readyAt: number;
+	/** The inspector's WebSocket address, when the process runs with `--inspect` (see liveMemory). */
+	inspectorUrl?: string;
 }
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
@@ -93,8 +94,11 @@ export function launch(opts: LaunchOptions): ManagedProcess {
 	const proc: ManagedProcess = { name: opts.name, child, output: [], spawnedAt, readyAt: 0 };
 	const max = opts.maxOutputChunks ?? 500;
 	const keep = (chunk: Buffer) => {
-		proc.output.push(chunk.toString());
+		const text = chunk.toString();
+		proc.output.push(text);
 		if (proc.output.length > max) proc.output.shift();
+		// Kept apart from the output, which a long run rotates.
+		proc.inspectorUrl ??= /Debugger listening on (ws:\/\/\S+)/.exec(text)?.[1];
 	};
 	child.stdout.on("data", keep);
 	child.stderr.on("data", keep);
@@ -216,6 +220,44 @@ export function rssBytes(pid: number | undefined): number | null {
 		return m ? Number(m[1]) * 1024 : null;
 	} catch {
 		return null;
+	}
+}
+
+/**
+ * What a process started with `--inspect=127.0.0.1:0` still holds: two full garbage collections
+ * through its inspector, then its `process.memoryUsage()`. RSS keeps the high-water mark of V8's
+ * heap sizing (the old generation is let grow to a few times the live data between full
+ * collections), so a leak is measured here, on the live heap and on the memory outside it.
+ */
+export async function liveMemory(proc: ManagedProcess): Promise<NodeJS.MemoryUsage> {
+	if (!proc.inspectorUrl) throw new Error(`${proc.name} has no inspector (start it with --inspect=127.0.0.1:0)`);
+	const ws = new WebSocket(proc.inspectorUrl);
+	const replies = new Map<number, (reply: { result?: unknown; error?: { message: string } }) => void>();
+	ws.onmessage = event => {
+		const reply = JSON.parse(String(event.data));
+		replies.get(reply.id)?.(reply);
+	};
+	let lastId = 0;
+	const call = (method: string, params: object = {}) =>
+		new Promise<unknown>((resolve, reject) => {
+			const id = ++lastId;
+			replies.set(id, reply => (reply.error ? reject(new Error(`${method}: ${reply.error.message}`)) : resolve(reply.result)));
+			ws.send(JSON.stringify({ id, method, params }));
+		});
+	try {
+		await new Promise((resolve, reject) => {
+			ws.onopen = resolve;
+			ws.onerror = () => reject(new Error(`${proc.name}: cannot reach its inspector at ${proc.inspectorUrl}`));
+		});
+		// The second collection frees what the first only finalised (weak references, finalizers).
+		await call("HeapProfiler.collectGarbage");
+		await call("HeapProfiler.collectGarbage");
+		const evaluated = (await call("Runtime.evaluate", { expression: "JSON.stringify(process.memoryUsage())", returnByValue: true })) as {
+			result: { value: string };
+		};
+		return JSON.parse(evaluated.result.value) as NodeJS.MemoryUsage;
+	} finally {
+		ws.close();
 	}
 }
 
