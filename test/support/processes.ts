@@ -232,16 +232,25 @@ export function rssBytes(pid: number | undefined): number | null {
 export async function liveMemory(proc: ManagedProcess): Promise<NodeJS.MemoryUsage> {
 	if (!proc.inspectorUrl) throw new Error(`${proc.name} has no inspector (start it with --inspect=127.0.0.1:0)`);
 	const ws = new WebSocket(proc.inspectorUrl);
-	const replies = new Map<number, (reply: { result?: unknown; error?: { message: string } }) => void>();
+	const pending = new Map<number, { method: string; resolve: (result: unknown) => void; reject: (err: Error) => void }>();
 	ws.onmessage = event => {
-		const reply = JSON.parse(String(event.data));
-		replies.get(reply.id)?.(reply);
+		const reply = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
+		const waiting = reply.id === undefined ? undefined : pending.get(reply.id);
+		if (!waiting) return;
+		pending.delete(reply.id!);
+		if (reply.error) waiting.reject(new Error(`${waiting.method}: ${reply.error.message}`));
+		else waiting.resolve(reply.result);
+	};
+	// A process that exits meanwhile answers nothing more: its pending calls fail instead of waiting.
+	ws.onclose = () => {
+		for (const waiting of pending.values()) waiting.reject(new Error(`${proc.name}: its inspector closed during ${waiting.method}`));
+		pending.clear();
 	};
 	let lastId = 0;
 	const call = (method: string, params: object = {}) =>
 		new Promise<unknown>((resolve, reject) => {
 			const id = ++lastId;
-			replies.set(id, reply => (reply.error ? reject(new Error(`${method}: ${reply.error.message}`)) : resolve(reply.result)));
+			pending.set(id, { method, resolve, reject });
 			ws.send(JSON.stringify({ id, method, params }));
 		});
 	try {
