@@ -51,21 +51,42 @@ export function jsonTooDeep(text: string, max: number): boolean {
 	return false;
 }
 
-/** `__proto__` as a key would become the prototype of the action's parameters when they are merged. */
-function refusePrototypeKeys(key: string, value: unknown): unknown {
-	if (key === "__proto__") throw invalidBody();
-	return value;
+/**
+ * Whether a parsed JSON value has an own `__proto__` key anywhere, which would become the
+ * prototype of the action's parameters when they are merged. A walk with a stack of its own
+ * (depth is bounded before the parse anyway). A reviver on JSON.parse did the same check at 16 to
+ * 48 times the parse's cost: 1 KiB of gzip (a 1 MiB array of zeros) held the event loop 150 ms.
+ */
+export function hasPrototypeKey(value: unknown): boolean {
+	const pending: unknown[] = [value];
+	while (pending.length) {
+		const item = pending.pop();
+		if (typeof item !== "object" || item === null) continue;
+		if (Array.isArray(item)) {
+			for (let i = 0; i < item.length; i++) if (typeof item[i] === "object" && item[i] !== null) pending.push(item[i]);
+			continue;
+		}
+		if (Object.hasOwn(item, "__proto__")) return true;
+		for (const key in item) {
+			const child = (item as Record<string, unknown>)[key];
+			if (typeof child === "object" && child !== null) pending.push(child);
+		}
+	}
+	return false;
 }
 
 export function parseJson(text: string): unknown {
 	if (!text.trim()) return {};
 	if (jsonTooDeep(text, MAX_JSON_DEPTH)) throw invalidBody();
+	let value: unknown;
 	try {
-		return JSON.parse(text, refusePrototypeKeys);
-	} catch (err) {
-		if (err instanceof ApiError) throw err;
+		value = JSON.parse(text);
+	} catch {
 		throw invalidBody();
 	}
+	// The key can only be there spelled out or with an escape in it.
+	if ((text.includes("__proto__") || text.includes("\\u")) && hasPrototypeKey(value)) throw invalidBody();
+	return value;
 }
 
 export function parseForm(text: string): Record<string, unknown> {

@@ -10,9 +10,13 @@
  * - `Expect: 100-continue` with a body larger than any route takes is refused before the client
  *   sends it.
  * And HEAD, which moleculer-web does not route, is answered on every GET route as GitLab (Grape)
- * answers it: the GET's status and headers, Content-Length included, and no body.
+ * answers it: the GET's status and headers, Content-Length included, and no body. OPTIONS is
+ * answered here as Grape answers it, 204 with the path's methods in `Allow`, and never reaches an
+ * action: moleculer-web, without CORS, would run the action of the method named in
+ * `Access-Control-Request-Method` (a DELETE) or else the GET.
  */
 import http from "http";
+import { closeAfterAnswer } from "./body";
 import { tooLarge } from "../lib/api/errors";
 
 export interface ServerLimits {
@@ -50,8 +54,40 @@ function routedAsGet(handler: Handler): Handler {
 	};
 }
 
-export function createHardenedServer(limits: ServerLimits, routes: Handler, refuse: (req: http.IncomingMessage, res: http.ServerResponse, err: Error) => void) {
-	const handler = routedAsGet(routes);
+/** The methods a request's path has routes for (none: an unknown path). */
+export type MethodsOf = (req: http.IncomingMessage) => string[];
+
+/** `Allow` as Grape writes it: OPTIONS, then the path's methods, HEAD beside GET. */
+export function allowHeader(methods: string[]): string {
+	const allowed = ["OPTIONS"];
+	for (const method of methods) {
+		if (!allowed.includes(method)) allowed.push(method);
+		if (method === "GET" && !allowed.includes("HEAD")) allowed.push("HEAD");
+	}
+	return allowed.join(", ");
+}
+
+/** OPTIONS answered from the route table alone; an unknown path is refused as a GET of it would be. */
+function answeredOptions(handler: Handler, methodsOf: MethodsOf, unknownPath: Handler): Handler {
+	return (req, res) => {
+		if (req.method !== "OPTIONS") return handler(req, res);
+		// A body sent with OPTIONS is not read: what remains of it is thrown away, for a while only.
+		closeAfterAnswer(req, res);
+		const methods = methodsOf(req);
+		if (!methods.length) return unknownPath(req, res);
+		res.writeHead(204, { Allow: allowHeader(methods) });
+		res.end();
+	};
+}
+
+export function createHardenedServer(
+	limits: ServerLimits,
+	routes: Handler,
+	refuse: (req: http.IncomingMessage, res: http.ServerResponse, err: Error) => void,
+	methodsOf: MethodsOf,
+	unknownPath: Handler,
+) {
+	const handler = answeredOptions(routedAsGet(routes), methodsOf, unknownPath);
 	const server = http.createServer(
 		{
 			headersTimeout: limits.headersTimeoutMs,

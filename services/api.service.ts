@@ -27,7 +27,7 @@ import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
 import { docsRoute } from "../gateway/routes/docs.routes";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import { PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
+import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
 import { safeEqual } from "../lib/crypto/tokens";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
@@ -62,6 +62,8 @@ function isProjectRoute(alias: { path: string }): boolean {
 /** GitLab's private tokens are 20 characters; later kinds stay far below this. */
 const MAX_TOKEN_LENGTH = 255;
 const callOptions = { timeout: config.requestTimeoutMs };
+/** The methods routes are declared with (HEAD goes as GET, OPTIONS is answered by the server). */
+const ROUTED_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"];
 const trustedProxies = trustedProxyList(config.trustedProxies);
 
 interface Vars {
@@ -86,8 +88,10 @@ interface Methods {
 	cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T>;
 	internalCaller(ctx: Ctx, req: Req): Promise<void>;
 	linkBase(req: Req): string;
+	methodsOf(req: IncomingMessage): string[];
 	// moleculer-web's own, used here (Moleculer binds methods to the service):
 	httpHandler: (req: IncomingMessage, res: ServerResponse) => void;
+	resolveAlias(url: string, method: string): unknown;
 	sendResponse(req: Req, res: Res, data: unknown, action: unknown): void;
 	encodeResponse(req: Req, res: Res, data: unknown): string;
 }
@@ -215,8 +219,17 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				},
 				this.httpHandler,
 				(req, res, err) => this.settings.onError.call(this, req as Req, res, err),
+				req => this.methodsOf(req),
+				(req, res) => this.settings.onError.call(this, req as Req, res, new ApiGateway.Errors.NotFoundError("NOT_FOUND", null)),
 			);
 			this.isHTTPS = false;
+		},
+
+		/** The methods the request's path has routes for, as moleculer-web matches a path (for OPTIONS). */
+		methodsOf(req: IncomingMessage): string[] {
+			let path = (req.url ?? "").split("?")[0];
+			if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+			return ROUTED_METHODS.filter(method => this.resolveAlias(path, method));
 		},
 
 		/**
@@ -251,8 +264,10 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		async authorize(ctx: Ctx, route: unknown, req: Req): Promise<void> {
 			if (req.$alias && isProjectRoute(req.$alias)) {
 				const ref = req.$params.id;
-				if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
 				const user = ctx.meta.user ?? null;
+				if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
+				// Names no project: answered as an unknown one is, without a look-up.
+				if (ref.length > MAX_PROJECT_REF) throw user ? notFound("Project") : unauthorized();
 				const access = await this.cachedCall<ProjectAccess>(ctx, PROJECT_ACCESS, {
 					project: projectRefKey(ref),
 					userId: user ? user.id : 0,

@@ -33,6 +33,9 @@ export function changedPatterns(change: AccessChange | null | undefined): string
  * case-insensitive. Normalised before the look-up so that every spelling shares one cache entry,
  * and a membership change can name the entries it makes stale.
  */
+/** The longest project reference looked up; no id or namespace/path is longer (a longer one names no project). */
+export const MAX_PROJECT_REF = 512;
+
 export function projectRefKey(ref: string): string {
 	const trimmed = ref.trim();
 	return /^\d+$/.test(trimmed) ? String(Number(trimmed)) : trimmed.toLowerCase();

@@ -337,6 +337,36 @@ describe.each([
 			const labels = await req(`/projects/${projectId}/labels`, as);
 			expect(labels.body.map((l: { name: string }) => l.name)).toEqual(["kept"]);
 		});
+
+		it("a project reference longer than any is an unknown project, not a parameter error", async () => {
+			const long = "x".repeat(600);
+			const signedIn = await req(`/projects/${long}/labels`, as);
+			expect([signedIn.status, signedIn.body]).toEqual([404, { message: "404 Project Not Found" }]);
+			if (split) return; // snippets (anonymous reads) runs in the all-in-one shape only here
+			const anonymous = await req(`/projects/${long}/snippets`, { localAddress: as.localAddress });
+			expect([anonymous.status, anonymous.body]).toEqual([401, { message: "401 Unauthorized" }]);
+		});
+
+		it("OPTIONS answers the path's methods and runs no action, whatever method it names", async () => {
+			const before = storeDigest(cluster.dataDir);
+			const options = (path: string, headers: Record<string, string> = {}) =>
+				req(path, { ...as, method: "OPTIONS", headers: { ...as.headers, ...headers } }).then(r => [r.status, r.headers.allow, r.text]);
+			// A preflight naming DELETE, with the owner's token and the label's name: nothing is deleted.
+			expect(await options(`/projects/${projectId}/labels?name=kept`, { "Access-Control-Request-Method": "DELETE" })).toEqual([
+				204,
+				"OPTIONS, GET, HEAD, POST, PUT, DELETE",
+				"",
+			]);
+			expect(await options(`/projects/${projectId}/labels/`)).toEqual([204, "OPTIONS, GET, HEAD, POST, PUT, DELETE", ""]);
+			expect(await options("/user")).toEqual([204, "OPTIONS, GET, HEAD", ""]);
+			expect(await options("/session")).toEqual([204, "OPTIONS, POST", ""]);
+			const unknown = await req("/no/such/route", { ...as, method: "OPTIONS" });
+			expect([unknown.status, unknown.body]).toEqual([404, { error: "404 Not Found" }]);
+
+			expect(storeDigest(cluster.dataDir)).toBe(before);
+			const labels = await req(`/projects/${projectId}/labels`, as);
+			expect(labels.body.map((l: { name: string }) => l.name)).toEqual(["kept"]);
+		});
 	});
 
 	describe("slow and oversized clients", () => {

@@ -3,7 +3,7 @@
  * level (both cached; lib/accounts/auth-cache.ts), and the internal reads other services make.
  */
 import { canReadProject, effectiveLevel, type Caller, type ProjectAccess } from "../../../lib/accounts/access";
-import { PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN } from "../../../lib/accounts/auth-cache";
+import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN } from "../../../lib/accounts/auth-cache";
 import { notFound, unauthorized } from "../../../lib/api/errors";
 import { memberKey, type ProjectDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
@@ -26,7 +26,7 @@ export const Lookups: AccountsModule = {
 		/** `:id` (number or namespace/path) → the project and the caller's level; 404 when unreadable. */
 		projectAccess: {
 			visibility: "public",
-			params: { project: { type: "string", max: 512 }, userId: { type: "number", integer: true }, admin: "boolean" },
+			params: { project: { type: "string", max: MAX_PROJECT_REF }, userId: { type: "number", integer: true }, admin: "boolean" },
 			cache: PROJECT_ACCESS.cache,
 			async handler(ctx: Ctx<{ project: string; userId: number; admin: boolean }>): Promise<ProjectAccess> {
 				const project = await this.findProject(ctx.params.project);
