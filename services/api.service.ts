@@ -25,7 +25,7 @@ import { createHardenedServer, isHead } from "../gateway/http-server";
 import { linkBase } from "../gateway/links";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
-import { docsRoute } from "../gateway/routes/docs.routes";
+import { docsRoute, forgetOpenApi } from "../gateway/routes/docs.routes";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
 import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
@@ -98,6 +98,11 @@ interface Methods {
 
 /** The gateway as its hooks see it. */
 type ApiThis = Service<ApiSettings> & Methods & Vars;
+
+/** A route middleware (moleculer-web calls it on the gateway): the request counted against the client's address. */
+function countAgainstAddress(this: ApiThis, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
+	this.limits.count(res, addressKey(clientAddress(req as Req, trustedProxies))).then(() => next(), next);
+}
 
 /**
  * moleculer-web's settings, as far as this file reads them (its own types give route hooks a
@@ -194,7 +199,8 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					return data.rows;
 				},
 			},
-			docsRoute,
+			// No token there: each request counts against the address, as an anonymous one elsewhere.
+			{ ...docsRoute, use: [countAgainstAddress] },
 		],
 		onError(this: ApiThis, req: Req, res: Res, err: unknown) {
 			const { status, body, headers, unexpected } = toHttpError(err as Parameters<typeof toHttpError>[0]);
@@ -375,6 +381,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		/** Parameter schemas may have changed with the services. */
 		"$services.changed"() {
 			this.edgeValidator.forget();
+			forgetOpenApi(this);
 		},
 	},
 

@@ -72,8 +72,19 @@ export function currentOpenApi(service: GatewayService): Record<string, unknown>
 	});
 }
 
+/** Each gateway's document, encoded: built on the first request after its services changed (a build takes milliseconds). */
+const encodedDocuments = new WeakMap<object, string>();
+
+/** The services changed: the next request builds the document again. */
+export function forgetOpenApi(service: object): void {
+	encodedDocuments.delete(service);
+}
+
 function openApiDocument(req: Req, res: Res) {
-	send(res, 200, "application/json", JSON.stringify(currentOpenApi(req.$service!)), { "Cache-Control": "no-cache" });
+	const service = req.$service!;
+	let body = encodedDocuments.get(service);
+	if (body === undefined) encodedDocuments.set(service, (body = JSON.stringify(currentOpenApi(service))));
+	send(res, 200, "application/json", body, { "Cache-Control": "no-cache" });
 }
 
 function page(req: Req, res: Res) {

@@ -128,11 +128,18 @@ describe("GET /api/v3/openapi.json", () => {
 		expect(builds.responses["401"]).toEqual({ $ref: "#/components/responses/Unauthorized" });
 	});
 
-	it("needs no token, and neither does the page", async () => {
+	it("needs no token, and neither does the page; each request counts against the address", async () => {
 		for (const p of ["/openapi.json", "/docs", "/docs/assets/swagger-ui-bundle.js"]) {
-			const res = await fetch(`${cluster.url}${p}`);
-			expect([p, res.status]).toEqual([p, 200]);
+			const first = await fetch(`${cluster.url}${p}`);
+			const second = await fetch(`${cluster.url}${p}`);
+			expect([p, first.status, second.status]).toEqual([p, 200, 200]);
+			const remaining = [first, second].map(res => Number(res.headers.get("ratelimit-remaining")));
+			expect([p, remaining[0] > 0, remaining[1]]).toEqual([p, true, remaining[0] - 1]);
 		}
+		// Built once for the services as they are: the same bytes again.
+		const [a, b] = await Promise.all([1, 2].map(() => fetch(`${cluster.url}/openapi.json`).then(res => res.text())));
+		expect(b).toBe(a);
+		expect(JSON.parse(a)).toEqual(doc);
 		expect((await fetch(`${cluster.url}/docs/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
 		expect((await fetch(`${cluster.url}/docs/assets/index.html`)).status).toBe(404);
 	});
