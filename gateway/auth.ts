@@ -19,6 +19,21 @@ export function extractToken(req: Req): string | null {
 	return null;
 }
 
+/**
+ * Whom an admin acts as (docs/api.md#sudo): the `sudo` parameter (query or body) or the `Sudo`
+ * header, a user id or username; null when none is given. Numbers in a JSON body count as ids.
+ */
+export function sudoIdentifier(req: Req): string | null {
+	const fromQuery = req.query?.sudo;
+	if (typeof fromQuery === "string") return fromQuery;
+	const body = req.body as Record<string, unknown> | undefined;
+	const fromBody = body && typeof body === "object" ? body.sudo : undefined;
+	if (typeof fromBody === "string") return fromBody;
+	if (typeof fromBody === "number" && Number.isSafeInteger(fromBody)) return String(fromBody);
+	const header = req.headers.sudo;
+	return typeof header === "string" ? header : null;
+}
+
 /** A token's hash (what accounts looks it up by) and the cache key of that look-up. */
 export interface TokenLookup {
 	hash: string;

@@ -14,7 +14,7 @@ import type Redis from "ioredis";
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { config } from "../config";
-import { extractToken, RecentTokens, type TokenLookup } from "../gateway/auth";
+import { extractToken, RecentTokens, sudoIdentifier, type TokenLookup } from "../gateway/auth";
 import { CacheReads, type CachedAction } from "../gateway/cache-reads";
 import { bodyReader, checkAnnouncedLength, closeAfterAnswer, QS_OPTIONS } from "../gateway/body";
 import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/client-address";
@@ -27,7 +27,7 @@ import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
 import { docsRoute, forgetOpenApi } from "../gateway/routes/docs.routes";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
+import { MAX_PROJECT_REF, MAX_SUDO_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
 import { safeEqual } from "../lib/crypto/tokens";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
@@ -59,6 +59,8 @@ function isProjectRoute(alias: { path: string }): boolean {
 	if (yes === undefined) projectRoutes.set(alias, (yes = PROJECT_ROUTE.test(alias.path)));
 	return yes;
 }
+/** Who an admin's sudo names (services/modules/accounts/lookups.ts). */
+const SUDO_CALLER = "accounts.sudoCaller";
 /** GitLab's private tokens are 20 characters; later kinds stay far below this. */
 const MAX_TOKEN_LENGTH = 255;
 const callOptions = { timeout: config.requestTimeoutMs };
@@ -85,6 +87,7 @@ interface Methods {
 	authenticate(ctx: Ctx, route: unknown, req: Req, res: Res): Promise<Caller | null>;
 	authorize(ctx: Ctx, route: unknown, req: Req): Promise<void>;
 	resolveCaller(ctx: Ctx, res: Res, address: string, token: TokenLookup): Promise<Caller>;
+	actAs(ctx: Ctx, admin: Caller, ref: string): Promise<Caller>;
 	cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T>;
 	internalCaller(ctx: Ctx, req: Req): Promise<void>;
 	linkBase(req: Req): string;
@@ -184,8 +187,9 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				mappingPolicy: "restrict",
 				onBeforeCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req) {
 					ctx.meta.clientAddress = clientAddress(req, trustedProxies);
-					// Credentials are the gateway's business, never a service parameter.
+					// Credentials and whom an admin acts as are the gateway's business, never a service parameter.
 					delete req.$params.private_token;
+					delete req.$params.sudo;
 				},
 				onAfterCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req, res: Res, data: unknown) {
 					if (!ctx.meta.$responseType && isJsonBody(data)) ctx.meta.$responseType = JSON_TYPE;
@@ -260,7 +264,15 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			}
 			const caller = await this.resolveCaller(ctx, res, address, this.recentTokens.lookup(token));
 			await limits.count(res, userKey(caller.id));
-			return caller;
+			const sudo = sudoIdentifier(req);
+			return sudo === null ? caller : this.actAs(ctx, caller, sudo);
+		},
+
+		/** Sudo: an admin acts as the user named (docs/api.md#sudo), counted as the admin; anyone else is refused. */
+		async actAs(ctx: Ctx, admin: Caller, ref: string): Promise<Caller> {
+			if (!admin.is_admin) throw forbidden("Must be admin to use sudo");
+			if (ref.length > MAX_SUDO_REF) throw notFound(`No user id or username for: ${ref}`);
+			return ctx.call<Caller, object>(SUDO_CALLER, { ref }, callOptions);
 		},
 
 		/**

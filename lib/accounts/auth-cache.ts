@@ -36,6 +36,9 @@ export function changedPatterns(change: AccessChange | null | undefined): string
 /** The longest project reference looked up; no id or namespace/path is longer (a longer one names no project). */
 export const MAX_PROJECT_REF = 512;
 
+/** The longest user id or username sudo looks up (a longer one names no user). */
+export const MAX_SUDO_REF = 255;
+
 export function projectRefKey(ref: string): string {
 	const trimmed = ref.trim();
 	return /^\d+$/.test(trimmed) ? String(Number(trimmed)) : trimmed.toLowerCase();

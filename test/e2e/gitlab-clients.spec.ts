@@ -254,6 +254,12 @@ describe("the ruby-gitlab gem", () => {
 		expect(out.session.current_sign_in_at).toMatch(ISO);
 		expect(out.session.last_sign_in_at).toBe(out.session.current_sign_in_at);
 	});
+
+	it("acts as another user for an admin (sudo), and refuses sudo to anyone else", () => {
+		expectTypes(out.sudo_user, USER_PUBLIC);
+		expect(out.sudo_user).toMatchObject({ id: member.id, username: member.username, is_admin: false });
+		expect(out.sudo_refused).toEqual([403, "403 Forbidden  - Must be admin to use sudo"]);
+	});
 });
 
 describe("the gitlab npm client (14.2.2, version 3)", () => {

@@ -323,3 +323,43 @@ describe("members", () => {
 		expect((await as(stranger.token).get(`/projects/${project.id}/members/${dev.id}`)).status).toBe(404);
 	});
 });
+
+describe("sudo", () => {
+	let alice: TestUser;
+	let admin: TestUser;
+
+	beforeAll(async () => {
+		alice = await createUser(stack.api());
+		admin = await createUser(stack.api(), { admin: true });
+	});
+
+	it("lets an admin act as a user named by username or id, in the Sudo header or the sudo parameter", async () => {
+		for (const [how, opts] of [
+			["header, username", { headers: { Sudo: alice.username } }],
+			["header, id", { headers: { SUDO: String(alice.id) } }],
+			["query, username in capitals", { query: { sudo: alice.username.toUpperCase() } }],
+		] as const) {
+			const res = await as(admin.token).get("/user", opts);
+			expect([how, res.status, res.body.id, res.body.username]).toEqual([how, 200, alice.id, alice.username]);
+		}
+		// In a body, as a number, on a write: the project is alice's.
+		const name = `sudo${Date.now()}`;
+		const created = await as(admin.token).post("/projects", { body: { name, sudo: alice.id } });
+		expect([created.status, created.body.creator_id, created.body.owner.id]).toEqual([201, alice.id, alice.id]);
+		expect(created.body.path_with_namespace).toBe(`${alice.username}/${name}`);
+		// Without sudo, the admin is the admin.
+		expect((await as(admin.token).get("/user")).body.id).toBe(admin.id);
+	});
+
+	it("refuses it to anyone but an admin, names an unknown user, and asks an anonymous caller to sign in", async () => {
+		const notAdmin = await as(alice.token).get("/user", { headers: { Sudo: admin.username } });
+		expect([notAdmin.status, notAdmin.body]).toEqual([403, { message: "403 Forbidden  - Must be admin to use sudo" }]);
+		const unknown = await as(admin.token).get("/user", { query: { sudo: "nobody-at-all" } });
+		expect([unknown.status, unknown.body]).toEqual([404, { message: "404 No user id or username for: nobody-at-all Not Found" }]);
+		const long = "x".repeat(300);
+		const tooLong = await as(admin.token).get("/user", { headers: { Sudo: long } });
+		expect([tooLong.status, tooLong.body]).toEqual([404, { message: `404 No user id or username for: ${long} Not Found` }]);
+		const anonymous = await client(stack.url).get("/user", { headers: { Sudo: alice.username } });
+		expect([anonymous.status, anonymous.body]).toEqual([401, { message: "401 Unauthorized" }]);
+	});
+});

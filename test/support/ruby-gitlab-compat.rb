@@ -1,6 +1,6 @@
 # A script written for GitLab 8.16, through the ruby-gitlab gem (Debian ruby-gitlab): GitLab's
 # service names, the projects list, a users search, a member, snippets, a commit's builds by an
-# abbreviated id, and an admin's users.
+# abbreviated id, an admin's users, and sudo.
 #   ruby ruby-gitlab-compat.rb ENDPOINT ROOT_TOKEN OWNER_TOKEN PROJECT_ID PROJECT_NAME MEMBER_ID MEMBER_USERNAME SHA BUILD_ID
 # prints what the gem read, as JSON (the entities as received), for test/e2e/gitlab-clients.spec.ts to check.
 require 'gitlab'
@@ -51,4 +51,13 @@ created = root.create_user("gem#{stamp}@example.com", 'gem-password-1', "gem#{st
 out['created_user'] = created.to_h
 out['admin_user'] = root.user(created.id).to_h
 out['session'] = Gitlab.client(endpoint: endpoint, private_token: '').session("gem#{stamp}@example.com", 'gem-password-1').to_h
+
+# Sudo: the admin acting as the member, and the owner, who may not (the gem sends it as a parameter).
+out['sudo_user'] = Gitlab.client(endpoint: endpoint, private_token: root_token, sudo: member_username).user.to_h
+begin
+  Gitlab.client(endpoint: endpoint, private_token: owner_token, sudo: member_username).user
+  out['sudo_refused'] = 'no error'
+rescue Gitlab::Error::Forbidden => e
+  out['sudo_refused'] = [e.response_status, e.response_message]
+end
 puts JSON.generate(out)

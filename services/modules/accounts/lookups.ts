@@ -3,7 +3,7 @@
  * level (both cached; lib/accounts/auth-cache.ts), and the internal reads other services make.
  */
 import { canReadProject, effectiveLevel, type Caller, type ProjectAccess } from "../../../lib/accounts/access";
-import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN } from "../../../lib/accounts/auth-cache";
+import { MAX_PROJECT_REF, MAX_SUDO_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN } from "../../../lib/accounts/auth-cache";
 import { notFound, unauthorized } from "../../../lib/api/errors";
 import { memberKey, type ProjectDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
@@ -19,6 +19,22 @@ export const Lookups: AccountsModule = {
 			async handler(ctx: Ctx<{ tokenHash: string }>): Promise<Caller> {
 				const user = await this.db.users.findOne({ token_hash: ctx.params.tokenHash });
 				if (!user || user.state !== "active") throw unauthorized();
+				return { id: user.id, username: user.username, is_admin: !!user.is_admin };
+			},
+		},
+
+		/**
+		 * Sudo (an admin acting as another user): a user id or username → that user as the caller, in
+		 * whatever state (GitLab checks only the admin); 404 in GitLab's words when there is none.
+		 */
+		sudoCaller: {
+			hedge: true,
+			visibility: "public",
+			params: { ref: { type: "string", max: MAX_SUDO_REF } },
+			async handler(ctx: Ctx<{ ref: string }>): Promise<Caller> {
+				const ref = ctx.params.ref;
+				const user = await this.db.users.findOne(/^\d+$/.test(ref) ? { id: Number(ref) } : { username_key: ref.toLowerCase() });
+				if (!user) throw notFound(`No user id or username for: ${ref}`);
 				return { id: user.id, username: user.username, is_admin: !!user.is_admin };
 			},
 		},
