@@ -5,11 +5,13 @@
  * and the connection is closed after the answer (see `closeAfterAnswer`).
  *
  * What is accepted, per route: JSON (at most MAX_JSON_DEPTH levels, no `__proto__` keys), forms
- * (qs, bounded), and text/plain where a route asks for it; UTF-8 only; `Content-Encoding` gzip,
+ * (qs, bounded) urlencoded or multipart (`curl -F`: its text fields, as GitLab's Rack takes them;
+ * file parts are not read), and text/plain where a route asks for it; UTF-8 only; `Content-Encoding` gzip,
  * deflate or br, with the limit applied to the decoded bytes. Anything else is a 4xx in GitLab's
  * form: 400 for a body that does not parse, 413 past the limit, 415 for an unknown encoding or
  * charset.
  */
+import busboy from "busboy";
 import type { IncomingMessage, ServerResponse } from "http";
 import qs from "qs";
 import type { Readable } from "stream";
@@ -93,12 +95,36 @@ export function parseForm(text: string): Record<string, unknown> {
 	return qs.parse(text, QS_OPTIONS);
 }
 
-type BodyKind = "json" | "form" | "text";
+/**
+ * A multipart/form-data body's text fields, named and nested as in a urlencoded form (the same qs
+ * bounds); file parts are skipped unread. No boundary, or parts that do not parse: 400.
+ */
+export function parseMultipart(body: Buffer, contentType: string): Promise<Record<string, unknown>> {
+	return new Promise((resolve, reject) => {
+		let parser: busboy.Busboy;
+		try {
+			const limit = QS_OPTIONS.parameterLimit!;
+			const limits = { fields: limit, parts: 2 * limit, files: 0, fieldSize: body.length };
+			parser = busboy({ headers: { "content-type": contentType }, defParamCharset: "utf8", limits });
+		} catch {
+			return reject(invalidBody());
+		}
+		const fields = new URLSearchParams();
+		parser.on("field", (name, value) => fields.append(name, value));
+		parser.on("file", (_name, file) => file.resume());
+		parser.on("error", () => reject(invalidBody()));
+		parser.on("close", () => resolve(parseForm(fields.toString())));
+		parser.end(body);
+	});
+}
+
+type BodyKind = "json" | "form" | "multipart" | "text";
 
 function kindOf(contentType: string, opts: BodyOptions): BodyKind | null {
 	const type = contentType.split(";")[0].trim().toLowerCase();
 	if (type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)) return "json";
 	if (type === "application/x-www-form-urlencoded") return "form";
+	if (type === "multipart/form-data") return "multipart";
 	if (opts.text && type === "text/plain") return "text";
 	return null;
 }
@@ -200,22 +226,22 @@ export function bodyReader(opts: BodyOptions) {
 		} catch (err) {
 			return next(err);
 		}
-		readAll(source, opts.limit).then(
-			buffer => {
+		readAll(source, opts.limit)
+			.finally(() => {
 				if (source !== req) source.destroy();
-				try {
-					const text = buffer.toString("utf8");
-					req.body = kind === "json" ? parseJson(text) : kind === "form" ? parseForm(text) : text;
-				} catch (err) {
-					return next(err);
-				}
-				next();
-			},
-			err => {
-				if (source !== req) source.destroy();
-				next(err);
-			},
-		);
+			})
+			.then(async buffer => {
+				if (kind === "multipart") return parseMultipart(buffer, contentType);
+				const text = buffer.toString("utf8");
+				return kind === "json" ? parseJson(text) : kind === "form" ? parseForm(text) : text;
+			})
+			.then(
+				body => {
+					req.body = body;
+					next();
+				},
+				err => next(err),
+			);
 	};
 }
 

@@ -264,7 +264,7 @@ function operation(input: OperationInput): Schema {
 		const schema = { type: "object", ...objectSchema(params, inPath) };
 		const content: Record<string, Schema> =
 			how.body === "parsed"
-				? { "application/json": { schema }, "application/x-www-form-urlencoded": { schema } }
+				? { "application/json": { schema }, "application/x-www-form-urlencoded": { schema }, "multipart/form-data": { schema } }
 				: { "application/json": { schema }, "text/plain": { schema: { type: "string" } } };
 		requestBody = { required: rest.some(p => !isOptional(params[p])), content };
 	}

@@ -2,6 +2,7 @@
  * Labels end to end: the gateway, accounts and labels as three processes over the real NATS,
  * Redis as cacher, driven over HTTP as a v3 client would.
  */
+import { spawnSync } from "child_process";
 import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
 import { REDIS_URL } from "../support/servers";
@@ -212,6 +213,30 @@ describe("labels", () => {
 		await api.post(`/projects/${path}/labels`, { form: { name: "new", color: "#fff" } });
 		expect((await api.get(`/projects/${projectId}/labels`)).body.map((l: { name: string }) => l.name)).toEqual(["defect", "new"]);
 		expect((await api.get(`/projects/${path}/labels`)).body.map((l: { name: string }) => l.name)).toEqual(["defect", "new"]);
+	});
+});
+
+describe("multipart forms, as `curl -F` sends them", () => {
+	it("creates a label from the form's fields, and refuses a form that does not parse", async () => {
+		const owner = await createUser(cluster.api());
+		const projectId = (await createProject(as(owner.token))).id;
+		const url = `${cluster.url}/projects/${projectId}/labels`;
+		// The real curl binary (the CI image has it): -F makes a multipart/form-data body.
+		const curl = (...args: string[]) => {
+			const run = spawnSync("curl", ["-sS", "-w", "\n%{http_code}", "-H", `PRIVATE-TOKEN: ${owner.token}`, ...args, url], { encoding: "utf8" });
+			const lines = run.stdout.trim().split("\n");
+			return [Number(lines.pop()), JSON.parse(lines.join("\n"))];
+		};
+		expect(curl("-F", "name=from curl", "-F", "color=#0000ff", "-F", "description=Sent as multipart")).toEqual([
+			200,
+			{ name: "from curl", color: "#0000FF", description: "Sent as multipart" },
+		]);
+		expect(curl("-H", "Content-Type: multipart/form-data", "--data-binary", "name=no boundary")).toEqual([
+			400,
+			{ message: '400 (Bad request) "body" is invalid' },
+		]);
+		const labels = await as(owner.token).get(`/projects/${projectId}/labels`);
+		expect(labels.body.map((l: { name: string }) => l.name)).toEqual(["from curl"]);
 	});
 });
 

@@ -1,7 +1,7 @@
 /** The gateway's edge, pure parts: who the client is, what a body may be, where links point, what a 429 says. */
 import type { ServerResponse } from "http";
 import { Errors } from "moleculer";
-import { invalidBody, jsonTooDeep, MAX_JSON_DEPTH, parseForm, parseJson } from "../../gateway/body";
+import { invalidBody, jsonTooDeep, MAX_JSON_DEPTH, parseForm, parseJson, parseMultipart } from "../../gateway/body";
 import { clientAddress, normalizeAddress, trustedProxyList } from "../../gateway/client-address";
 import { toHttpError } from "../../gateway/errors";
 import { isValidHost, linkBase, safePath } from "../../gateway/links";
@@ -57,6 +57,30 @@ describe("the client address", () => {
 		expect(loadConfig({}).trustedProxies).toEqual([]);
 		for (const bad of ["10.0.0.0/33", "example.com", "10.0.0.0/8/1", "::1/129"])
 			expect(() => loadConfig({ TRUSTED_PROXIES: bad })).toThrow(/TRUSTED_PROXIES/);
+	});
+});
+
+describe("multipart bodies", () => {
+	const TYPE = "multipart/form-data; boundary=XyZ";
+	const part = (name: string, value: string, extra = "") => `--XyZ\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n\r\n${value}\r\n`;
+
+	it("give their text fields as a form would, nested names and UTF-8 included; file parts are not read", async () => {
+		const body = Buffer.from(
+			part("name", "ünïcode bug") +
+				part("color", "#ff0000") +
+				part("labels[]", "a") +
+				part("labels[]", "b") +
+				part("code", "secret file bytes", '; filename="x.rb"\r\nContent-Type: application/octet-stream') +
+				part("__proto__[admin]", "true") +
+				"--XyZ--\r\n",
+		);
+		expect(await parseMultipart(body, TYPE)).toEqual({ name: "ünïcode bug", color: "#ff0000", labels: ["a", "b"] });
+	});
+
+	it("answer 400 in GitLab's words without a boundary or with parts that do not parse", async () => {
+		const invalid = expect.objectContaining({ code: 400, data: { body: { message: '400 (Bad request) "body" is invalid' } } });
+		await expect(parseMultipart(Buffer.from(part("name", "x") + "--XyZ--"), "multipart/form-data")).rejects.toEqual(invalid);
+		await expect(parseMultipart(Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="name"\r\n\r\nno end'), TYPE)).rejects.toEqual(invalid);
 	});
 });
 
