@@ -39,6 +39,8 @@ import { AttemptsInFlight, type Attempt, type ChannelMessage } from "../lib/push
 export interface Delivery {
 	/** What the delivery goes to (recipient, channel URI, task action): with the event id, its idempotency key. */
 	target: string;
+	/** How logs name it, when the target holds a secret (an IRC server password, a channel key); else the target. */
+	label?: string;
 	run(): Promise<void>;
 }
 
@@ -264,20 +266,21 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 						),
 					);
 				const runOne = async (d: Delivery, i: number) => {
+					const shown = d.label ?? d.target;
 					const claim = claims[i];
-					if (claim.status === "rejected") return void failures.push(`${d.target}: ${(claim.reason as Error)?.message ?? claim.reason}`);
+					if (claim.status === "rejected") return void failures.push(`${shown}: ${(claim.reason as Error)?.message ?? claim.reason}`);
 					if (claim.value === "done") return;
-					if (claim.value === "busy") return void failures.push(`${d.target}: in progress elsewhere`);
+					if (claim.value === "busy") return void failures.push(`${shown}: in progress elsewhere`);
 					try {
 						await d.run();
 						record(keys[i]);
 					} catch (err) {
 						if (err instanceof PermanentError) {
-							this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${d.target} not delivered (${err.message}); not retried`);
+							this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${shown} not delivered (${err.message}); not retried`);
 							record(keys[i]);
 						} else {
 							await log.release(keys[i]).catch(() => undefined);
-							failures.push(`${d.target}: ${(err as Error).message}`);
+							failures.push(`${shown}: ${(err as Error).message}`);
 						}
 					}
 				};

@@ -39,6 +39,8 @@ declare module "irc-framework/src/transports/net" {
 		disposeSocket(): void;
 		setEncoding(encoding: string): boolean;
 		_onSocketCreate(options: Record<string, unknown>, socket: import("net").Socket): void;
+		onSocketData(data: Buffer): void;
+		close(force?: boolean): void;
 		connect(): void;
 	}
 	export = NetTransport;

@@ -7,7 +7,7 @@
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../../config";
 import { buildIrcMessages } from "../../lib/integrations/irc/messages";
-import { parseRecipients, parseTarget, type IrcTarget } from "../../lib/integrations/irc/recipients";
+import { describeTarget, parseRecipients, parseTarget, type IrcTarget } from "../../lib/integrations/irc/recipients";
 import { IrcPool } from "../../lib/integrations/irc/sender";
 import type { PushEvent } from "../../lib/push/payload";
 import { PushWorkerMixin, type Delivery, type IntegrationSettings, type PushWorkerMethods } from "../../mixins/push-worker.mixin";
@@ -38,7 +38,7 @@ const IrcSender: ServiceSchema<ServiceSettingSchema, PushWorkerMethods, { pool: 
 			const targets = parseRecipients(typeof p.recipients === "string" ? p.recipients : "", p.default_irc_uri as string | undefined)
 				.map(parseTarget)
 				.filter((t): t is IrcTarget => !!t);
-			return targets.map(t => ({ target: `irc:${t.uri}`, run: () => this.pool.send(t, lines) }));
+			return targets.map(t => ({ target: `irc:${t.uri}`, label: `irc:${describeTarget(t)}`, run: () => this.pool.send(t, lines) }));
 		},
 	},
 };

@@ -81,6 +81,50 @@ it("joins a keyed channel with its key, and refuses a wrong key for good", async
 	await expect(other.send(target("keyed?key=wrong"), ["nope"])).rejects.toBeInstanceOf(PermanentError);
 });
 
+it("never lets a target without the key post into a keyed channel another target joined", async () => {
+	// One pool and one nick, as the worker has: a push that knows the key, then one (another project's) that does not.
+	const p = pool({ nick: "sharedbot" });
+	await p.send(target("keyed?key=sesame"), ["keyed push"]);
+	await waitFor("the keyed push", () => keyed.messages.some(m => m.text === "keyed push"));
+	await expect(p.send(target("keyed"), ["keyless push"])).rejects.toBeInstanceOf(PermanentError);
+	await expect(p.send(target("keyed?key=wrong"), ["wrong-key push"])).rejects.toBeInstanceOf(PermanentError);
+	await p.send(target("keyed?key=sesame"), ["keyed again"]);
+	await waitFor("the second keyed push", () => keyed.messages.some(m => m.text === "keyed again"));
+	expect(keyed.messages.filter(m => m.from.startsWith("sharedbot")).map(m => m.text)).toEqual(["keyed push", "keyed again"]);
+});
+
+it("ends a connection on which the server sends a line longer than any IRC line, instead of buffering it", async () => {
+	// A hostile server (no real one does this): it registers the client, then sends bytes without a newline.
+	let written = 0;
+	let clientLeftAt = -1;
+	const LIMIT = 8 * 1024 * 1024;
+	const hostile = net.createServer(socket => {
+		socket.on("error", () => undefined);
+		socket.on("close", () => (clientLeftAt = written));
+		socket.write(":srv 001 gitlabbot :welcome\r\n");
+		const chunk = Buffer.alloc(64 * 1024, "x");
+		const pump = () => {
+			while (!socket.destroyed && written < LIMIT) {
+				written += chunk.length;
+				if (!socket.write(chunk)) return void socket.once("drain", pump);
+			}
+		};
+		pump();
+	});
+	await new Promise<void>(r => hostile.listen(0, "127.0.0.1", () => r()));
+	const port = (hostile.address() as net.AddressInfo).port;
+	try {
+		const p = pool({ timeoutMs: 3000 });
+		await expect(p.send(parseTarget(`irc://127.0.0.1:${port}/#x`)!, ["hello"])).rejects.toBeInstanceOf(TransientError);
+		await waitFor("the client to leave", () => clientLeftAt >= 0);
+		// It left long before the server's 8 MiB: what it held was one line's bound and a socket's buffers.
+		expect(clientLeftAt).toBeLessThan(LIMIT / 2);
+		expect(p.size).toBe(0);
+	} finally {
+		hostile.close();
+	}
+});
+
 it("sends to a nick without joining", async () => {
 	const p = pool({ nick: "nickbot" });
 	await p.send(target(`${dev.nick},isnick`), ["psst"]);

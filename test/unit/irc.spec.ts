@@ -1,5 +1,5 @@
 import { buildIrcMessages, clean } from "../../lib/integrations/irc/messages";
-import { groupByServer, parseRecipients, parseTarget } from "../../lib/integrations/irc/recipients";
+import { describeTarget, groupByServer, parseRecipients, parseTarget } from "../../lib/integrations/irc/recipients";
 import { validatePushPayload } from "../../lib/push/payload";
 import { pushBody, sha, ZERO } from "../support/push-fixtures";
 
@@ -59,6 +59,14 @@ describe("IRC recipients (GitLab's IrkerService rules)", () => {
 		const targets = ["irc://a/#x", "irc://a/#y", "irc://a:6697/#z", "ircs://a/#x", "irc://a/#x"].map(u => parseTarget(u)!);
 		const groups = [...groupByServer(targets).values()].map(g => g.map(t => t.target));
 		expect(groups).toEqual([["#x", "#y"], ["#z"], ["#x"]]);
+		// A channel key is part of the connection: a keyed channel's connection is not shared with a target without it.
+		const keyed = ["irc://a/#s?key=k", "irc://a/#s", "irc://a/#t?key=k"].map(u => parseTarget(u)!);
+		expect([...groupByServer(keyed).values()].map(g => g.map(t => t.target))).toEqual([["#s", "#t"], ["#s"]]);
+	});
+
+	it("are described for logs without the server password or the channel key", () => {
+		expect(describeTarget(parseTarget("ircs://bot:s3cret@irc.example.net:6697/#ops?key=hunter2")!)).toBe("ircs://irc.example.net:6697/#ops");
+		expect(describeTarget(parseTarget("irc://irc.example.net/alice,isnick")!)).toBe("irc://irc.example.net:6667/alice");
 	});
 });
 

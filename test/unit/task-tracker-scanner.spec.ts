@@ -29,6 +29,36 @@ describe("task tracker scanner (GitLab's Asana generation B)", () => {
 		expect(scanMessage("no tasks here, # 12, #abc")).toEqual([]);
 	});
 
+	it("completes across any punctuation, and never on a word that is not the last before the mention", () => {
+		expect(scanMessage("fix: -- #12; closes...https://app.asana.com/0/1/13 #14")).toEqual([
+			{ taskId: "12", complete: true },
+			{ taskId: "13", complete: true },
+			{ taskId: "14", complete: false },
+		]);
+		expect(scanMessage("fix the bug, see #12")).toEqual([{ taskId: "12", complete: false }]);
+		expect(scanMessage("fix#12 then #12a")).toEqual([{ taskId: "12", complete: true }]);
+	});
+
+	it("costs time in proportion to the message, whatever it holds (a pusher writes the commit messages)", () => {
+		// Long runs of punctuation made GitLab's regex backtrack over each run from each of its positions.
+		const size = 100_000;
+		const hostile = ["!".repeat(size), "fix" + " -".repeat(size / 2) + "#1", "#".repeat(size), "https://app.asana.com/" + "1".repeat(size)];
+		const ordinary = "Refactor the parser, fix #12 and see #13 for the rest.\n".repeat(size / 55);
+		const median = (message: string) => {
+			const times: number[] = [];
+			for (let i = 0; i < 5; i++) {
+				const start = process.hrtime.bigint();
+				scanMessage(message);
+				times.push(Number(process.hrtime.bigint() - start));
+			}
+			return times.sort((a, b) => a - b)[2];
+		};
+		const base = median(ordinary);
+		const ratios = hostile.map(message => median(message) / base);
+		// GitLab's regex took thousands of times the ordinary message's time on these (quadratic).
+		expect(Math.max(...ratios)).toBeLessThan(20);
+	});
+
 	it("takes task URLs of another tracker host when told", () => {
 		expect(scanMessage("fix https://tasks.example.com/0/1/77", "tasks.example.com")).toEqual([{ taskId: "77", complete: true }]);
 		expect(scanMessage("https://tasks.example.com/0/1/77")).toEqual([]);

@@ -131,7 +131,7 @@ export function parseTarget(uri: string): IrcTarget | null {
 	return { uri, tls, host, port, password, nick: nick || undefined, target, isNick, key: key || undefined };
 }
 
-/** Targets grouped by the connection they need (scheme, host, port, password, nick). */
+/** Targets grouped by the connection they need (see serverKey). */
 export function groupByServer(targets: IrcTarget[]): Map<string, IrcTarget[]> {
 	const groups = new Map<string, IrcTarget[]>();
 	for (const t of targets) {
@@ -143,6 +143,17 @@ export function groupByServer(targets: IrcTarget[]): Map<string, IrcTarget[]> {
 	return groups;
 }
 
-export function serverKey(t: Pick<IrcTarget, "tls" | "host" | "port" | "password" | "nick">): string {
-	return JSON.stringify([t.tls ? "ircs" : "irc", t.host.toLowerCase(), t.port, t.password ?? "", t.nick ?? ""]);
+/**
+ * The connection a target needs: scheme, host, port, password, nick, and the channel key. A
+ * channel joined with its key stays joined on that connection, so a connection that knows a key
+ * is never shared with a target that does not give it (another project's push would post into
+ * the keyed channel).
+ */
+export function serverKey(t: Pick<IrcTarget, "tls" | "host" | "port" | "password" | "nick" | "key">): string {
+	return JSON.stringify([t.tls ? "ircs" : "irc", t.host.toLowerCase(), t.port, t.password ?? "", t.nick ?? "", t.key ?? ""]);
+}
+
+/** A target as logs may show it: no server password, no channel key. */
+export function describeTarget(t: Pick<IrcTarget, "tls" | "host" | "port" | "target">): string {
+	return `${t.tls ? "ircs" : "irc"}://${t.host}:${t.port}/${t.target}`;
 }

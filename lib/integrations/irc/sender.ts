@@ -1,7 +1,8 @@
 /**
  * The irc-gateway's sender: what irkerd did for GitLab (docs/integrations.md#irc-delivery), with
- * irc-framework. Connections are pooled per server (scheme, host, port, password, nick) and kept
- * while used, so repeated pushes do not cause join/part spam; idle ones quit after a while.
+ * irc-framework. Connections are pooled per server (scheme, host, port, password, nick) and
+ * channel key, and kept while used, so repeated pushes do not cause join/part spam; idle ones
+ * quit after a while.
  * Channels are joined once (with their key); nick targets are not joined. Lines on one
  * connection are paced, and a PING/PONG after the last line confirms the server took them all.
  * Every connection goes through the SSRF guard (port and resolved address) and every step has
@@ -26,8 +27,25 @@ export interface IrcSenderOptions {
 	log?: (msg: string) => void;
 }
 
-/** irc-framework's TCP/TLS transport with the guarded DNS lookup: the socket goes where the guard looked. */
+/**
+ * The longest line a server may send before its newline: 512 bytes of IRC plus IRCv3's 8 KiB of
+ * message tags, rounded up. irc-framework keeps everything up to a newline in memory.
+ */
+export const MAX_INCOMING_LINE_BYTES = 16 * 1024;
+
+/**
+ * irc-framework's TCP/TLS transport with the guarded DNS lookup (the socket goes where the guard
+ * looked), and a bound on what a server may send without a newline: past it the connection ends.
+ */
 class GuardedTransport extends NetTransport {
+	onSocketData(data: Buffer): void {
+		super.onSocketData(data);
+		if (this.incoming_buffer.length <= MAX_INCOMING_LINE_BYTES) return;
+		this.incoming_buffer = Buffer.alloc(0);
+		this.debugOut(`a line of over ${MAX_INCOMING_LINE_BYTES} bytes: closing`);
+		this.close(true);
+	}
+
 	connect(): void {
 		const o = this.options;
 		const host = String(o.host);

@@ -21,26 +21,44 @@ export interface TaskComment extends TaskMention {
 	text: string;
 }
 
-/**
- * GitLab's regex, `(fix\w*|clos[ei]\w*+)?\W*(?:https://app.asana.com/\d+/\d+/(\d+)|#(\d+))`,
- * with a word boundary before the keyword. The task URL host can be another tracker's.
- */
+/** A task mention: a task URL (the host can be another tracker's) or `#<id>`. */
 function mentionPattern(taskHost: string): RegExp {
 	const host = taskHost.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-	return new RegExp(`(?:\\b(fix\\w*|clos[ei]\\w*))?\\W*(?:https:\\/\\/${host}\\/\\d+\\/\\d+\\/(\\d+)|#(\\d+))`, "gi");
+	return new RegExp(`https:\\/\\/${host}\\/\\d+\\/\\d+\\/(\\d+)|#(\\d+)`, "gi");
+}
+
+/** A character of `\w`. */
+const isWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const COMPLETING_WORD = /^(?:fix|clos[ei])/i;
+
+/**
+ * Whether the last word before the mention at `at`, past any non-word characters, starts with
+ * `fix` or `clos[ei]`. GitLab matches `(fix\w*|clos[ei]\w*+)?\W*` in front of the mention with the
+ * regex itself, which backtracks over every run of non-word characters from each of its
+ * positions: a commit message of a megabyte of punctuation held the worker for minutes. Walked
+ * back from the mention instead, each character is looked at once in the whole message (the words
+ * before two mentions do not overlap).
+ */
+function completes(message: string, at: number): boolean {
+	let end = at;
+	while (end > 0 && !isWordChar(message.charCodeAt(end - 1))) end--;
+	let start = end;
+	while (start > 0 && isWordChar(message.charCodeAt(start - 1))) start--;
+	return start < end && COMPLETING_WORD.test(message.slice(start, Math.min(end, start + 5)));
 }
 
 export const DEFAULT_TASK_HOST = "app.asana.com";
 
 /** Every task a commit message mentions, in order of first mention; completing wins over mentioning. */
 export function scanMessage(message: string, taskHost = DEFAULT_TASK_HOST): TaskMention[] {
+	const text = String(message ?? "");
 	const found = new Map<string, TaskMention>();
-	for (const m of String(message ?? "").matchAll(mentionPattern(taskHost))) {
-		const taskId = m[3] ?? m[2];
-		if (!taskId) continue;
+	for (const m of text.matchAll(mentionPattern(taskHost))) {
+		const taskId = m[1] ?? m[2];
+		const complete = completes(text, m.index);
 		const prev = found.get(taskId);
-		if (prev) prev.complete ||= !!m[1];
-		else found.set(taskId, { taskId, complete: !!m[1] });
+		if (prev) prev.complete ||= complete;
+		else found.set(taskId, { taskId, complete });
 	}
 	return [...found.values()];
 }
