@@ -125,6 +125,25 @@ it("ends a connection on which the server sends a line longer than any IRC line,
 	}
 });
 
+it("keeps at most maxConnections: the one unused the longest quits, and when all are sending a new one waits for a retry", async () => {
+	const p = pool({ maxConnections: 2 });
+	for (const nick of ["lru1", "lru2", "lru3"]) await p.send(parseTarget(`irc://${nick}@127.0.0.1:${irc.port}/#dev`)!, [`from ${nick}`]);
+	await waitFor("three lines", () => ["lru1", "lru2", "lru3"].every(nick => dev.messages.some(m => m.text === `from ${nick}`)));
+	expect(p.size).toBe(2);
+
+	const silent = net.createServer(() => undefined);
+	await new Promise<void>(r => silent.listen(0, "127.0.0.1", () => r()));
+	const port = (silent.address() as net.AddressInfo).port;
+	try {
+		const busy = pool({ maxConnections: 2, timeoutMs: 1000 });
+		const stuck = ["a", "b"].map(nick => busy.send(parseTarget(`irc://${nick}@127.0.0.1:${port}/#x`)!, ["waiting"]));
+		await expect(busy.send(parseTarget(`irc://c@127.0.0.1:${port}/#x`)!, ["third"])).rejects.toThrow(/2 connections, all sending/);
+		for (const send of stuck) await expect(send).rejects.toBeInstanceOf(TransientError);
+	} finally {
+		silent.close();
+	}
+});
+
 it("sends to a nick without joining", async () => {
 	const p = pool({ nick: "nickbot" });
 	await p.send(target(`${dev.nick},isnick`), ["psst"]);

@@ -24,6 +24,8 @@ export interface IrcSenderOptions {
 	allowLocal: boolean;
 	/** A connection unused this long quits. */
 	idleMs: number;
+	/** Connections kept at most (each target's server, nick, password and key is one); default 100. */
+	maxConnections?: number;
 	log?: (msg: string) => void;
 }
 
@@ -101,6 +103,7 @@ class IrcConnection {
 	private pings = 0;
 	private readonly pending = new Map<string, { target: string; resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
 	private idleTimer: NodeJS.Timeout | null = null;
+	private sends = 0;
 	closed = false;
 	readonly ready: Promise<void>;
 
@@ -205,12 +208,18 @@ class IrcConnection {
 	 * the sends in flight (the worker's PUSH_MAX_IN_FLIGHT).
 	 */
 	send(target: IrcTarget, lines: string[]): Promise<void> {
+		this.sends++;
 		const written = this.chain.then(() => this.write(target, lines));
 		this.chain = written.then(
 			() => undefined,
 			() => undefined,
 		);
-		return written.then(w => w.confirmed);
+		return written.then(w => w.confirmed).finally(() => this.sends--);
+	}
+
+	/** Whether a send is under way on it. */
+	get busy(): boolean {
+		return this.sends > 0;
 	}
 
 	/** Joins if needed, writes the lines and a PING; `confirmed` settles with the PONG (or an error for the target). */
@@ -281,6 +290,8 @@ class IrcConnection {
 	}
 }
 
+const DEFAULT_MAX_CONNECTIONS = 100;
+
 export class IrcPool {
 	private readonly connections = new Map<string, IrcConnection>();
 
@@ -299,10 +310,24 @@ export class IrcPool {
 		const key = serverKey(target);
 		let conn = this.connections.get(key);
 		if (!conn || conn.closed) {
+			this.makeRoom();
 			conn = new IrcConnection(key, target, this.opts, c => this.connections.get(c.key) === c && this.connections.delete(c.key));
-			this.connections.set(key, conn);
 		}
+		// Kept in the order of use: the first is the one unused the longest.
+		this.connections.delete(key);
+		this.connections.set(key, conn);
 		await conn.send(target, lines);
+	}
+
+	/** At the bound, the connection unused the longest that has no send under way quits; if all are busy, the send waits for a retry. */
+	private makeRoom(): void {
+		if (this.connections.size < (this.opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS)) return;
+		for (const c of this.connections.values())
+			if (!c.busy) {
+				c.close();
+				return;
+			}
+		throw new TransientError(`IRC: ${this.connections.size} connections, all sending`);
 	}
 
 	get size(): number {
