@@ -157,6 +157,25 @@ describe("push email (GitLab's RepositoryPush mail)", () => {
 		expect(canSendFromUserEmail("a@sub.gitlab.example.com", "https://gitlab.example.com")).toBe(false);
 	});
 
+	it("sends from the pusher's address only when it is one plain address (a header would read more into others)", () => {
+		for (const email of [
+			"ceo@evil.com x@gitlab.example.com",
+			"ceo@evil.com,x@example.com",
+			"<ceo@evil.com>x@example.com",
+			'"x"@example.com',
+			"x@example.com\r\nBcc: y@evil.com",
+		])
+			expect({ email, allowed: canSendFromUserEmail(email, "https://gitlab.example.com") }).toEqual({ email, allowed: false });
+		const push = validatePushPayload(pushBody({ userEmail: "ceo@evil.com x@gitlab.example.com" }));
+		const mail = buildPushEmail(push, {
+			gitlabUrl: "https://gitlab.example.com",
+			mailFrom: "gitlab@example.com",
+			disableDiffs: true,
+			sendFromCommitterEmail: true,
+		});
+		expect([mail?.from.address, mail?.replyTo]).toEqual(["gitlab@example.com", "gitlab@example.com"]);
+	});
+
 	it("splits recipients on whitespace only, as GitLab", () => {
 		const expected = { valid: ["a@x.com", "b@y.org"], invalid: ["c@z.io,d@w.io", "nope"] };
 		expect(splitRecipients(" a@x.com\n b@y.org  a@x.com c@z.io,d@w.io nope ")).toEqual(expected);

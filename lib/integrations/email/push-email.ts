@@ -48,6 +48,11 @@ export function pushAction(push: PushPayload): PushAction {
 	return "push";
 }
 
+/** One plain address (`user@host.tld`): nothing a mail header could read as a name, a group or a second address. */
+export function isPlainAddress(text: string): boolean {
+	return text.length <= 254 && /^[^\s@<>(),;:"\\[\]]+@[^\s@<>(),;:"\\[\]]+\.[^\s@<>(),;:"\\[\]]+$/.test(text);
+}
+
 /** `recipients.split` on whitespace, as GitLab: commas are not separators. */
 export function splitRecipients(recipients: string | null | undefined): { valid: string[]; invalid: string[] } {
 	const valid: string[] = [];
@@ -55,7 +60,7 @@ export function splitRecipients(recipients: string | null | undefined): { valid:
 	for (const r of String(recipients ?? "")
 		.split(/\s+/)
 		.filter(Boolean)) {
-		if (/^[^\s@<>(),;:"\\[\]]+@[^\s@<>(),;:"\\[\]]+\.[^\s@<>(),;:"\\[\]]+$/.test(r) && r.length <= 254) {
+		if (isPlainAddress(r)) {
 			if (!valid.includes(r)) valid.push(r);
 		} else invalid.push(r);
 	}
@@ -100,9 +105,10 @@ export function allowedEmailDomains(gitlabUrl: string): string[] {
 	return domains;
 }
 
+/** GitLab's rule: the pusher's address is the sender only under the GitLab host's own domain; and it must be one plain address. */
 export function canSendFromUserEmail(email: string, gitlabUrl: string): boolean {
+	if (!isPlainAddress(email)) return false;
 	const at = email.lastIndexOf("@");
-	if (at < 1) return false;
 	return allowedEmailDomains(gitlabUrl).includes(email.slice(at + 1).toLowerCase());
 }
 
