@@ -322,6 +322,31 @@ describe("members", () => {
 		// Not readable by a stranger to the private project.
 		expect((await as(stranger.token).get(`/projects/${project.id}/members/${dev.id}`)).status).toBe(404);
 	});
+
+	it("are listed a page at a time, as GitLab 8.16 pages them, with its headers", async () => {
+		const owner = await createUser(stack.api());
+		const project = await createProject(as(owner.token));
+		const others = await Promise.all(Array.from({ length: 3 }, () => createUser(stack.api())));
+		for (const u of others)
+			expect((await as(owner.token).post(`/projects/${project.id}/members`, { body: { user_id: u.id, access_level: 20 } })).status).toBe(201);
+		const ids = [owner, ...others].map(u => u.id).sort((a, b) => a - b);
+		const first = await as(owner.token).get(`/projects/${project.id}/members`, { query: { per_page: 3 } });
+		expect([first.status, first.body.map((m: { id: number }) => m.id), first.headers.get("x-total"), first.headers.get("x-next-page")]).toEqual([
+			200,
+			ids.slice(0, 3),
+			"4",
+			"2",
+		]);
+		const second = await as(owner.token).get(`/projects/${project.id}/members`, { query: { per_page: 3, page: 2 } });
+		expect(second.body.map((m: { id: number }) => m.id)).toEqual(ids.slice(3));
+		const all = await as(owner.token).get(`/projects/${project.id}/members`);
+		expect([all.body.length, all.headers.get("x-per-page")]).toEqual([4, "20"]);
+		// Kaminari's bound: at most 100 a page.
+		const tooMany = await as(owner.token).get(`/projects/${project.id}/members`, { query: { per_page: 1000 } });
+		expect([tooMany.status, tooMany.body.length, tooMany.headers.get("x-per-page")]).toEqual([200, 4, "100"]);
+		const notANumber = await as(owner.token).get(`/projects/${project.id}/members`, { query: { per_page: "abc" } });
+		expect([notANumber.status, notANumber.body]).toEqual([400, { error: "per_page is invalid" }]);
+	});
 });
 
 describe("sudo", () => {

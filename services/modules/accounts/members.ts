@@ -8,6 +8,7 @@ import { config } from "../../../config";
 import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../../lib/accounts/access";
 import { ACCESS_CHANGED_EVENT, memberAccessKeys, type AccessChange } from "../../../lib/accounts/auth-cache";
 import { conflict, forbidden, invalidValue, notFound, recordNotFound } from "../../../lib/api/errors";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { cleanTwice } from "../../../mixins/cache-cleaner.mixin";
 import { memberKey, type MemberDoc } from "../../../models/project";
@@ -21,14 +22,23 @@ const MEMBER_PARAMS = { id: "string", user_id: USER_ID_PARAM, access_level: { ty
 
 export const Members: AccountsModule = {
 	actions: {
+		/** Paged as GitLab 8.16 pages them (20 by default), by user id. */
 		listMembers: {
 			access: AccessLevel.NONE,
 			hedge: true,
-			params: { id: "string" },
-			async handler(ctx: Ctx) {
-				const members = await this.db.members.find({ project_id: this.access(ctx).project.id }, { sort: "user_id" });
+			params: { id: "string", ...PAGE_PARAMS },
+			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
+				const query = { project_id: this.access(ctx).project.id };
+				const page = parsePage(ctx.params);
+				const [members, total] = await Promise.all([
+					this.db.members.find(query, { sort: "user_id", ...pageWindow(page) }),
+					this.db.members.count(query),
+				]);
 				const users = new Map((await this.db.users.find({ id: { $in: members.map(m => m.user_id) } })).map(u => [u.id, u]));
-				return members.filter(m => users.has(m.user_id)).map(m => presentMember(publicUser(users.get(m.user_id)!), m.access_level, config.gitlabUrl));
+				const rows = members
+					.filter(m => users.has(m.user_id))
+					.map(m => presentMember(publicUser(users.get(m.user_id)!), m.access_level, config.gitlabUrl));
+				return paginated(rows, total, page);
 			},
 		},
 
