@@ -4,6 +4,7 @@
  */
 import net from "net";
 import path from "path";
+import { withoutCredentials } from "../lib/text/credentials";
 
 export class ConfigError extends Error {
 	constructor(variable: string, value: string, expected: string) {
@@ -39,15 +40,16 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 function url(env: Env, name: string, schemes: string[], fallback = ""): string {
 	const raw = str(env, name, fallback);
 	if (!raw) return raw;
+	const invalid = () => new ConfigError(name, withoutCredentials(raw), `a URL with scheme ${schemes.join(" or ")}`);
 	// Several comma-separated URLs are allowed for NATS clusters.
 	for (const part of raw.split(",")) {
 		let parsed: URL;
 		try {
 			parsed = new URL(part.trim());
 		} catch {
-			throw new ConfigError(name, raw, `a URL with scheme ${schemes.join(" or ")}`);
+			throw invalid();
 		}
-		if (!schemes.includes(parsed.protocol.replace(/:$/, ""))) throw new ConfigError(name, raw, `a URL with scheme ${schemes.join(" or ")}`);
+		if (!schemes.includes(parsed.protocol.replace(/:$/, ""))) throw invalid();
 	}
 	return raw;
 }
@@ -107,7 +109,7 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] a
 export function loadConfig(env: Env = process.env) {
 	const dataDir = path.resolve(str(env, "DATA_DIR", "./data"));
 	const cacher = url(env, "CACHER", ["redis", "rediss"]);
-	const transporter = url(env, "TRANSPORTER", ["nats", "redis", "tcp"]);
+	const transporter = url(env, "TRANSPORTER", ["nats", "redis", "rediss", "tcp"]);
 	const secretsKey = str(env, "SECRETS_KEY");
 	if (secretsKey && Buffer.byteLength(secretsKey) < 16) throw new ConfigError("SECRETS_KEY", "<hidden>", "at least 16 characters");
 	// Every node must read what another encrypted: a generated per-node key would not do.
@@ -134,7 +136,7 @@ export function loadConfig(env: Env = process.env) {
 		dataDir,
 		artifactsDir: path.join(dataDir, "artifacts"),
 		/** Durable channel adapter: empty means JetStream on the NATS transporter, or in-process without one. */
-		channels: url(env, "CHANNELS", ["nats", "redis"]),
+		channels: url(env, "CHANNELS", ["nats", "redis", "rediss"]),
 		smtpUrl: url(env, "SMTP_URL", ["smtp", "smtps"]),
 		mailFrom: str(env, "MAIL_FROM", "gitlab@localhost"),
 		gitlabUrl: url(env, "GITLAB_URL", ["http", "https"], "http://localhost").replace(/\/+$/, ""),

@@ -5,6 +5,7 @@
  * Names follow @moleculer/channels 0.1.8: the channel and the dead-letter queue get the broker
  * namespace as prefix (`ns.push`), and a JetStream stream name is that with `.` → `_`.
  */
+import { withoutCredentials } from "../text/credentials";
 
 export const PUSH_CHANNEL = "push";
 export const DEAD_LETTER_QUEUE = "DEAD_PUSH";
@@ -40,7 +41,7 @@ export function channelBackend(cfg: ChannelConfig): ChannelBackend {
 	if (cfg.channels) {
 		const b = pick(cfg.channels);
 		if (b) return b;
-		throw new Error(`CHANNELS=${cfg.channels}: expected a nats:// or redis:// URL`);
+		throw new Error(`CHANNELS=${withoutCredentials(cfg.channels)}: expected a nats://, redis:// or rediss:// URL`);
 	}
 	if (!cfg.transporter) return { kind: "memory" };
 	const b = pick(cfg.transporter);

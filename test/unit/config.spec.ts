@@ -57,7 +57,7 @@ describe("loadConfig", () => {
 	});
 
 	it.each([
-		["TRANSPORTER", "foo", /TRANSPORTER="foo" \(expected a URL with scheme nats or redis or tcp\)/],
+		["TRANSPORTER", "foo", /TRANSPORTER="foo" \(expected a URL with scheme nats or redis or rediss or tcp\)/],
 		["CACHER", "memcached://x", /CACHER/],
 		["PORT", "http", /PORT="http" \(expected an integer from 0 to 65535\)/],
 		["PORT", "70000", /PORT/],
@@ -68,5 +68,31 @@ describe("loadConfig", () => {
 	])("refuses %s=%s with a clear message", (name, value, message) => {
 		expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
 		expect(() => loadConfig({ [name]: value })).toThrow(message);
+	});
+
+	it("never repeats the credentials of a URL it refuses", () => {
+		for (const [name, value] of [
+			["SMTP_URL", "smpt://gitlab:S3cretPw@mail.example.com:587"],
+			["CACHER", "redis//:S3cretPw@redis:6379"],
+			["TRANSPORTER", "nats://u:S3cretPw@a:4222,bogus"],
+		]) {
+			const err = (() => {
+				try {
+					loadConfig({ SECRETS_KEY: "0123456789abcdef", [name]: value });
+				} catch (e) {
+					return e as Error;
+				}
+			})();
+			expect([name, err?.name, err?.message.includes("S3cretPw")]).toEqual([name, "ConfigError", false]);
+		}
+	});
+
+	it("takes a TLS Redis (rediss://) for the channel and the transporter", () => {
+		const cfg = loadConfig({
+			TRANSPORTER: "rediss://:pw@redis.example.com:6380",
+			CHANNELS: "rediss://:pw@redis.example.com:6380",
+			SECRETS_KEY: "0123456789abcdef",
+		});
+		expect([cfg.transporter, cfg.channels]).toEqual(["rediss://:pw@redis.example.com:6380", "rediss://:pw@redis.example.com:6380"]);
 	});
 });
