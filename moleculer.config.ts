@@ -13,6 +13,7 @@ import { HealthMiddleware } from "./middlewares/health.middleware";
 import { HedgedCallsMiddleware } from "./middlewares/hedged-calls.middleware";
 import { RequestMetricsMiddleware } from "./middlewares/request-metrics.middleware";
 import { ResilientCacheMiddleware } from "./middlewares/resilient-cache.middleware";
+import { ServicesCheckMiddleware } from "./middlewares/services-check.middleware";
 
 /** How long a hedged call waits for its answer before sending the request once more (far above a normal answer). */
 const HEDGE_AFTER_MS = 1000;
@@ -58,6 +59,7 @@ const brokerConfig: BrokerOptions = {
 	// gateway's HTTP entry point cheaply (see the middleware).
 	internalMiddlewares: false,
 	middlewares: [
+		ServicesCheckMiddleware(config.services),
 		HealthMiddleware(config.healthPort),
 		ActionSchemasMiddleware(),
 		ResilientCacheMiddleware(),

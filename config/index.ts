@@ -128,6 +128,11 @@ export function loadConfig(env: Env = process.env) {
 		transporter,
 		namespace: str(env, "NAMESPACE"),
 		nodeID: str(env, "NODE_ID") || undefined,
+		/** What moleculer-runner loads (empty: everything); checked against what it loaded (middlewares/services-check.middleware.ts). */
+		services: str(env, "SERVICES")
+			.split(",")
+			.map(s => s.trim())
+			.filter(Boolean),
 		/** Empty: in-memory cacher. `redis://…`: the Redis cacher shared by every node. */
 		cacher,
 		/** Redis used by the rate limiter and the workers' delivery records (the cacher's Redis by default). */
