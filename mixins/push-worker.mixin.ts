@@ -31,6 +31,7 @@ import {
 	PUSH_CHANNEL,
 	pushNames,
 	RETENTION_MS,
+	slowestDeliveryMs,
 	type PushGroup,
 } from "../lib/push/channel";
 import type { PushEvent } from "../lib/push/payload";
@@ -89,8 +90,8 @@ type PushWorkerService = Service & PushWorkerVars & PushWorkerMixinMethods;
 /** How often a worker asks whether `integrations` can reach it yet (it keeps no settings until then). */
 const REACHABLE_CHECK_MS = 1000;
 
-/** A claim must outlast the slowest delivery (several outbound steps, paced IRC lines). */
-export const claimMs = () => 4 * config.outboundTimeoutMs + 10 * config.ircMessageIntervalMs;
+/** A claim must outlast the slowest delivery (lib/push/channel.ts). */
+export const claimMs = () => slowestDeliveryMs(config);
 
 /**
  * The delivery records live where the events live, so that losing one store never loses the

@@ -93,6 +93,14 @@ export function pushNames(prefix: string): PushNames {
 	};
 }
 
+/**
+ * The longest one delivery may take (several outbound steps, paced IRC lines): a worker's claim on
+ * a delivery lasts this long, and a worker's stop waits this long (the Kubernetes grace periods).
+ */
+export function slowestDeliveryMs(settings: { outboundTimeoutMs: number; ircMessageIntervalMs: number }): number {
+	return 4 * settings.outboundTimeoutMs + 10 * settings.ircMessageIntervalMs;
+}
+
 /** Delay before delivery n+1 after delivery n failed: first, then 4x each time, at most a minute. */
 export function retryDelay(firstMs: number, deliveryCount: number): number {
 	return Math.min(MAX_RETRY_DELAY_MS, firstMs * 4 ** Math.max(0, deliveryCount - 1));

@@ -25,8 +25,8 @@ import {
 	type Overlay,
 } from "../../support/deploy-manifests";
 
-/** Set per pod, not from the ConfigMap/Secret: a pod's own name (downward API). */
-const PER_POD = ["NODE_ID"];
+/** Set per pod, not from the ConfigMap/Secret: a pod's own name (downward API), what a Deployment runs. */
+const PER_POD = ["NODE_ID", "SERVICES"];
 
 const rendered = {} as Record<Overlay, K8sObject[]>;
 beforeAll(() => {
@@ -79,7 +79,7 @@ describe("configuration ↔ manifests", () => {
 			expect(vars).toContain(v);
 	});
 
-	it("every variable config/ reads is in the ConfigMap or the Secret template (NODE_ID: each pod's name)", () => {
+	it("every variable config/ reads is in the ConfigMap or the Secret template (NODE_ID: each pod's name; SERVICES: each Deployment's own)", () => {
 		const { cm, secret } = keysOf(rendered.base);
 		expect(configVariables().filter(v => !cm.includes(v) && !secret.includes(v) && !PER_POD.includes(v))).toEqual([]);
 		for (const d of appDeployments(rendered.base)) for (const v of PER_POD) expect(Object.keys(deploymentEnv(rendered.base, d))).toContain(v);

@@ -16,6 +16,7 @@ import {
 	type K8sObject,
 	type Overlay,
 } from "../../support/deploy-manifests";
+import { slowestDeliveryMs } from "../../../lib/push/channel";
 
 const OVERLAYS: Overlay[] = ["base", "dev", "production"];
 const rendered = {} as Record<Overlay, K8sObject[]>;
@@ -95,13 +96,18 @@ describe.each(OVERLAYS)("app Deployments (%s)", overlay => {
 		}
 	});
 
-	it("terminationGracePeriodSeconds above the shutdown timeout (plus the preStop pause, plus a worker's delivery in progress)", () => {
-		const shutdownMs = Number(configMap(objects()).SHUTDOWN_TIMEOUT_MS);
-		const outboundMs = Number(configMap(objects()).OUTBOUND_TIMEOUT_MS);
-		expect(outboundMs).toBeGreaterThan(0);
+	it("terminationGracePeriodSeconds above the shutdown timeout (plus the preStop pause, plus a worker's slowest delivery)", () => {
+		const settings = configMap(objects());
+		const shutdownMs = Number(settings.SHUTDOWN_TIMEOUT_MS);
+		// The slowest delivery a worker's claim allows, from the same settings.
+		const slowestMs = slowestDeliveryMs({
+			outboundTimeoutMs: Number(settings.OUTBOUND_TIMEOUT_MS),
+			ircMessageIntervalMs: Number(settings.IRC_MESSAGE_INTERVAL_MS),
+		});
+		expect(slowestMs).toBe(50_000);
 		for (const d of appDeployments(objects())) {
 			const grace = millis(d.spec.template.spec.terminationGracePeriodSeconds);
-			const delivery = component(d) === "worker" ? outboundMs : 0;
+			const delivery = component(d) === "worker" ? slowestMs : 0;
 			expect([d.metadata.name, grace > shutdownMs + preStopSleepMs(appContainer(d)) + delivery]).toEqual([d.metadata.name, true]);
 		}
 	});
