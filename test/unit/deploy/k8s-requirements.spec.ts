@@ -358,8 +358,22 @@ describe("overlays", () => {
 		expect(image).toMatch(/^[a-z0-9.-]+\.[a-z]+\/gitlab-v3-service:\d+\.\d+\.\d+$/);
 	});
 
-	it("production runs every app Deployment with at least two replicas; dev with one", () => {
-		for (const d of appDeployments(rendered.production)) expect([d.metadata.name, d.spec.replicas >= 2]).toEqual([d.metadata.name, true]);
-		for (const d of appDeployments(rendered.dev)) expect([d.metadata.name, d.spec.replicas]).toEqual([d.metadata.name, 1]);
+	it("production runs every app Deployment with at least two replicas; dev with one (an autoscaled one: its autoscaler's minimum)", () => {
+		const least = (objects: K8sObject[], d: K8sObject) => {
+			const hpa = ofKind(objects, "HorizontalPodAutoscaler").find(h => h.spec.scaleTargetRef.name === d.metadata.name);
+			return hpa ? hpa.spec.minReplicas : d.spec.replicas;
+		};
+		for (const d of appDeployments(rendered.production)) expect([d.metadata.name, least(rendered.production, d) >= 2]).toEqual([d.metadata.name, true]);
+		for (const d of appDeployments(rendered.dev)) expect([d.metadata.name, least(rendered.dev, d)]).toEqual([d.metadata.name, 1]);
+	});
+
+	it("an autoscaled Deployment sets no replicas of its own, in any overlay (kubectl apply would reset the scale to it)", () => {
+		for (const overlay of OVERLAYS) {
+			const objects = rendered[overlay];
+			for (const hpa of ofKind(objects, "HorizontalPodAutoscaler")) {
+				const d = find(objects, "Deployment", hpa.spec.scaleTargetRef.name);
+				expect([overlay, d.metadata.name, d.spec.replicas]).toEqual([overlay, d.metadata.name, undefined]);
+			}
+		}
 	});
 });
