@@ -257,6 +257,17 @@ describe.each(OVERLAYS)("NetworkPolicy (%s)", overlay => {
 		expect(open).toEqual([`api:${port}`]);
 	});
 
+	it("admits a pod of any other namespace to nothing, the gateway included (it could name its own client address)", () => {
+		const policies = ofKind(objects(), "NetworkPolicy");
+		const stranger: Source = { namespaceLabels: { "kubernetes.io/metadata.name": "default" }, sameNamespace: false, podLabels: { app: "anything" } };
+		const open = workloads().flatMap(w =>
+			containerPorts(w)
+				.filter(p => admits(policies, w, p, stranger))
+				.map(p => `${w.metadata.name}:${p}`),
+		);
+		expect(open).toEqual([]);
+	});
+
 	it("admits the app pods to NATS and to each other inside the namespace", () => {
 		const policies = ofKind(objects(), "NetworkPolicy");
 		const labels = podLabels(find(objects(), "Deployment", "labels"));
