@@ -4,7 +4,7 @@
  */
 import type { ServiceSchema } from "moleculer";
 import { config } from "../config";
-import { resolveSecretsKey } from "../lib/crypto/secrets-key";
+import { resolveSecretsKey, verifySecretsKeyInStore, type KeyCheckStore } from "../lib/crypto/secrets-key";
 
 export interface SecretsVars {
 	secretsKey: Buffer;
@@ -22,4 +22,15 @@ export function SecretsMixin(): Partial<ServiceSchema> {
 			this.secretsKey = processSecretsKey();
 		},
 	};
+}
+
+/**
+ * Checks the key against the service's own store, its `<name>_secrets_key` collection (declared in
+ * its DbMixin with models/secrets-key-check.ts): called from the service's own `started`, once
+ * its collections are connected. A different key stops start-up (lib/crypto/secrets-key.ts).
+ */
+export function checkSecretsKeyInStore(service: { name: string; secretsKey: Buffer; db: Record<string, unknown> }): Promise<void> {
+	const store = service.db[`${service.name}_secrets_key`] as KeyCheckStore;
+	const where = config.mongoUri ? "MongoDB (MONGO_URI)" : `DATA_DIR=${config.dataDir}`;
+	return verifySecretsKeyInStore(store, service.secretsKey, service.name, where);
 }

@@ -15,8 +15,9 @@ import { PasswordHasher } from "../lib/crypto/passwords";
 import { AccessCacheMixin } from "../mixins/access-cache.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
-import { SecretsMixin } from "../mixins/secrets.mixin";
+import { checkSecretsKeyInStore, SecretsMixin } from "../mixins/secrets.mixin";
 import { membersCollection, projectsCollection } from "../models/project";
+import { secretsKeyCheckCollection } from "../models/secrets-key-check";
 import { usersCollection } from "../models/user";
 import { Lookups } from "./modules/accounts/lookups";
 import { Members } from "./modules/accounts/members";
@@ -32,6 +33,8 @@ const Lifecycle: AccountsModule = {
 	},
 
 	async started() {
+		// Tokens are encrypted with it: a different key must stop here, not answer 500 to every sign-in.
+		await checkSecretsKeyInStore(this);
 		this.limiterRedis = config.redisUrl ? limiterRedis(config.redisUrl, this.logger) : null;
 		this.loginThrottle = new LoginThrottle(this.limiterRedis, { prefix: this.broker.namespace || "gitlab", limit: config.authFailureLimit }, this.logger);
 		await this.bootstrapRoot();
@@ -45,7 +48,7 @@ const Lifecycle: AccountsModule = {
 const AccountsService: ServiceSchema = {
 	name: "accounts",
 	mixins: [
-		DbMixin({ users: usersCollection, projects: projectsCollection, members: membersCollection }),
+		DbMixin({ users: usersCollection, projects: projectsCollection, members: membersCollection, accounts_secrets_key: secretsKeyCheckCollection }),
 		ProjectAccessMixin(),
 		SecretsMixin(),
 		AccessCacheMixin(),

@@ -24,8 +24,9 @@ import { UniqueViolation, type Collection } from "../lib/store/collection";
 import { CacheCleanerMixin, RECLEAN_DELAY_MS, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
-import { SecretsMixin, type SecretsVars } from "../mixins/secrets.mixin";
+import { checkSecretsKeyInStore, SecretsMixin, type SecretsVars } from "../mixins/secrets.mixin";
 import { integrationKey, integrationsCollection, type IntegrationDoc } from "../models/integration";
+import { secretsKeyCheckCollection } from "../models/secrets-key-check";
 import { presentIntegration } from "../presenters/integration";
 
 type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }, ApiMeta>;
@@ -53,7 +54,17 @@ const slugParams = { id: { type: "string" }, slug: { type: "string", max: 100 } 
 
 const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "integrations",
-	mixins: [DbMixin({ integrations: integrationsCollection }), CacheCleanerMixin(), ProjectAccessMixin(), SecretsMixin()],
+	mixins: [
+		DbMixin({ integrations: integrationsCollection, integrations_secrets_key: secretsKeyCheckCollection }),
+		CacheCleanerMixin(),
+		ProjectAccessMixin(),
+		SecretsMixin(),
+	],
+
+	/** Integration secrets are encrypted with it: a different key stops here (the service's own hook runs after its mixins'). */
+	started() {
+		return checkSecretsKeyInStore(this);
+	},
 
 	actions: {
 		show: {

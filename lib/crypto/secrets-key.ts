@@ -2,7 +2,9 @@
  * The secrets key: SECRETS_KEY, or one generated once into DATA_DIR. It must be the one the data was written with: with another key every encrypted
  * value (private tokens, integration secrets) fails to decrypt, and every token look-up is a 500.
  * So the first start leaves a known value, encrypted with its key, beside the data, and every later
- * start decrypts it first: a different key stops start-up with a message saying what to fix.
+ * start decrypts it first: a different key stops start-up with a message saying what to fix. Beside
+ * the data means in DATA_DIR for one process, and in the store of each service that encrypts
+ * (accounts, integrations) wherever that is, MongoDB included (verifySecretsKeyInStore).
  */
 import crypto from "crypto";
 import fs from "fs";
@@ -54,6 +56,50 @@ export function verifySecretsKey(key: Buffer, dataDir: string, keySource: "SECRE
 		// a wrong key fails GCM authentication
 	}
 	if (plain !== KNOWN_VALUE) throw new SecretsKeyMismatchError(dataDir, keySource);
+}
+
+/** What verifySecretsKeyInStore needs of a service's collection (lib/store/collection.ts). */
+export interface KeyCheckStore {
+	findOne(query: { name: string }): Promise<{ value?: unknown } | null>;
+	insert(doc: { name: string; value: string }): Promise<unknown>;
+}
+
+const STORED_CHECK = "secrets-key";
+
+export class StoredSecretsKeyMismatchError extends Error {
+	constructor(service: string, where: string) {
+		super(
+			`The secrets key does not match the data of ${service} in ${where}: SECRETS_KEY is not the key that data was written with ` +
+				`(checked against its ${service}_secrets_key collection). Start every node with the SECRETS_KEY the data was written with.`,
+		);
+		this.name = "StoredSecretsKeyMismatchError";
+	}
+}
+
+/**
+ * The same check as verifySecretsKey, in the service's own store: where the data is in MongoDB,
+ * DATA_DIR is a pod's scratch space and remembers nothing, so only the store can say which key
+ * its data was written with. The first start writes the check value; a race of two first starts
+ * writes one (unique name) and both verify against it.
+ */
+export async function verifySecretsKeyInStore(store: KeyCheckStore, key: Buffer, service: string, where: string): Promise<void> {
+	let doc = await store.findOne({ name: STORED_CHECK });
+	if (!doc) {
+		try {
+			await store.insert({ name: STORED_CHECK, value: encryptSecret(KNOWN_VALUE, key) });
+		} catch (err) {
+			// Another node wrote it first (unique name): verify against that one.
+			if (!(await store.findOne({ name: STORED_CHECK }))) throw err;
+		}
+		doc = await store.findOne({ name: STORED_CHECK });
+	}
+	let plain: string | null = null;
+	try {
+		plain = typeof doc?.value === "string" ? decryptSecret(doc.value, key) : null;
+	} catch {
+		// a wrong key fails GCM authentication
+	}
+	if (plain !== KNOWN_VALUE) throw new StoredSecretsKeyMismatchError(service, where);
 }
 
 /**
