@@ -104,9 +104,15 @@ function cidrList(env: Env, name: string): string[] {
 		});
 }
 
+/** The settings the Secret carries. */
+const SECRET_SETTINGS = ["SECRETS_KEY", "INTERNAL_API_SECRET", "GITLAB_ROOT_PASSWORD", "GITLAB_ROOT_TOKEN", "MONGO_URI", "SMTP_URL"];
+
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
 
 export function loadConfig(env: Env = process.env) {
+	// The Secret template's placeholders (k8s/base/config/secret.yaml) never run as a known value.
+	for (const name of SECRET_SETTINGS)
+		if (/^change-?me$/i.test(str(env, name).trim())) throw new ConfigError(name, "CHANGE-ME", "a value of your own, not the template's placeholder");
 	const dataDir = path.resolve(str(env, "DATA_DIR", "./data"));
 	const cacher = url(env, "CACHER", ["redis", "rediss"]);
 	const transporter = url(env, "TRANSPORTER", ["nats", "redis", "rediss", "tcp"]);

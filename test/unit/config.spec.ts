@@ -70,6 +70,14 @@ describe("loadConfig", () => {
 		expect(() => loadConfig({ [name]: value })).toThrow(message);
 	});
 
+	it("refuses the Secret template's placeholders, whichever secret they stand in", () => {
+		for (const name of ["SECRETS_KEY", "INTERNAL_API_SECRET", "GITLAB_ROOT_PASSWORD", "GITLAB_ROOT_TOKEN", "MONGO_URI", "SMTP_URL"])
+			expect(() => loadConfig({ [name]: "CHANGE-ME" })).toThrow(
+				`Invalid configuration: ${name}="CHANGE-ME" (expected a value of your own, not the template's placeholder)`,
+			);
+		expect(loadConfig({ INTERNAL_API_SECRET: "changed-by-me-0123" }).internalApiSecret).toBe("changed-by-me-0123");
+	});
+
 	it("never repeats the credentials of a URL it refuses", () => {
 		for (const [name, value] of [
 			["SMTP_URL", "smpt://gitlab:S3cretPw@mail.example.com:587"],
