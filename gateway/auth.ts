@@ -1,5 +1,8 @@
 /** Where a GitLab v3 client puts its token: header, query, form body or Bearer. */
 import type { IncomingMessage } from "http";
+import type { Caller } from "../lib/accounts/access";
+import { MAX_SUDO_REF } from "../lib/accounts/auth-cache";
+import { forbidden, notFound } from "../lib/api/errors";
 import { hashToken } from "../lib/crypto/tokens";
 
 type Req = IncomingMessage & { query?: Record<string, unknown>; body?: unknown };
@@ -32,6 +35,19 @@ export function sudoIdentifier(req: Req): string | null {
 	if (typeof fromBody === "number" && Number.isSafeInteger(fromBody)) return String(fromBody);
 	const header = req.headers.sudo;
 	return typeof header === "string" ? header : null;
+}
+
+/** The accounts action sudo asks whom `ref` names (services/modules/accounts/lookups.ts). */
+export const SUDO_CALLER = "accounts.sudoCaller";
+
+/**
+ * Sudo: an admin acts as the user `ref` names (docs/api.md#sudo), looked up with `lookUp`
+ * (SUDO_CALLER); anyone else is refused as GitLab refuses them.
+ */
+export function sudoCaller(admin: Caller, ref: string, lookUp: (ref: string) => Promise<Caller>): Promise<Caller> {
+	if (!admin.is_admin) return Promise.reject(forbidden("Must be admin to use sudo"));
+	if (ref.length > MAX_SUDO_REF) return Promise.reject(notFound(`No user id or username for: ${ref}`));
+	return lookUp(ref);
 }
 
 /** A token's hash (what accounts looks it up by) and the cache key of that look-up. */

@@ -57,6 +57,18 @@ function routedAsGet(handler: Handler): Handler {
 /** The methods a request's path has routes for (none: an unknown path). */
 export type MethodsOf = (req: http.IncomingMessage) => string[];
 
+/** The methods routes are declared with (HEAD goes as GET, OPTIONS is answered here). */
+const ROUTED_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"];
+
+/** A MethodsOf from a route matcher (moleculer-web's resolveAlias), the path taken as moleculer-web takes it. */
+export function methodsFrom(resolves: (path: string, method: string) => boolean): MethodsOf {
+	return req => {
+		let path = (req.url ?? "").split("?")[0];
+		if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+		return ROUTED_METHODS.filter(method => resolves(path, method));
+	};
+}
+
 /** `Allow` as Grape writes it: OPTIONS, then the path's methods, HEAD beside GET. */
 export function allowHeader(methods: string[]): string {
 	const allowed = ["OPTIONS"];

@@ -10,11 +10,13 @@
  * Answers carry GitLab's headers (`RateLimit-*`) and moleculer-web's (`X-Rate-Limit-*`), all in
  * seconds; a 429 adds `Retry-After`.
  */
-import type { ServerResponse } from "http";
+import type { IncomingMessage, ServerResponse } from "http";
 import type Redis from "ioredis";
 import type { RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
 import { tooManyRequests } from "../lib/api/errors";
 import { isLimited, makeLimiter } from "../lib/api/rate-limiter";
+import type net from "net";
+import { clientAddress } from "./client-address";
 
 export interface RequestLimitOptions {
 	/** Names the counters: the namespace, so clusters sharing a Redis stay apart. */
@@ -81,4 +83,15 @@ export class RequestLimits {
 	async secretFailed(address: string): Promise<void> {
 		await this.secretFailures.consume(address).catch(() => undefined);
 	}
+}
+
+/**
+ * A moleculer-web route middleware for routes without a token (the docs): each request counted
+ * against the client's address, as an anonymous request elsewhere is. moleculer-web calls it on
+ * the gateway, whose `limits` it uses.
+ */
+export function countedAgainstAddress(trustedProxies: net.BlockList) {
+	return function count(this: { limits: RequestLimits }, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
+		this.limits.count(res, addressKey(clientAddress(req, trustedProxies))).then(() => next(), next);
+	};
 }

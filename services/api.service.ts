@@ -14,20 +14,20 @@ import type Redis from "ioredis";
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { config } from "../config";
-import { extractToken, RecentTokens, sudoIdentifier, type TokenLookup } from "../gateway/auth";
+import { extractToken, RecentTokens, SUDO_CALLER, sudoCaller, sudoIdentifier, type TokenLookup } from "../gateway/auth";
 import { CacheReads, type CachedAction } from "../gateway/cache-reads";
 import { bodyReader, checkAnnouncedLength, closeAfterAnswer, QS_OPTIONS } from "../gateway/body";
 import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/client-address";
 import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
 import { toHttpError } from "../gateway/errors";
 import { describeError, isJsonBody, JSON_TYPE, sendJson } from "../gateway/responses";
-import { createHardenedServer, isHead } from "../gateway/http-server";
+import { createHardenedServer, isHead, methodsFrom } from "../gateway/http-server";
 import { linkBase } from "../gateway/links";
-import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
+import { addressKey, countedAgainstAddress, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
 import { docsRoute, forgetOpenApi } from "../gateway/routes/docs.routes";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import { MAX_PROJECT_REF, MAX_SUDO_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
+import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
 import { safeEqual } from "../lib/crypto/tokens";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
@@ -59,13 +59,9 @@ function isProjectRoute(alias: { path: string }): boolean {
 	if (yes === undefined) projectRoutes.set(alias, (yes = PROJECT_ROUTE.test(alias.path)));
 	return yes;
 }
-/** Who an admin's sudo names (services/modules/accounts/lookups.ts). */
-const SUDO_CALLER = "accounts.sudoCaller";
 /** GitLab's private tokens are 20 characters; later kinds stay far below this. */
 const MAX_TOKEN_LENGTH = 255;
 const callOptions = { timeout: config.requestTimeoutMs };
-/** The methods routes are declared with (HEAD goes as GET, OPTIONS is answered by the server). */
-const ROUTED_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"];
 const trustedProxies = trustedProxyList(config.trustedProxies);
 
 interface Vars {
@@ -87,11 +83,9 @@ interface Methods {
 	authenticate(ctx: Ctx, route: unknown, req: Req, res: Res): Promise<Caller | null>;
 	authorize(ctx: Ctx, route: unknown, req: Req): Promise<void>;
 	resolveCaller(ctx: Ctx, res: Res, address: string, token: TokenLookup): Promise<Caller>;
-	actAs(ctx: Ctx, admin: Caller, ref: string): Promise<Caller>;
 	cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T>;
 	internalCaller(ctx: Ctx, req: Req): Promise<void>;
 	linkBase(req: Req): string;
-	methodsOf(req: IncomingMessage): string[];
 	// moleculer-web's own, used here (Moleculer binds methods to the service):
 	httpHandler: (req: IncomingMessage, res: ServerResponse) => void;
 	resolveAlias(url: string, method: string): unknown;
@@ -101,11 +95,6 @@ interface Methods {
 
 /** The gateway as its hooks see it. */
 type ApiThis = Service<ApiSettings> & Methods & Vars;
-
-/** A route middleware (moleculer-web calls it on the gateway): the request counted against the client's address. */
-function countAgainstAddress(this: ApiThis, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
-	this.limits.count(res, addressKey(clientAddress(req as Req, trustedProxies))).then(() => next(), next);
-}
 
 /**
  * moleculer-web's settings, as far as this file reads them (its own types give route hooks a
@@ -204,7 +193,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				},
 			},
 			// No token there: each request counts against the address, as an anonymous one elsewhere.
-			{ ...docsRoute, use: [countAgainstAddress] },
+			{ ...docsRoute, use: [countedAgainstAddress(trustedProxies)] },
 		],
 		onError(this: ApiThis, req: Req, res: Res, err: unknown) {
 			const { status, body, headers, unexpected } = toHttpError(err as Parameters<typeof toHttpError>[0]);
@@ -229,17 +218,10 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				},
 				this.httpHandler,
 				(req, res, err) => this.settings.onError.call(this, req as Req, res, err),
-				req => this.methodsOf(req),
+				methodsFrom((path, method) => !!this.resolveAlias(path, method)),
 				(req, res) => this.settings.onError.call(this, req as Req, res, new ApiGateway.Errors.NotFoundError("NOT_FOUND", null)),
 			);
 			this.isHTTPS = false;
-		},
-
-		/** The methods the request's path has routes for, as moleculer-web matches a path (for OPTIONS). */
-		methodsOf(req: IncomingMessage): string[] {
-			let path = (req.url ?? "").split("?")[0];
-			if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
-			return ROUTED_METHODS.filter(method => this.resolveAlias(path, method));
 		},
 
 		/**
@@ -264,15 +246,9 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			}
 			const caller = await this.resolveCaller(ctx, res, address, this.recentTokens.lookup(token));
 			await limits.count(res, userKey(caller.id));
+			// Sudo: counted as the admin, acting as the user named.
 			const sudo = sudoIdentifier(req);
-			return sudo === null ? caller : this.actAs(ctx, caller, sudo);
-		},
-
-		/** Sudo: an admin acts as the user named (docs/api.md#sudo), counted as the admin; anyone else is refused. */
-		async actAs(ctx: Ctx, admin: Caller, ref: string): Promise<Caller> {
-			if (!admin.is_admin) throw forbidden("Must be admin to use sudo");
-			if (ref.length > MAX_SUDO_REF) throw notFound(`No user id or username for: ${ref}`);
-			return ctx.call<Caller, object>(SUDO_CALLER, { ref }, callOptions);
+			return sudo === null ? caller : sudoCaller(caller, sudo, ref => ctx.call<Caller, object>(SUDO_CALLER, { ref }, callOptions));
 		},
 
 		/**
