@@ -82,26 +82,29 @@ function bytes(env: Env, name: string, fallback: number): number {
 	return Number(m[1]) * BYTE_UNITS[m[2].toLowerCase()];
 }
 
+/** A comma-separated list, entries trimmed, empty ones dropped. */
+function list(env: Env, name: string): string[] {
+	return str(env, name)
+		.split(",")
+		.map(part => part.trim())
+		.filter(Boolean);
+}
+
 /**
  * A comma-separated list of IP addresses and CIDR blocks (`10.0.0.0/8, fd00::/8, 192.0.2.7`),
  * normalised to `address/bits` entries. Nothing else is accepted.
  */
 function cidrList(env: Env, name: string): string[] {
 	const raw = str(env, name);
-	if (!raw) return [];
-	return raw
-		.split(",")
-		.map(part => part.trim())
-		.filter(Boolean)
-		.map(part => {
-			const [address, bitsText, extra] = part.split("/");
-			const family = net.isIP(address);
-			const maxBits = family === 4 ? 32 : 128;
-			const bits = bitsText === undefined ? maxBits : /^\d{1,3}$/.test(bitsText) ? Number(bitsText) : NaN;
-			const valid = family && extra === undefined && bits >= 0 && bits <= maxBits;
-			if (!valid) throw new ConfigError(name, raw, "IP addresses or CIDR blocks, comma-separated");
-			return `${address}/${bits}`;
-		});
+	return list(env, name).map(part => {
+		const [address, bitsText, extra] = part.split("/");
+		const family = net.isIP(address);
+		const maxBits = family === 4 ? 32 : 128;
+		const bits = bitsText === undefined ? maxBits : /^\d{1,3}$/.test(bitsText) ? Number(bitsText) : NaN;
+		const valid = family && extra === undefined && bits >= 0 && bits <= maxBits;
+		if (!valid) throw new ConfigError(name, raw, "IP addresses or CIDR blocks, comma-separated");
+		return `${address}/${bits}`;
+	});
 }
 
 /** The settings the Secret carries. */
@@ -135,10 +138,7 @@ export function loadConfig(env: Env = process.env) {
 		namespace: str(env, "NAMESPACE"),
 		nodeID: str(env, "NODE_ID") || undefined,
 		/** What moleculer-runner loads (empty: everything); checked against what it loaded (middlewares/services-check.middleware.ts). */
-		services: str(env, "SERVICES")
-			.split(",")
-			.map(s => s.trim())
-			.filter(Boolean),
+		services: list(env, "SERVICES"),
 		/** Empty: in-memory cacher. `redis://…`: the Redis cacher shared by every node. */
 		cacher,
 		/** Redis used by the rate limiter and the workers' delivery records (the cacher's Redis by default). */

@@ -59,7 +59,7 @@ export function jsonTooDeep(text: string, max: number): boolean {
  * (depth is bounded before the parse anyway). A reviver on JSON.parse did the same check at 16 to
  * 48 times the parse's cost: 1 KiB of gzip (a 1 MiB array of zeros) held the event loop 150 ms.
  */
-export function hasPrototypeKey(value: unknown): boolean {
+function hasPrototypeKey(value: unknown): boolean {
 	const pending: unknown[] = [value];
 	while (pending.length) {
 		const item = pending.pop();

@@ -55,7 +55,7 @@ function routedAsGet(handler: Handler): Handler {
 }
 
 /** The methods a request's path has routes for (none: an unknown path). */
-export type MethodsOf = (req: http.IncomingMessage) => string[];
+type MethodsOf = (req: http.IncomingMessage) => string[];
 
 /** The methods routes are declared with (HEAD goes as GET, OPTIONS is answered here). */
 const ROUTED_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"];
@@ -70,7 +70,7 @@ export function methodsFrom(resolves: (path: string, method: string) => boolean)
 }
 
 /** `Allow` as Grape writes it: OPTIONS, then the path's methods, HEAD beside GET. */
-export function allowHeader(methods: string[]): string {
+function allowHeader(methods: string[]): string {
 	const allowed = ["OPTIONS"];
 	for (const method of methods) {
 		if (!allowed.includes(method)) allowed.push(method);

@@ -14,6 +14,18 @@ import { decryptSecret, deriveKey, encryptSecret } from "./secrets";
 export const KEY_CHECK_FILE = ".secrets-key-check";
 const KNOWN_VALUE = "gitlab-v3-service: the secrets key of this data directory";
 
+/** The check value for `key`: the known value encrypted with it. */
+const checkValueFor = (key: Buffer) => encryptSecret(KNOWN_VALUE, key);
+
+/** Whether `stored` is a check value written with `key` (a wrong key fails GCM authentication). */
+function isCheckValueOf(stored: unknown, key: Buffer): boolean {
+	try {
+		return typeof stored === "string" && decryptSecret(stored.trim(), key) === KNOWN_VALUE;
+	} catch {
+		return false;
+	}
+}
+
 export class SecretsKeyMismatchError extends Error {
 	constructor(dataDir: string, keySource: "SECRETS_KEY" | "generated") {
 		const used =
@@ -39,7 +51,7 @@ export function verifySecretsKey(key: Buffer, dataDir: string, keySource: "SECRE
 	if (!fs.existsSync(file)) {
 		fs.mkdirSync(dataDir, { recursive: true });
 		const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
-		fs.writeFileSync(tmp, `${encryptSecret(KNOWN_VALUE, key)}\n`, { mode: 0o600 });
+		fs.writeFileSync(tmp, `${checkValueFor(key)}\n`, { mode: 0o600 });
 		try {
 			fs.linkSync(tmp, file);
 		} catch (err) {
@@ -49,13 +61,7 @@ export function verifySecretsKey(key: Buffer, dataDir: string, keySource: "SECRE
 			fs.rmSync(tmp, { force: true });
 		}
 	}
-	let plain: string | null = null;
-	try {
-		plain = decryptSecret(fs.readFileSync(file, "utf8").trim(), key);
-	} catch {
-		// a wrong key fails GCM authentication
-	}
-	if (plain !== KNOWN_VALUE) throw new SecretsKeyMismatchError(dataDir, keySource);
+	if (!isCheckValueOf(fs.readFileSync(file, "utf8"), key)) throw new SecretsKeyMismatchError(dataDir, keySource);
 }
 
 /** What verifySecretsKeyInStore needs of a service's collection (lib/store/collection.ts). */
@@ -86,20 +92,14 @@ export async function verifySecretsKeyInStore(store: KeyCheckStore, key: Buffer,
 	let doc = await store.findOne({ name: STORED_CHECK });
 	if (!doc) {
 		try {
-			await store.insert({ name: STORED_CHECK, value: encryptSecret(KNOWN_VALUE, key) });
+			await store.insert({ name: STORED_CHECK, value: checkValueFor(key) });
 		} catch (err) {
 			// Another node wrote it first (unique name): verify against that one.
 			if (!(await store.findOne({ name: STORED_CHECK }))) throw err;
 		}
 		doc = await store.findOne({ name: STORED_CHECK });
 	}
-	let plain: string | null = null;
-	try {
-		plain = typeof doc?.value === "string" ? decryptSecret(doc.value, key) : null;
-	} catch {
-		// a wrong key fails GCM authentication
-	}
-	if (plain !== KNOWN_VALUE) throw new StoredSecretsKeyMismatchError(service, where);
+	if (!isCheckValueOf(doc?.value, key)) throw new StoredSecretsKeyMismatchError(service, where);
 }
 
 /**

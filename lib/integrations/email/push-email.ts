@@ -49,7 +49,7 @@ export function pushAction(push: PushPayload): PushAction {
 }
 
 /** One plain address (`user@host.tld`): nothing a mail header could read as a name, a group or a second address. */
-export function isPlainAddress(text: string): boolean {
+function isPlainAddress(text: string): boolean {
 	return text.length <= 254 && /^[^\s@<>(),;:"\\[\]]+@[^\s@<>(),;:"\\[\]]+\.[^\s@<>(),;:"\\[\]]+$/.test(text);
 }
 

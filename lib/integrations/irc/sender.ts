@@ -33,7 +33,7 @@ export interface IrcSenderOptions {
  * The longest line a server may send before its newline: 512 bytes of IRC plus IRCv3's 8 KiB of
  * message tags, rounded up. irc-framework keeps everything up to a newline in memory.
  */
-export const MAX_INCOMING_LINE_BYTES = 16 * 1024;
+const MAX_INCOMING_LINE_BYTES = 16 * 1024;
 
 /**
  * irc-framework's TCP/TLS transport with the guarded DNS lookup (the socket goes where the guard
