@@ -13,6 +13,7 @@ import { badRequest, tooLarge } from "../lib/api/errors";
 import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge } from "../lib/builds/artifact-errors";
 import type { ArtifactStorage } from "../lib/builds/artifact-store";
 import type { UploadCommit, UploadLease } from "../lib/builds/upload-leases";
+import { sendContinue } from "./http-server";
 import type { AliasFunction } from "./routes/types";
 
 type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
@@ -64,6 +65,10 @@ export function artifactUpload(authorize: string, commit: string, opts: { timeou
 async function receive(host: UploadHost, req: Req, authorize: string, commit: string, callOpts: object): Promise<unknown> {
 	const ctx = req.$ctx;
 	const lease = await ctx.call<UploadLease, Record<string, unknown>>(authorize, { build_id: req.$params.build_id, filename: req.$params.filename }, callOpts);
+	// The client may have left while the upload was authorized: nothing to read, no file to make.
+	if (req.readableAborted) throw new ArtifactInterrupted();
+	// Authorized: a client waiting on `Expect: 100-continue` may send the body now.
+	sendContinue(req);
 	const length = req.headers["content-length"];
 	const pending = await host.artifactStore.writeUpload(lease.build_id, req, { expectedBytes: length === undefined ? undefined : Number(length) });
 	try {
@@ -74,4 +79,20 @@ async function receive(host: UploadHost, req: Req, authorize: string, commit: st
 		await host.artifactStore.discardUpload(pending.upload);
 		throw err;
 	}
+}
+
+/** How long a stopping gateway waits for its cut uploads to remove their files (a removal is quick). */
+export const UPLOADS_STOP_WAIT_MS = 10_000;
+
+/**
+ * Cuts every upload in flight (its file is removed) and waits for them, at most `waitMs`: a stop
+ * never hangs on one that does not settle.
+ */
+export async function cutUploads(uploads: Iterable<UploadInFlight>, waitMs = UPLOADS_STOP_WAIT_MS): Promise<void> {
+	const cut = [...uploads];
+	for (const upload of cut) upload.source.destroy(new Error("the gateway is stopping"));
+	let timer: NodeJS.Timeout | undefined;
+	const deadline = new Promise<void>(resolve => (timer = setTimeout(resolve, waitMs)));
+	await Promise.race([Promise.allSettled(cut.map(u => u.done)), deadline]);
+	clearTimeout(timer);
 }

@@ -5,9 +5,10 @@
  * to the client here, through `pipeline` (the client's pace sets the reads, so a slow client never
  * makes the gateway buffer), and never cross the transporter.
  *
- * The answer has Content-Length, the grant's Content-Type and Content-Disposition, a strong ETag
- * (If-None-Match → 304) and `Accept-Ranges: bytes`: one byte range is a 206 with exactly those
- * bytes, a range the file cannot satisfy a 416 (gateway/byte-ranges.ts), so `curl -C -` resumes.
+ * The answer has Content-Length, the grant's Content-Type (with `X-Content-Type-Options: nosniff`)
+ * and Content-Disposition, a strong ETag (If-None-Match → 304) and `Accept-Ranges: bytes`: one
+ * byte range is a 206 with exactly those bytes, a range the file cannot satisfy a 416
+ * (gateway/byte-ranges.ts), so `curl -C -` resumes.
  * A HEAD gets the same answer without reading the file (`curl -I` for its size).
  */
 import type { IncomingMessage, ServerResponse } from "http";
@@ -100,7 +101,14 @@ async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, gran
 			throw notFound();
 		}
 	}
-	const headers: Record<string, string> = { ...grant.headers, "Content-Type": grant.contentType, ETag: grant.etag, "Accept-Ranges": "bytes" };
+	// nosniff: a browser must not render an uploaded file (HTML, SVG) as anything but its Content-Type.
+	const headers: Record<string, string> = {
+		...grant.headers,
+		"Content-Type": grant.contentType,
+		"X-Content-Type-Options": "nosniff",
+		ETag: grant.etag,
+		"Accept-Ranges": "bytes",
+	};
 	if (noneMatch(req.headers["if-none-match"], grant.etag)) {
 		opened?.stream.destroy();
 		res.writeHead(304, { ETag: grant.etag, "Accept-Ranges": "bytes" });

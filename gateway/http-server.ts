@@ -8,7 +8,8 @@
  * - keep-alive longer than the usual load balancer idle timeout, so a reused connection is never
  *   cut under a client;
  * - `Expect: 100-continue` with a body larger than any route takes is refused before the client
- *   sends it.
+ *   sends it; an artifacts upload gets its `100 Continue` only once it is authorized
+ *   (gateway/artifact-upload.ts), so a refused one is answered before the client sends a byte.
  * And HEAD, which moleculer-web does not route, is answered on every GET route as GitLab (Grape)
  * answers it: the GET's status and headers, Content-Length included, and no body. OPTIONS is
  * answered here as Grape answers it, 204 with the path's methods in `Allow`, and never reaches an
@@ -34,6 +35,18 @@ const KEEP_ALIVE_MS = 65_000;
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
 const HEAD = Symbol("head");
+const CONTINUE = Symbol("continue");
+
+/** Requests whose handler sends `100 Continue` itself once authorized (sendContinue). */
+const CONTINUE_WHEN_AUTHORIZED = /^\/api\/v3\/internal\/builds\/[^/?]+\/artifacts\/?(?:\?|$)/;
+
+/** Sends the `100 Continue` held back for this request, if any (once). */
+export function sendContinue(req: http.IncomingMessage): void {
+	const held = req as { [CONTINUE]?: () => void };
+	const send = held[CONTINUE];
+	delete held[CONTINUE];
+	send?.();
+}
 
 /** Whether the request came as HEAD (routed as GET; its response carries no body). */
 export function isHead(req: http.IncomingMessage): boolean {
@@ -114,7 +127,11 @@ export function createHardenedServer(
 	server.on("checkContinue", (req, res) => {
 		const length = Number(req.headers["content-length"]);
 		if (Number.isFinite(length) && length > limits.maxBodyBytes) return refuse(req, res, tooLarge());
-		res.writeContinue();
+		if (req.method === "PUT" && CONTINUE_WHEN_AUTHORIZED.test(req.url ?? "")) {
+			(req as { [CONTINUE]?: () => void })[CONTINUE] = () => {
+				if (!res.headersSent && !res.writableEnded) res.writeContinue();
+			};
+		} else res.writeContinue();
 		handler(req, res);
 	});
 	return server;

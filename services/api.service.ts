@@ -35,7 +35,7 @@ import { isPaginated, paginationHeaders } from "../lib/api/pagination";
 import { limiterRedis } from "../lib/api/rate-limiter";
 import { ArtifactStore } from "../lib/builds/artifact-store";
 import { AccessCacheMixin } from "../mixins/access-cache.mixin";
-import type { UploadInFlight } from "../gateway/artifact-upload";
+import { cutUploads, type UploadInFlight } from "../gateway/artifact-upload";
 
 type Req = IncomingMessage & {
 	$params: Record<string, unknown>;
@@ -397,9 +397,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 	 */
 	async stopped() {
 		this.limiterRedis?.disconnect();
-		const uploads = [...this.uploadsInFlight];
-		for (const upload of uploads) upload.source.destroy(new Error("the gateway is stopping"));
-		await Promise.allSettled(uploads.map(u => u.done));
+		await cutUploads(this.uploadsInFlight);
 	},
 };
 

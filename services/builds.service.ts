@@ -14,6 +14,7 @@ import { commitIdPrefix, parseId } from "../lib/builds/build-input";
 import { assertErasable, assertRetryable, cancelPatch, parseScope, retriedBuildState, SCOPE_PARAM, type StatePatch } from "../lib/builds/build-state";
 import { BuildBusy, BuildStore, untilSet, type NewBuild } from "../lib/builds/build-store";
 import { artifactsGrant, traceGrant, type DownloadGrant } from "../lib/builds/transfer-grants";
+import { sweepUploadsEvery } from "../lib/builds/upload-sweeper";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -26,8 +27,13 @@ import { now, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/bu
 const buildParams = { id: "string", build_id: { type: "any" } } as const;
 /** Cached reads live this long at most. Every write cleans them (twice: see the cache-cleaner mixin). */
 const CACHE_TTL = 60;
-/** Uploads in progress that have not been written to for this long were left by a dead process. */
+/**
+ * Uploads in progress that have not been written to for this long were left by a dead process
+ * (a live one writes all the time, and no request lasts longer than the gateway's 5 minutes).
+ */
 const STALE_UPLOAD_MS = 60 * 60 * 1000;
+/** How often the running service looks for them (besides once at its start). */
+const SWEEP_UPLOADS_EVERY_MS = 15 * 60 * 1000;
 
 const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVars> = {
 	name: "builds",
@@ -56,8 +62,19 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		this.builds = new BuildStore(this.db.builds, this.db.build_counters);
 		const renumbered = await this.builds.repair(message => this.logger.warn(message));
 		await Promise.all(renumbered.map(id => this.cleanProjectCache(id)));
+		const swept = (removed: number) => this.logger.info(`Removed ${removed} artifacts upload(s) left unfinished by a stopped process.`);
 		const removed = await this.artifacts.sweepStaleUploads(STALE_UPLOAD_MS);
-		if (removed) this.logger.info(`Removed ${removed} artifacts upload(s) left unfinished by a stopped process.`);
+		if (removed) swept(removed);
+		this.stopUploadSweeps = sweepUploadsEvery(this.artifacts, {
+			everyMs: SWEEP_UPLOADS_EVERY_MS,
+			idleMs: STALE_UPLOAD_MS,
+			onSwept: swept,
+			onError: err => this.logger.warn("Sweeping unfinished artifacts uploads failed:", err),
+		});
+	},
+
+	stopped() {
+		this.stopUploadSweeps?.();
 	},
 
 	actions: {

@@ -34,3 +34,11 @@ export class UploadGone extends Error {
 		this.name = "UploadGone";
 	}
 }
+
+/** An append would take the trace past its limit; nothing was appended. */
+export class TraceTooLarge extends Error {
+	constructor(readonly limit: number) {
+		super(`trace larger than ${limit} bytes`);
+		this.name = "TraceTooLarge";
+	}
+}

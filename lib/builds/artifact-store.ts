@@ -22,7 +22,7 @@ import crypto from "crypto";
 import fs from "fs";
 import path from "path";
 import type { Readable } from "stream";
-import { ArtifactIncomplete, ArtifactTooLarge, UploadGone } from "./artifact-errors";
+import { ArtifactIncomplete, ArtifactTooLarge, TraceTooLarge, UploadGone } from "./artifact-errors";
 import { ByteLimit, drain, EarlyFlush, isMissing, openForRead, pipeFrom, unlinkQuietly, type ByteRange, type OpenedFile } from "./file-streams";
 
 // The types of the ArtifactStorage interface, for those who implement or call it.
@@ -68,8 +68,37 @@ const OBJECT_KEY = /^[1-9][0-9]{0,15}\/[1-9][0-9]{0,15}\/(?:artifacts-[a-z0-9]+-
 /** Every upload name writeUpload makes; the number is the build's. */
 const UPLOAD_NAME = /^\.tmp\/([1-9][0-9]{0,15})-[0-9a-f]{16}\.part$/;
 
+/**
+ * The most a build's trace may hold (docs/api.md#internal-builds): an append that would take it
+ * past this is refused whole (TraceTooLarge, a 413). Checked before each append, so concurrent
+ * appends may pass it by at most one body each.
+ */
+export const MAX_TRACE_BYTES = 100 * 1024 * 1024;
+
 /** How much of an upload may wait while a write is in flight; what waits goes in one writev. */
 const WRITE_CHUNK = 1024 * 1024;
+
+/** Makes a rename in `dir` durable (a crash after it cannot lose the new name); a no-op where directories cannot be synced. */
+async function syncDir(dir: string): Promise<void> {
+	let handle: fs.promises.FileHandle;
+	try {
+		handle = await fs.promises.open(dir, "r");
+	} catch (err) {
+		if (isUnsyncable(err)) return;
+		throw err;
+	}
+	try {
+		await handle.sync();
+	} catch (err) {
+		if (!isUnsyncable(err)) throw err;
+	} finally {
+		await handle.close();
+	}
+}
+
+function isUnsyncable(err: unknown): boolean {
+	return ["EISDIR", "EINVAL", "EPERM", "ENOTSUP", "EBADF"].includes((err as NodeJS.ErrnoException)?.code ?? "");
+}
 
 function positiveId(value: number, what: string): string {
 	if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`${what} must be a positive integer, got ${value}`);
@@ -81,6 +110,7 @@ export class ArtifactStore implements ArtifactStorage {
 	constructor(
 		root: string,
 		readonly maxArtifactBytes: number,
+		readonly maxTraceBytes = MAX_TRACE_BYTES,
 	) {
 		this.root = path.resolve(root);
 	}
@@ -183,9 +213,11 @@ export class ArtifactStore implements ArtifactStorage {
 		try {
 			await fs.promises.rename(tmp, target);
 		} catch (err) {
+			// The build's directory can go too (an erase prunes it): the caller tells that apart.
 			if (isMissing(err)) throw new UploadGone(upload);
 			throw err;
 		}
+		await syncDir(dir);
 		return { file, size: (await fs.promises.stat(target)).size };
 	}
 
@@ -225,9 +257,11 @@ export class ArtifactStore implements ArtifactStorage {
 		await unlinkQuietly(this.artifactPath(projectId, buildId, file));
 	}
 
-	/** Appends to the build's trace; returns the trace's size afterwards. */
+	/** Appends to the build's trace; returns the trace's size afterwards. TraceTooLarge past maxTraceBytes. */
 	async appendTrace(projectId: number, buildId: number, text: string | Buffer): Promise<number> {
 		const file = this.tracePath(projectId, buildId);
+		const adding = typeof text === "string" ? Buffer.byteLength(text) : text.length;
+		if ((await this.traceSize(projectId, buildId)) + adding > this.maxTraceBytes) throw new TraceTooLarge(this.maxTraceBytes);
 		await fs.promises.mkdir(path.dirname(file), { recursive: true });
 		// O_APPEND: concurrent appenders (several replicas on a shared volume) never overwrite each other.
 		await fs.promises.appendFile(file, text);

@@ -22,10 +22,12 @@ export interface ByteRange {
 }
 
 /**
- * Bytes per read of a stored file. Reads of 64 KiB (the default) cost a download a third of its
- * throughput in system calls; a slow client still holds at most one chunk in the process.
+ * Bytes per read of a stored file, and the most its stream reads ahead. A download that the client
+ * stops reading holds at most two chunks in the process (one read ahead, one in the response's
+ * buffer): 512 KiB, so a few hundred slow readers fit in the gateway's memory. Through loopback
+ * 256 KiB reads serve some 85% of what 1 MiB reads do, nearly twice what 64 KiB (the default) do.
  */
-const READ_CHUNK = 1024 * 1024;
+const READ_CHUNK = 256 * 1024;
 
 /** An upload in progress is flushed to disk every so many bytes (EarlyFlush). */
 const FLUSH_EVERY = 32 * 1024 * 1024;
@@ -103,6 +105,12 @@ export async function openForRead(file: string, range?: ByteRange): Promise<Open
  * 413 answer); a source that errors or closes before its end fails the write as interrupted.
  */
 export async function pipeFrom(source: Readable, limit: ByteLimit, sink: Writable): Promise<void> {
+	// Gone already (a client that left while the upload was authorized): its close has been
+	// emitted and its end never will be, so piping it would wait forever.
+	if (source.readableAborted) {
+		sink.destroy();
+		throw new ArtifactInterrupted(source.errored ?? undefined);
+	}
 	const done = pipeline(limit, sink);
 	const onError = (err: Error) => limit.destroy(new ArtifactInterrupted(err));
 	const onClose = () => {

@@ -5,10 +5,12 @@
  */
 import fs from "fs";
 import http from "http";
+import net from "net";
 import path from "path";
 import { config } from "../../config";
 import { Readable } from "stream";
-import { ArtifactStore } from "../../lib/builds/artifact-store";
+import type { UploadInFlight } from "../../gateway/artifact-upload";
+import { ArtifactStore, MAX_TRACE_BYTES } from "../../lib/builds/artifact-store";
 import type { DownloadGrant } from "../../lib/builds/transfer-grants";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
@@ -105,6 +107,7 @@ describe("files in one process", () => {
 		const url = `${stack.url}/projects/${projectId}/builds/${id}/artifacts`;
 		const down = await streamDownload(url, { "PRIVATE-TOKEN": token });
 		expect([down.status, down.bytes, down.sha256, down.headers["content-length"]]).toEqual([200, size, sha256Of(size), String(size)]);
+		expect(down.headers["x-content-type-options"]).toBe("nosniff");
 		const part = await fetch(url, { headers: { "PRIVATE-TOKEN": token, Range: `bytes=${size - 10}-` } });
 		const partAnswer = [part.status, part.headers.get("content-range"), part.headers.get("content-length")];
 		expect(partAnswer).toEqual([206, `bytes ${size - 10}-${size - 1}/${size}`, "10"]);
@@ -198,8 +201,161 @@ describe("files in one process", () => {
 		for (let i = 0; i < 6; i++) expect((await ci.trace(id, chunk)).status).toBe(200);
 		const res = await stack.api(token).get(`/projects/${projectId}/builds/${id}/trace`);
 		expect(res.status).toBe(200);
+		expect(res.headers.get("x-content-type-options")).toBe("nosniff");
 		expect(res.text.length).toBe(chunk.length * 6);
 		expect(res.text === chunk.repeat(6)).toBe(true);
+	});
+});
+
+describe("traces, erases and clients that leave, step by step", () => {
+	type BuildsThis = { anyBuild: (id: number) => Promise<unknown>; artifacts: ArtifactStore };
+	const builds = () => stack.broker.getLocalService("builds") as unknown as BuildsThis;
+	const erase = (id: number) => stack.api(token).post(`/projects/${projectId}/builds/${id}/erase`);
+	const traceFile = (id: number) => path.join(buildDir(id), "trace.log");
+
+	/** A finished build with a trace, ready to be erased. */
+	async function erasable(): Promise<number> {
+		const id = await ci.build({ project_id: projectId });
+		expect((await ci.trace(id, "first\n")).status).toBe(200);
+		await ci.drive(id, "success");
+		return id;
+	}
+
+	afterEach(() => {
+		jest.restoreAllMocks();
+	});
+
+	it("refuses a trace append past MAX_TRACE_BYTES with a 413, and keeps the trace as it was", async () => {
+		const id = await ci.build({ project_id: projectId });
+		expect((await ci.trace(id, "x")).status).toBe(200);
+		// A sparse file stands for a trace 5 bytes short of the limit.
+		await fs.promises.truncate(traceFile(id), MAX_TRACE_BYTES - 5);
+		const over = await ci.trace(id, "123456");
+		expect([over.status, over.body]).toEqual([413, { message: "413 Request Entity Too Large" }]);
+		expect(fs.statSync(traceFile(id)).size).toBe(MAX_TRACE_BYTES - 5);
+		const upTo = await ci.trace(id, "12345");
+		expect([upTo.status, upTo.body]).toEqual([200, { id, trace_size: MAX_TRACE_BYTES }]);
+	});
+
+	it("an append overtaken by an erase before it writes answers 403 and leaves no trace", async () => {
+		const id = await erasable();
+		const store = builds().artifacts;
+		const append = store.appendTrace.bind(store);
+		jest.spyOn(store, "appendTrace").mockImplementationOnce(async (...args) => {
+			expect((await erase(id)).status).toBe(201);
+			return append(...args);
+		});
+		const res = await ci.trace(id, "late\n");
+		expect([res.status, res.body]).toEqual([403, { message: "403 Forbidden  - Build has been erased" }]);
+		expect(fs.existsSync(buildDir(id))).toBe(false);
+	});
+
+	it("an append whose directory an erase removes under it answers 403, not 500", async () => {
+		const id = await erasable();
+		const appendFile = fs.promises.appendFile;
+		jest.spyOn(fs.promises, "appendFile").mockImplementation(async (file, ...rest) => {
+			if (file === traceFile(id)) expect((await erase(id)).status).toBe(201);
+			return appendFile(file, ...rest);
+		});
+		const res = await ci.trace(id, "late\n");
+		expect([res.status, res.body]).toEqual([403, { message: "403 Forbidden  - Build has been erased" }]);
+		expect(fs.existsSync(buildDir(id))).toBe(false);
+	});
+
+	it("a commit whose build an erase removes before the move answers 403, and leaves nothing", async () => {
+		const id = await erasable();
+		const pending = await new ArtifactStore(config.artifactsDir, config.maxArtifactBytes).writeUpload(id, Readable.from([Buffer.from("zip")]));
+		const rename = fs.promises.rename;
+		jest.spyOn(fs.promises, "rename").mockImplementation(async (from, to) => {
+			if (String(to).startsWith(buildDir(id) + path.sep)) expect((await erase(id)).status).toBe(201);
+			return rename(from, to);
+		});
+		await expect(
+			stack.broker.call("builds.commitArtifactsUpload", { build_id: id, filename: "a.zip", upload: pending.upload, size: 3 }),
+		).rejects.toMatchObject({ code: 403, data: { body: { message: "403 Forbidden  - Build has been erased" } } });
+		expect(fs.existsSync(buildDir(id))).toBe(false);
+		expect(fs.existsSync(path.join(config.artifactsDir, pending.upload))).toBe(false);
+	});
+
+	it("an upload whose client leaves while it is being authorized settles and leaves no file", async () => {
+		const id = await ci.build({ project_id: projectId });
+		const gateway = stack.broker.getLocalService("api") as unknown as { server: http.Server; uploadsInFlight: Set<UploadInFlight> };
+		const client = new net.Socket();
+		// The gateway's side of the connection: closed once it has seen the client leave.
+		const serverSideClosed = new Promise<void>(resolve => gateway.server.once("connection", (socket: net.Socket) => socket.on("close", () => resolve())));
+		const svc = builds();
+		const anyBuild = svc.anyBuild;
+		let inFlight: UploadInFlight | undefined;
+		jest.spyOn(svc, "anyBuild").mockImplementationOnce(async buildId => {
+			inFlight = [...gateway.uploadsInFlight][0];
+			client.destroy();
+			await serverSideClosed;
+			return anyBuild(buildId);
+		});
+		const { port } = new URL(stack.url);
+		client.connect(Number(port), "127.0.0.1", () => {
+			client.write(
+				`PUT /api/v3/internal/builds/${id}/artifacts?filename=gone.zip HTTP/1.1\r\nHost: x\r\n` +
+					`Gitlab-Shared-Secret: ${config.internalApiSecret}\r\nContent-Length: 100000\r\n\r\n`,
+			);
+		});
+		client.on("error", () => {});
+		await new Promise<void>(resolve => client.on("close", () => resolve()));
+		await serverSideClosed;
+		while (!inFlight) await new Promise(r => setImmediate(r));
+		await inFlight.done;
+		expect(gateway.uploadsInFlight.has(inFlight)).toBe(false);
+		expect(filesUnder(path.join(config.artifactsDir, ".tmp"))).toEqual([]);
+		expect((await stack.api(token).get(`/projects/${projectId}/builds/${id}`)).body.artifacts_file).toBeNull();
+	});
+});
+
+describe("Expect: 100-continue on an artifacts upload", () => {
+	/** Sends the request head, then the body once `100 Continue` comes; resolves with all the socket received. */
+	function rawUpload(id: number, secret: string, body: string): Promise<string> {
+		const { port } = new URL(stack.url);
+		return new Promise((resolve, reject) => {
+			let received = "";
+			let sent = false;
+			const socket = net.connect(Number(port), "127.0.0.1", () => {
+				socket.write(
+					`PUT /api/v3/internal/builds/${id}/artifacts?filename=a.zip HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
+						`Gitlab-Shared-Secret: ${secret}\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+				);
+			});
+			socket.on("data", (chunk: Buffer) => {
+				received += chunk.toString("latin1");
+				if (!sent && received.startsWith("HTTP/1.1 100 Continue\r\n\r\n")) {
+					sent = true;
+					socket.write(body);
+				}
+			});
+			socket.on("error", reject);
+			socket.on("end", () => resolve(received));
+		});
+	}
+
+	it("answers a wrong secret 401 without ever sending 100 Continue", async () => {
+		const id = await ci.build({ project_id: projectId });
+		const answer = await rawUpload(id, "wrong-secret", "hello");
+		expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+		expect(answer).not.toContain("100 Continue");
+		expect(answer.endsWith('{"message":"401 Unauthorized"}')).toBe(true);
+	});
+
+	it("sends 100 Continue to an authorized upload, then stores the body it sends", async () => {
+		const id = await ci.build({ project_id: projectId });
+		const answer = await rawUpload(id, config.internalApiSecret, "hello");
+		const [first, rest] = [answer.slice(0, 25), answer.slice(25)];
+		expect(first).toBe("HTTP/1.1 100 Continue\r\n\r\n");
+		expect(rest).toMatch(/^HTTP\/1\.1 200 /);
+		expect(JSON.parse(rest.slice(rest.indexOf("\r\n\r\n") + 4)).artifacts_file).toEqual({ filename: "a.zip", size: 5 });
+	});
+
+	it("still answers an unknown build 404 without 100 Continue", async () => {
+		const answer = await rawUpload(987654321, config.internalApiSecret, "hello");
+		expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+		expect(answer).not.toContain("100 Continue");
 	});
 });
 

@@ -4,9 +4,10 @@ import http from "http";
 import type { AddressInfo } from "net";
 import os from "os";
 import path from "path";
+import { once } from "events";
 import { PassThrough, Readable } from "stream";
-import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, UploadGone } from "../../lib/builds/artifact-errors";
-import { ArtifactStore } from "../../lib/builds/artifact-store";
+import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, TraceTooLarge, UploadGone } from "../../lib/builds/artifact-errors";
+import { ArtifactStore, MAX_TRACE_BYTES } from "../../lib/builds/artifact-store";
 
 let root: string;
 let store: ArtifactStore;
@@ -295,6 +296,19 @@ describe("ArtifactStore traces", () => {
 		expect((await readAll(part!.stream)).toString()).toBe("2345");
 	});
 
+	it("refuses an append that would take the trace past its limit, whole", async () => {
+		expect(store.maxTraceBytes).toBe(MAX_TRACE_BYTES);
+		expect(MAX_TRACE_BYTES).toBe(100 * 1024 * 1024);
+		const small = new ArtifactStore(root, MAX, 100);
+		expect(await small.appendTrace(1, 5, "x".repeat(60))).toBe(60);
+		await expect(small.appendTrace(1, 5, "y".repeat(41))).rejects.toBeInstanceOf(TraceTooLarge);
+		// Counted in bytes, not characters: 20 × "é" is 40 bytes.
+		await expect(small.appendTrace(1, 5, "é".repeat(21))).rejects.toBeInstanceOf(TraceTooLarge);
+		expect(await small.traceSize(1, 5)).toBe(60);
+		expect(await small.appendTrace(1, 5, "é".repeat(20))).toBe(100);
+		await expect(small.appendTrace(1, 5, "z")).rejects.toBeInstanceOf(TraceTooLarge);
+	});
+
 	it("keeps every line of concurrent appends", async () => {
 		const lines = Array.from({ length: 200 }, (_, i) => `line ${i}\n`);
 		await Promise.all(lines.map(l => store.appendTrace(2, 3, l)));
@@ -350,6 +364,21 @@ describe("ArtifactStore uploads in two steps (the gateway writes, builds commits
 		expect(await listTree()).toEqual([pending.upload]);
 	});
 
+	it("fails a source already gone before the write starts (a client that left during the authorization)", async () => {
+		const source = new PassThrough();
+		source.write(Buffer.alloc(1000));
+		source.destroy();
+		await once(source, "close");
+		await expect(store.writeUpload(3, source)).rejects.toBeInstanceOf(ArtifactInterrupted);
+		const errored = new PassThrough();
+		errored.on("error", () => {});
+		const closed = new Promise(resolve => errored.on("close", resolve));
+		errored.destroy(new Error("socket hang up"));
+		await closed;
+		await expect(store.writeUpload(3, errored)).rejects.toThrow("artifacts upload interrupted: socket hang up");
+		expect(await tmpFiles()).toEqual([]);
+	});
+
 	it("removes the partial file of a failed write (too large, short, interrupted)", async () => {
 		await expect(store.writeUpload(3, Readable.from(bytes(MAX + 1)))).rejects.toBeInstanceOf(ArtifactTooLarge);
 		await expect(store.writeUpload(3, Readable.from([Buffer.from("abc")]), { expectedBytes: 4 })).rejects.toBeInstanceOf(ArtifactIncomplete);
@@ -377,6 +406,19 @@ describe("ArtifactStore.openObject (by key, as the gateway reads)", () => {
 		expect((await readAll((await store.openObject("2/3/trace.log"))!.stream)).toString()).toBe("line\n");
 		await store.removeArtifact(2, 3, stored.file);
 		expect(await store.openObject(key)).toBeNull();
+	});
+
+	it("reads ahead at most 256 KiB of a file that nobody consumes (a paused download)", async () => {
+		const size = 8 * 1024 * 1024;
+		await store.appendTrace(2, 3, Buffer.alloc(size, 1));
+		const opened = (await store.openObject("2/3/trace.log"))!;
+		expect(opened.size).toBe(size);
+		// Nothing reads it: the stream fills its buffer once and stops there.
+		await once(opened.stream, "readable");
+		expect(opened.stream.readableLength).toBeGreaterThan(0);
+		expect(opened.stream.readableLength).toBeLessThanOrEqual(256 * 1024);
+		expect(opened.stream.readableHighWaterMark).toBeLessThanOrEqual(256 * 1024);
+		opened.stream.destroy();
 	});
 
 	it("refuses any key it does not make, so nothing outside the root is ever opened", async () => {

@@ -3,8 +3,9 @@
  * secret and without a user: new builds, runner state updates, trace appends, artifacts uploads
  * (authorized and committed here, written into the store by the gateway), and builds in bulk for seeding.
  */
-import { badRequest, forbidden, invalidValue, notFound, paramError } from "../../../lib/api/errors";
-import { UploadGone } from "../../../lib/builds/artifact-errors";
+import { badRequest, forbidden, invalidValue, notFound, paramError, tooLarge } from "../../../lib/api/errors";
+import { TraceTooLarge, UploadGone } from "../../../lib/builds/artifact-errors";
+import { isMissing } from "../../../lib/builds/file-streams";
 import { parseArtifactsFilename, parseId, parseNewBuild } from "../../../lib/builds/build-input";
 import { isBuildStatus, parseCoverage, parseRunnerUpdate, runnerTransition, stateReached } from "../../../lib/builds/build-state";
 import { untilSet } from "../../../lib/builds/build-store";
@@ -97,9 +98,22 @@ export const InternalBuilds: BuildsModule = {
 				if (typeof text !== "string") throw paramError("trace is invalid");
 				const build = await this.anyBuild(buildId);
 				if (build.erased_at) throw forbidden("Build has been erased");
-				const size = text.length
-					? await this.artifacts.appendTrace(build.project_id, build.id, text)
-					: await this.artifacts.traceSize(build.project_id, build.id);
+				if (!text.length) return { id: build.id, trace_size: await this.artifacts.traceSize(build.project_id, build.id) };
+				let size: number;
+				try {
+					size = await this.artifacts.appendTrace(build.project_id, build.id, text);
+				} catch (err) {
+					if (err instanceof TraceTooLarge) throw tooLarge();
+					// An erase pruned the build's directory under the append.
+					if (isMissing(err) && (await this.anyBuild(buildId)).erased_at) throw forbidden("Build has been erased");
+					throw err;
+				}
+				// An erase that came between the check above and the append: its trace is gone for good.
+				if ((await this.anyBuild(buildId)).erased_at) {
+					await this.artifacts.removeTrace(build.project_id, build.id);
+					await this.artifacts.pruneBuildDir(build.project_id, build.id);
+					throw forbidden("Build has been erased");
+				}
 				return { id: build.id, trace_size: size };
 			},
 		},
@@ -154,7 +168,11 @@ export const InternalBuilds: BuildsModule = {
 				} catch (err) {
 					if (orphan) await this.artifacts.removeArtifact(orphan.projectId, orphan.buildId, orphan.file);
 					else await this.artifacts.discardUpload(upload, buildId).catch(() => {});
-					if (err instanceof UploadGone) throw badRequest("400 (Bad request) upload is gone");
+					if (err instanceof UploadGone) {
+						// An erase can prune the build's directory between the check and the move.
+						if ((await this.anyBuild(buildId).catch(() => null))?.erased_at) throw forbidden("Build has been erased");
+						throw badRequest("400 (Bad request) upload is gone");
+					}
 					throw err;
 				}
 			},

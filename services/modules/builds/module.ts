@@ -22,6 +22,8 @@ export interface BuildsVars {
 	db: { builds: Collection<BuildDoc>; build_counters: Collection<BuildCounterDoc> };
 	builds: BuildStore;
 	artifacts: ArtifactStore;
+	/** Stops the periodic sweep of unfinished uploads (started with the service). */
+	stopUploadSweeps?: () => void;
 }
 
 export interface BuildsMethods extends ProjectAccessMethods, CacheCleanerMethods {
