@@ -14,30 +14,42 @@
  * - every cache command is bounded by COMMAND_TIMEOUT_MS, and a failure marks the cache degraded:
  *   one warning, then reads bypass the cache (the cacher middleware's `connected === false` path)
  *   and writes go straight through to the handler;
- * - cleans asked for while degraded are remembered and replayed before the cache is used again;
+ * - cleans and deletes asked for while degraded are remembered and replayed before the cache is
+ *   used again, after a new write-generation epoch (lib/cache/write-generations.ts), so no read that
+ *   began before the replay stores its answer after it;
+ * - a clean's SCAN is bounded step by step, not as a whole: on a large keyspace a clean takes as
+ *   long as it takes, but a Redis that stops answering is still noticed within COMMAND_TIMEOUT_MS
+ *   (bounding the whole clean would degrade the cache, and keep it degraded, for a slow clean);
  * - a probe (PING) every PROBE_INTERVAL_MS, or ioredis' `ready`, ends the degraded state, with an
  *   info line.
  * The memory cacher cannot fail this way and is left as it is. Whatever the cacher, keys whose
  * parameters are longer than MAX_CACHE_KEY_PARAMS characters are shortened to a hash.
  */
 import type { Middleware, ServiceBroker } from "moleculer";
+import { installWriteGenerations, type WriteGenerations } from "../lib/cache/write-generations";
 
 const COMMAND_TIMEOUT_MS = 500;
 const PROBE_INTERVAL_MS = 1000;
 /** Beyond this many remembered cleans, the whole namespace's cache is dropped on recovery instead. */
 const MAX_PENDING_CLEANS = 1000;
+/** Keys a clean's SCAN looks at per step (Moleculer's own clean asks for 100). */
+const SCAN_COUNT = 1000;
 
 interface RedisLike {
 	on(event: "error", listener: (err: Error) => void): unknown;
 	on(event: "ready" | "close", listener: () => void): unknown;
 	ping(): Promise<unknown>;
+	scan?(cursor: string, ...args: (string | number)[]): Promise<[string, string[]]>;
+	del?(...keys: string[]): Promise<unknown>;
 	options: { enableOfflineQueue?: boolean };
 }
 
 interface CacherLike {
 	client?: RedisLike;
 	connected?: boolean;
-	opts: { missingResponse?: unknown; maxParamsLength?: number | null };
+	prefix?: string;
+	generations?: WriteGenerations;
+	opts: { missingResponse?: unknown; maxParamsLength?: number | null; cluster?: unknown };
 	get(key: string): Promise<unknown>;
 	set(key: string, data: unknown, ttl?: number): Promise<unknown>;
 	del(keys: string | string[]): Promise<unknown>;
@@ -65,6 +77,7 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 	const logger = broker.getLogger("cache");
 	const original = { get: cacher.get.bind(cacher), set: cacher.set.bind(cacher), del: cacher.del.bind(cacher), clean: cacher.clean.bind(cacher) };
 	const pending = new Set<string>();
+	const pendingKeys = new Set<string>();
 	let degraded = false;
 	let recovering: Promise<void> | null = null;
 	let probe: NodeJS.Timeout | null = null;
@@ -73,11 +86,29 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 	// Fail at once while Redis is away instead of queueing behind ioredis' reconnect attempts.
 	client.options.enableOfflineQueue = false;
 
-	const remember = (patterns: string[]) => {
+	const remember = (patterns: string[], keys: string[] = []) => {
 		for (const p of patterns) pending.add(p);
-		if (pending.size > MAX_PENDING_CLEANS) {
+		for (const k of keys) pendingKeys.add(k);
+		if (pending.size + pendingKeys.size > MAX_PENDING_CLEANS) {
 			pending.clear();
+			pendingKeys.clear();
 			pending.add("**");
+		}
+	};
+
+	/** SCAN and DEL, each step bounded; Moleculer's clean (bounded whole) where that is not possible. */
+	const scan = client.scan?.bind(client);
+	const delKeys = client.del?.bind(client);
+	const cleanPatterns = async (patterns: string[], what: string) => {
+		if (!scan || !delKeys || cacher.opts.cluster) return bounded(() => original.clean(patterns), what);
+		for (const pattern of patterns) {
+			const match = (cacher.prefix ?? "") + pattern.replace(/\*\*/g, "*");
+			let cursor = "0";
+			do {
+				const [next, keys] = await bounded(() => scan(cursor, "MATCH", match, "COUNT", SCAN_COUNT), `${what} (SCAN)`);
+				if (keys.length) await bounded(() => delKeys(...keys), `${what} (DEL)`);
+				cursor = next;
+			} while (cursor !== "0");
 		}
 	};
 
@@ -92,18 +123,41 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 		}
 	};
 
+	// Write generations on Redis: bounded like the rest; a failure degrades and refuses the store.
+	const gens = cacher.generations;
+	const generations = gens ? { original: { ...gens } } : null;
+	if (gens && generations) {
+		gens.read = project =>
+			bounded(() => generations.original.read(project), "cache generation read").catch((err: Error) => (degrade(err.message), Promise.reject(err)));
+		gens.bump = async project => {
+			// While degraded the bump is lost; the epoch at recovery stands in for it.
+			if (cacher.connected === false) return;
+			await bounded(() => generations.original.bump(project), "cache generation bump").catch((err: Error) => degrade(err.message));
+		};
+		gens.setIf = async (key, data, ttl, project, seen) => {
+			if (cacher.connected === false) return false;
+			return bounded(() => generations.original.setIf(key, data, ttl, project, seen), "cache SET").catch((err: Error) => (degrade(err.message), false));
+		};
+	}
+
 	/** Replays the cleans Redis missed, then lets the cacher serve again. */
 	const recover = (): Promise<void> => {
 		if (recovering || stopped) return recovering ?? Promise.resolve();
 		recovering = (async () => {
 			try {
 				await bounded(() => client.ping(), "PING");
+				// Reads under way may have seen the data before a write whose bump Redis missed.
+				if (generations) await bounded(() => generations.original.newEpoch(), "new cache epoch");
+				const keys = [...pendingKeys];
 				const patterns = [...pending];
-				if (patterns.length) await bounded(() => original.clean(patterns), "replaying cache cleans");
+				if (keys.length) await bounded(() => original.del(keys), "replaying cache deletes");
+				for (const k of keys) pendingKeys.delete(k);
+				if (patterns.length) await cleanPatterns(patterns, "replaying cache cleans");
 				for (const p of patterns) pending.delete(p);
+				const replayed = keys.length + patterns.length;
 				if (probe) clearInterval(probe);
 				probe = null;
-				if (degraded) logger.info(`Cache is back on Redis${patterns.length ? ` (replayed ${patterns.length} missed invalidations)` : ""}`);
+				if (degraded) logger.info(`Cache is back on Redis${replayed ? ` (replayed ${replayed} missed invalidations)` : ""}`);
 				degraded = false;
 				cacher.connected = true;
 			} catch (err) {
@@ -141,11 +195,11 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 	};
 	cacher.del = async (keys: string | string[]) => {
 		const list = Array.isArray(keys) ? keys : [keys];
-		if (cacher.connected === false) return remember(list);
+		if (cacher.connected === false) return remember([], list);
 		try {
 			return await bounded(() => original.del(list), "cache DEL");
 		} catch (err) {
-			remember(list);
+			remember([], list);
 			degrade((err as Error).message);
 		}
 	};
@@ -153,7 +207,7 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 		const patterns = Array.isArray(match) ? match : [match];
 		if (cacher.connected === false) return remember(patterns);
 		try {
-			return await bounded(() => original.clean(patterns), "cache clean");
+			return await cleanPatterns(patterns, "cache clean");
 		} catch (err) {
 			remember(patterns);
 			degrade((err as Error).message);
@@ -179,6 +233,7 @@ export function ResilientCacheMiddleware(): Middleware {
 			if (!cacher) return;
 			// Set on the cacher the broker ended up with (CACHER from the environment replaces a configured one).
 			cacher.opts.maxParamsLength ??= MAX_CACHE_KEY_PARAMS;
+			installWriteGenerations(cacher);
 			makeCacherResilient(broker, cacher);
 		},
 		stopping(broker: ServiceBroker) {

@@ -7,16 +7,21 @@
  * docs/architecture.md#cache-keys): `**` crosses dots on both, and `?` stands in for the `|` that joins
  * further keys.
  *
- * Every clean runs twice: at once, and again a moment later. A read that missed the cache just
- * before a write can store its (old) answer after the first clean; the second one removes it, so
- * a stale entry lives for RECLEAN_DELAY_MS at most instead of its whole TTL.
+ * A write bumps the project's write generation before it cleans (lib/cache/write-generations.ts):
+ * a read that began before the write cannot store its old answer afterwards, however slow, so
+ * one clean is enough.
+ *
+ * Exact keys (a member's access look-ups) are deleted, not cleaned: on Redis a clean is a SCAN of
+ * the whole keyspace, a delete one DEL. Those look-ups are not guarded by a generation, so their
+ * delete runs twice: at once, and again RECLEAN_DELAY_MS later.
  */
 import type { ServiceBroker, ServiceSchema } from "moleculer";
+import { bumpGeneration, installWriteGenerations, PROJECT_CACHE_KEY } from "../lib/cache/write-generations";
 
 /** First cache key of every per-project cached action: `cache: { keys: [PROJECT_CACHE_KEY, …] }`. */
-export const PROJECT_CACHE_KEY = "#projectKey";
+export { PROJECT_CACHE_KEY };
 
-/** Longer than a read handler takes between missing the cache and storing its answer. */
+/** Longer than an access look-up takes between missing the cache and storing its answer. */
 export const RECLEAN_DELAY_MS = 1000;
 
 export function projectCachePatterns(service: string, projectId: number | string): string[] {
@@ -24,17 +29,36 @@ export function projectCachePatterns(service: string, projectId: number | string
 	return [`${service}.**:"${key}"`, `${service}.**:"${key}"?**`];
 }
 
-/** Cleans now and once more after RECLEAN_DELAY_MS; a failing cache never fails the write. */
+function warnOnFailure(broker: ServiceBroker, what: string) {
+	// Entries then expire by their TTL.
+	return (err: unknown) => broker.logger.warn(`Cache clean failed for ${what}: ${(err as Error).message}`);
+}
+
+/** Bumps the project's write generation, then cleans the patterns once; a failing cache never fails the write. */
+export async function cleanProject(broker: ServiceBroker, projectId: number | string, patterns: string[], what: string): Promise<void> {
+	const cacher = broker.cacher;
+	if (!cacher) return;
+	// The bump first: a read storing between the clean and a later bump would keep its old answer.
+	await bumpGeneration(cacher, projectId).catch(warnOnFailure(broker, what));
+	await cacher.clean(patterns).catch(warnOnFailure(broker, what));
+}
+
+/** Cleans patterns now and once more after RECLEAN_DELAY_MS (for entries no generation guards). */
 export async function cleanTwice(broker: ServiceBroker, patterns: string[], what: string): Promise<void> {
 	const cacher = broker.cacher;
 	if (!cacher) return;
-	const clean = () =>
-		cacher.clean(patterns).catch(err => {
-			// Entries then expire by their TTL.
-			broker.logger.warn(`Cache clean failed for ${what}: ${(err as Error).message}`);
-		});
+	const clean = () => cacher.clean(patterns).catch(warnOnFailure(broker, what));
 	await clean();
 	setTimeout(() => void clean(), RECLEAN_DELAY_MS).unref();
+}
+
+/** Deletes exact keys now and once more after RECLEAN_DELAY_MS: one DEL each, no keyspace scan. */
+export async function deleteTwice(broker: ServiceBroker, keys: string[], what: string): Promise<void> {
+	const cacher = broker.cacher;
+	if (!cacher || keys.length === 0) return;
+	const del = () => cacher.del(keys).catch(warnOnFailure(broker, what));
+	await del();
+	setTimeout(() => void del(), RECLEAN_DELAY_MS).unref();
 }
 
 export interface CacheCleanerMethods {
@@ -44,10 +68,14 @@ export interface CacheCleanerMethods {
 
 export function CacheCleanerMixin(): Partial<ServiceSchema> {
 	return {
+		created() {
+			// Guards this broker's cached reads (a no-op when the middleware has already done it).
+			installWriteGenerations(this.broker.cacher);
+		},
 		methods: {
 			/** Drops every cached read of this service for one project. */
 			async cleanProjectCache(projectId: number | string): Promise<void> {
-				await cleanTwice(this.broker, projectCachePatterns(this.fullName, projectId), `${this.fullName} project ${projectId}`);
+				await cleanProject(this.broker, projectId, projectCachePatterns(this.fullName, projectId), `${this.fullName} project ${projectId}`);
 			},
 		},
 	};

@@ -21,7 +21,7 @@ import { mergeSettings } from "../lib/integrations/settings";
 import { FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION } from "../lib/integrations/settings-cache";
 import { PUSH_GROUPS } from "../lib/push/channel";
 import { UniqueViolation, type Collection } from "../lib/store/collection";
-import { CacheCleanerMixin, RECLEAN_DELAY_MS, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
 import { checkSecretsKeyInStore, SecretsMixin, type SecretsVars } from "../mixins/secrets.mixin";
@@ -136,13 +136,13 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 		/**
 		 * Cleans the project's cached settings, and has every worker instance forget its copy
 		 * (lib/integrations/settings-cache.ts) before the write answers: an event published after
-		 * it reads the new settings. Again once the cache's second clean is done (a read racing
-		 * this write may have stored the old settings in between).
+		 * it reads the new settings. Once is enough: a read racing this write can store its old
+		 * answer neither in the shared cache (the project's write generation refuses it) nor in a
+		 * worker's (a load under way when its copy is forgotten is not kept).
 		 */
 		async settingsChanged(projectId: number): Promise<void> {
 			await this.cleanProjectCache(projectId);
 			await this.forgetInWorkers(projectId);
-			setTimeout(() => void this.forgetInWorkers(projectId), RECLEAN_DELAY_MS + 250).unref();
 		},
 
 		/** Each running instance of each push worker (every node that offers it) drops the project's settings; bounded in time. */

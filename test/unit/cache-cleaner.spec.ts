@@ -1,5 +1,7 @@
 import { ServiceBroker } from "moleculer";
-import { cleanTwice, projectCachePatterns, RECLEAN_DELAY_MS } from "../../mixins/cache-cleaner.mixin";
+import { ACCESS_CACHE_PATTERNS } from "../../lib/accounts/auth-cache";
+import { accessChangeTargets } from "../../mixins/access-cache.mixin";
+import { cleanTwice, deleteTwice, projectCachePatterns, RECLEAN_DELAY_MS } from "../../mixins/cache-cleaner.mixin";
 import { waitFor } from "../support/http";
 
 const broker = new ServiceBroker({ logger: false, cacher: "Memory" });
@@ -36,5 +38,31 @@ describe("cleanTwice", () => {
 	it("does nothing without a cacher", async () => {
 		const bare = new ServiceBroker({ logger: false });
 		await expect(cleanTwice(bare, ["x:**"], "test")).resolves.toBeUndefined();
+	});
+});
+
+describe("deleteTwice", () => {
+	it("deletes exact keys with the cacher's del, never its clean, and once more a moment later", async () => {
+		const key = 'accounts.projectAccess:"9"|3|false';
+		await broker.cacher!.set(key, { level: 30 });
+		const cleans = jest.spyOn(broker.cacher!, "clean");
+		try {
+			await deleteTwice(broker, [key], "test");
+			expect(await has(key)).toBe(false);
+			await broker.cacher!.set(key, { level: 30 });
+			await waitFor("the second delete", async () => !(await has(key)), RECLEAN_DELAY_MS * 5, 50);
+			expect(cleans).not.toHaveBeenCalled();
+		} finally {
+			cleans.mockRestore();
+		}
+	});
+});
+
+describe("access changes", () => {
+	it("delete the keys they name, clean the patterns they name, and clean every access look-up when they name neither", () => {
+		expect(accessChangeTargets({ keys: ["a:1"] })).toEqual({ keys: ["a:1"], patterns: [] });
+		expect(accessChangeTargets({ patterns: ["a:**"] })).toEqual({ keys: [], patterns: ["a:**"] });
+		for (const change of [null, {}, { keys: [] }, { keys: [1] }, { patterns: "a:**" }])
+			expect(accessChangeTargets(change as never)).toEqual({ keys: [], patterns: ACCESS_CACHE_PATTERNS });
 	});
 });

@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from "events";
 import type { ServiceBroker } from "moleculer";
+import type { WriteGenerations } from "../../lib/cache/write-generations";
 import { makeCacherResilient } from "../../middlewares/resilient-cache.middleware";
 
 const MISS = undefined;
@@ -12,6 +13,7 @@ const MISS = undefined;
 function setup() {
 	let mode: "up" | "down" | "stalled" = "up";
 	const cleaned: string[][] = [];
+	const deleted: string[][] = [];
 	const logs: string[] = [];
 	const answer = <T>(value: T): Promise<T> =>
 		mode === "up" ? Promise.resolve(value) : mode === "down" ? Promise.reject(new Error("Connection is closed.")) : new Promise<T>(() => undefined);
@@ -22,14 +24,14 @@ function setup() {
 		opts: { missingResponse: MISS },
 		get: (_key: string) => answer<unknown>("cached"),
 		set: (_key: string, _data: unknown) => answer("OK"),
-		del: (_keys: string | string[]) => answer(1),
+		del: (keys: string | string[]) => answer(deleted.push(Array.isArray(keys) ? keys : [keys])),
 		clean: (match: string | string[] = "*") => answer(cleaned.push(Array.isArray(match) ? match : [match])),
 	};
 	const logger = { warn: (m: string) => logs.push(`warn ${m}`), info: (m: string) => logs.push(`info ${m}`) };
 	const broker = { getLogger: () => logger } as unknown as ServiceBroker;
 	makeCacherResilient(broker, cacher);
 	const stop = () => (cacher as unknown as { stopResilience(): void }).stopResilience();
-	return { cacher, client, cleaned, logs, set: (m: typeof mode) => (mode = m), stop };
+	return { cacher, client, cleaned, deleted, logs, set: (m: typeof mode) => (mode = m), stop };
 }
 
 describe("resilient cache", () => {
@@ -58,7 +60,7 @@ describe("resilient cache", () => {
 		t.stop();
 	});
 
-	it("remembers cleans asked for while degraded and replays them before serving from the cache again", async () => {
+	it("remembers cleans and deletes asked for while degraded and replays them (deletes as deletes) before serving again", async () => {
 		const t = setup();
 		t.set("down");
 		await t.cacher.get("k");
@@ -68,7 +70,8 @@ describe("resilient cache", () => {
 		t.set("up");
 		t.client.emit("ready");
 		await new Promise(r => setTimeout(r, 10));
-		expect(t.cleaned).toEqual([['labels.**:"7"', 'labels.**:"7"?**', "accounts.resolveToken:abc"]]);
+		expect(t.cleaned).toEqual([['labels.**:"7"', 'labels.**:"7"?**']]);
+		expect(t.deleted).toEqual([["accounts.resolveToken:abc"]]);
 		expect(t.cacher.connected).toBe(true);
 		expect(t.logs.at(-1)).toMatch(/^info Cache is back on Redis \(replayed 3 missed invalidations\)/);
 		await expect(t.cacher.get("k")).resolves.toBe("cached");
@@ -84,5 +87,77 @@ describe("resilient cache", () => {
 		await new Promise(r => setTimeout(r, 800));
 		expect(t.cacher.connected).toBe(false);
 		t.stop();
+	});
+
+	it("bounds each step of a clean's SCAN, not the whole clean: a long clean of a large keyspace completes and keeps the cache on", async () => {
+		// Redis answering every SCAN step in 150 ms: 6 steps, longer in all than one command's bound.
+		const keys = Array.from({ length: 6 }, (_, i) => `MOL-t-labels.list:"7"|${i}`);
+		const steps: string[] = [];
+		const removed: string[] = [];
+		const slow = <T>(value: T) => new Promise<T>(resolve => setTimeout(() => resolve(value), 150));
+		const client = Object.assign(new EventEmitter(), {
+			options: { enableOfflineQueue: true },
+			ping: () => Promise.resolve("PONG"),
+			scan: (cursor: string, ...args: (string | number)[]) => {
+				steps.push(`${cursor} ${args.join(" ")}`);
+				const i = Number(cursor);
+				return slow<[string, string[]]>([i + 1 < keys.length ? String(i + 1) : "0", [keys[i]]]);
+			},
+			del: (...list: string[]) => (removed.push(...list), Promise.resolve(list.length)),
+		});
+		const cacher = {
+			client,
+			prefix: "MOL-t-",
+			connected: true,
+			opts: { missingResponse: MISS },
+			get: () => Promise.resolve("cached"),
+			set: () => Promise.resolve("OK"),
+			del: () => Promise.resolve(1),
+			clean: (_match?: string | string[]) => slow(undefined),
+		};
+		const broker = { getLogger: () => ({ warn: () => undefined, info: () => undefined }) } as unknown as ServiceBroker;
+		makeCacherResilient(broker, cacher);
+		await cacher.clean('labels.**:"7"?**');
+		expect(steps[0]).toBe('0 MATCH MOL-t-labels.*:"7"?* COUNT 1000');
+		expect(removed).toEqual(keys);
+		expect(cacher.connected).toBe(true);
+		(cacher as unknown as { stopResilience(): void }).stopResilience();
+	});
+
+	it("starts a new write-generation epoch before replaying, so reads under way during the outage store nothing", async () => {
+		let up = false;
+		const order: string[] = [];
+		const answer = <T>(value: T) => (up ? Promise.resolve(value) : Promise.reject(new Error("Connection is closed.")));
+		const client = Object.assign(new EventEmitter(), { options: { enableOfflineQueue: true }, ping: () => answer("PONG") });
+		const generations: WriteGenerations = {
+			read: () => answer(["", ""] as const),
+			bump: () => (order.push("bump"), answer(undefined)),
+			setIf: () => (order.push("setIf"), answer(true)),
+			newEpoch: () => (order.push("epoch"), answer(undefined)),
+		};
+		const cacher = {
+			client,
+			connected: true,
+			generations,
+			opts: { missingResponse: MISS },
+			get: (_key: string) => answer<unknown>("cached"),
+			set: () => answer("OK"),
+			del: () => answer(1),
+			clean: (m: string | string[]) => (order.push(`clean ${String(m)}`), answer(undefined)),
+		};
+		makeCacherResilient({ getLogger: () => ({ warn: () => undefined, info: () => undefined }) } as unknown as ServiceBroker, cacher);
+		await cacher.get("k");
+		expect(cacher.connected).toBe(false);
+		// While degraded: a write's bump and clean do not reach Redis, and a read's store is refused.
+		await cacher.generations.bump("7");
+		await cacher.clean('labels.**:"7"');
+		expect(await cacher.generations.setIf("k", 1, 10, "7", ["", ""])).toBe(false);
+		expect(order).toEqual([]);
+		up = true;
+		client.emit("ready");
+		await new Promise(r => setTimeout(r, 10));
+		expect(order).toEqual(["epoch", 'clean labels.**:"7"']);
+		expect(cacher.connected).toBe(true);
+		(cacher as unknown as { stopResilience(): void }).stopResilience();
 	});
 });
