@@ -26,11 +26,10 @@ import {
 	channelBackendIfValid,
 	type ChannelBackend,
 	DEAD_LETTER_QUEUE,
-	MAX_RETRY_DELAY_MS,
+	DELIVERY_RECORD_MS,
 	nanos,
 	PUSH_CHANNEL,
 	pushNames,
-	RETENTION_MS,
 	slowestDeliveryMs,
 	type PushGroup,
 } from "../lib/push/channel";
@@ -164,7 +163,7 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 			this.deliveryLog = deliveryLogFor(this.broker, this.backend, {
 				prefix: this.deliveryPrefix,
 				pendingMs: claimMs(),
-				doneMs: RETENTION_MS + MAX_RETRY_DELAY_MS,
+				doneMs: DELIVERY_RECORD_MS,
 			});
 		},
 

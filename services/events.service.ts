@@ -12,9 +12,9 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/push/dead-letters";
 import type { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
-import { notFound, unavailable } from "../lib/api/errors";
+import { conflict, notFound, paramError, unavailable } from "../lib/api/errors";
 import { ProjectCache } from "../lib/cache/project-cache";
-import { channelBackendIfValid, PUSH_CHANNEL } from "../lib/push/channel";
+import { channelBackendIfValid, PUSH_CHANNEL, REPLAY_WINDOW_MS } from "../lib/push/channel";
 import { validatePushPayload, type PushEvent } from "../lib/push/payload";
 import { adapterKind } from "../middlewares/channels.middleware";
 import type { ApiMeta } from "../lib/api/context";
@@ -46,6 +46,11 @@ const PUBLISH_MARGIN_MS = 1500;
  */
 const KNOWN_PROJECTS = { ttlMs: 60_000, maxEntries: 10_000 };
 
+/** Letters are trimmed to the retention this often where the store does not do it itself (Redis). */
+const TRIM_EVERY_MS = 3600_000;
+
+const TOO_OLD_TO_REPLAY = `Dead letter is too old to replay: its event was received more than ${Math.floor(REPLAY_WINDOW_MS / 86_400_000)} days ago`;
+
 interface Methods {
 	publish(event: PushEvent, msgID: string): Promise<void>;
 	deadLetterStore(): DeadLetterStore;
@@ -53,6 +58,7 @@ interface Methods {
 
 interface Vars {
 	knownProjects: ProjectCache<true>;
+	trimTimer: NodeJS.Timeout | null;
 }
 
 const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: boolean }, Methods, Vars> = {
@@ -79,7 +85,7 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 		},
 
 		deadLetters: {
-			hedge: true,
+			// Not hedged: a list of up to 1000 letters may take over a second, and a second copy would only double it.
 			params: { limit: { type: "number", integer: true, min: 1, max: 1000, convert: true, optional: true } },
 			async handler(ctx: Context<{ limit?: number }>) {
 				return this.deadLetterStore().list(ctx.params.limit ?? 100);
@@ -90,11 +96,14 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 			params: { id: { type: "string", min: 1, max: 200 } },
 			async handler(ctx: Context<{ id: string }>) {
 				const store = this.deadLetterStore();
+				if (!store.validId(ctx.params.id)) throw paramError("id is invalid");
 				const letter = await store.take(ctx.params.id);
 				if (!letter?.event?.push || !letter.group) throw notFound("Dead Letter");
+				if (!store.canReplay(letter.event, Date.now())) throw conflict(TOO_OLD_TO_REPLAY);
 				const event: PushEvent = { ...letter.event, replay_group: letter.group };
-				await this.publish(event, `${event.id}:replay:${crypto.randomUUID()}`);
-				await store.remove(ctx.params.id);
+				// The same msgID for the same letter: on JetStream, two replays racing each other store one event.
+				await this.publish(event, `${event.id}:replay:${letter.id}`);
+				await store.remove(letter.id);
 				return { id: event.id, group: letter.group, replayed: true };
 			},
 		},
@@ -102,6 +111,23 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 
 	created() {
 		this.knownProjects = new ProjectCache<true>(KNOWN_PROJECTS);
+		this.trimTimer = null;
+	},
+
+	started() {
+		const trim = async () => {
+			try {
+				await this.deadLetterStore().trim?.(Date.now());
+			} catch (err) {
+				this.logger.warn(`Trimming the dead letters failed: ${(err as Error).message}`);
+			}
+		};
+		this.trimTimer = setInterval(() => void trim(), TRIM_EVERY_MS);
+		this.trimTimer.unref();
+	},
+
+	stopped() {
+		if (this.trimTimer) clearInterval(this.trimTimer);
 	},
 
 	methods: {

@@ -18,6 +18,20 @@ export type PushGroup = (typeof PUSH_GROUPS)[number];
 export const RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const MAX_RETAINED_EVENTS = 1_000_000;
 export const MAX_RETRY_DELAY_MS = 60_000;
+/** How long a worker remembers a delivery it made, counted from when it made it. */
+export const DELIVERY_RECORD_MS = RETENTION_MS + MAX_RETRY_DELAY_MS;
+/**
+ * A dead letter is replayed only while its event is younger than this (docs/architecture.md#dead-letters):
+ * every delivery made of it, made after it was received, is then still on record for a day more,
+ * which covers the replay's own retries, a worker group that is down meanwhile and clock skew.
+ */
+export const REPLAY_WINDOW_MS = DELIVERY_RECORD_MS - 24 * 3600 * 1000;
+
+/** Whether a dead letter whose event was received at `receivedAt` (ISO) may still be replayed at `now`. */
+export function replayable(receivedAt: unknown, now: number): boolean {
+	const at = typeof receivedAt === "string" ? Date.parse(receivedAt) : NaN;
+	return Number.isFinite(at) && now - at < REPLAY_WINDOW_MS;
+}
 
 export type ChannelBackend = { kind: "nats"; url: string } | { kind: "redis"; url: string } | { kind: "memory" };
 

@@ -7,15 +7,20 @@
  *
  * Where they live depends on the adapter: the JetStream stream `<ns>_DEAD_PUSH`, the Redis
  * stream `<ns>.DEAD_PUSH`, or the in-process adapter's journal (at most MAX_DEAD_LETTERS).
+ *
+ * On JetStream and Redis the workers' delivery records expire, so a letter whose event is older
+ * than REPLAY_WINDOW_MS is not replayed (it would repeat deliveries that were made); the
+ * in-process journal keeps an event's records while its dead letter exists
+ * (docs/architecture.md#dead-letters).
  */
 import type { Redis } from "ioredis";
 import type { JetStreamManager, StoredMsg } from "nats";
 import type { PushEvent } from "./payload";
-import { pushNames } from "./channel";
+import { pushNames, replayable, RETENTION_MS } from "./channel";
 import type { InProcessChannelAdapter } from "./in-process-channel-adapter";
 
 export interface DeadLetter {
-	/** Opaque id for replay: the JetStream sequence, the Redis stream id, or the in-process sequence. */
+	/** Opaque id for replay: the JetStream sequence, the Redis stream id, or the in-process sequence and group. */
 	id: string;
 	group: string;
 	channel: string;
@@ -28,9 +33,15 @@ export interface DeadLetter {
 
 export interface DeadLetterStore {
 	list(limit: number): Promise<DeadLetter[]>;
-	/** The event and group of one dead letter, or null. */
-	take(id: string): Promise<{ event: PushEvent; group: string } | null>;
+	/** Whether `id` has the shape of this store's ids (checked before any look-up). */
+	validId(id: string): boolean;
+	/** One dead letter: its own id (the entry read, to remove exactly that one), event and group; or null. */
+	take(id: string): Promise<{ id: string; event: PushEvent; group: string } | null>;
 	remove(id: string): Promise<boolean>;
+	/** Whether replaying this event now cannot repeat a delivery made of it (its records still exist). */
+	canReplay(event: PushEvent, now: number): boolean;
+	/** Drops the letters kept longer than the retention, where the store does not do it itself (Redis). */
+	trim?(now: number): Promise<number>;
 }
 
 function describe(id: string, payload: unknown, headers: Record<string, string | undefined>): DeadLetter {
@@ -56,40 +67,49 @@ const parse = (data: Uint8Array | Buffer): unknown => {
 	}
 };
 
-/** JetStream: read by sequence number with the adapter's manager. */
+/** Records expire on JetStream and Redis: only a letter whose event is young enough is replayed. */
+const withinRecords = (event: PushEvent, now: number) => replayable(event.received_at, now);
+
+/** A JetStream API "404": no such message (or no such stream). */
+const absent = (err: unknown) => (err as { code?: string } | null)?.code === "404";
+
+/**
+ * JetStream: read with the adapter's manager. Listing asks for the next message from a sequence
+ * number on, so it costs one request per letter however many were deleted in between.
+ */
 export function natsDeadLetters(adapter: { manager: JetStreamManager }, prefix: string): DeadLetterStore {
-	const stream = pushNames(prefix).deadLetterStream;
+	const { deadLetterStream: stream, deadLetterSubject: subject } = pushNames(prefix);
 	const headersOf = (msg: StoredMsg): Record<string, string> => {
 		const out: Record<string, string> = {};
 		if (msg.header) for (const k of msg.header.keys()) out[k.toLowerCase()] = msg.header.get(k);
 		return out;
 	};
-	const get = async (seq: number): Promise<StoredMsg | null> => {
+	// `next_by_subj`: the first message at or after `seq` (nats-server 2.9+).
+	const get = async (query: { seq: number; next_by_subj?: string }): Promise<StoredMsg | null> => {
 		try {
-			return await adapter.manager.streams.getMessage(stream, { seq });
-		} catch {
-			return null;
+			return await adapter.manager.streams.getMessage(stream, query);
+		} catch (err) {
+			if (absent(err)) return null;
+			throw err;
 		}
 	};
+	const validId = (id: string) => /^[1-9]\d{0,15}$/.test(id) && Number.isSafeInteger(Number(id));
 	return {
 		async list(limit) {
-			let info;
-			try {
-				info = await adapter.manager.streams.info(stream);
-			} catch {
-				return [];
-			}
 			const out: DeadLetter[] = [];
-			for (let seq = info.state.first_seq; seq <= info.state.last_seq && out.length < limit && info.state.messages > 0; seq++) {
-				const msg = await get(seq);
-				if (msg) out.push(describe(String(seq), parse(msg.data), headersOf(msg)));
+			for (let seq = 1; out.length < limit;) {
+				const msg = await get({ seq, next_by_subj: subject });
+				if (!msg) break;
+				out.push(describe(String(msg.seq), parse(msg.data), headersOf(msg)));
+				seq = msg.seq + 1;
 			}
 			return out;
 		},
+		validId,
 		async take(id) {
-			const msg = /^\d+$/.test(id) ? await get(Number(id)) : null;
+			const msg = validId(id) ? await get({ seq: Number(id) }) : null;
 			if (!msg) return null;
-			return { event: parse(msg.data) as PushEvent, group: headersOf(msg)["x-original-group"] ?? "" };
+			return { id: String(msg.seq), event: parse(msg.data) as PushEvent, group: headersOf(msg)["x-original-group"] ?? "" };
 		},
 		async remove(id) {
 			try {
@@ -98,10 +118,15 @@ export function natsDeadLetters(adapter: { manager: JetStreamManager }, prefix: 
 				return false;
 			}
 		},
+		canReplay: withinRecords,
 	};
 }
 
-/** Redis Streams: XRANGE/XDEL on the dead-letter stream with the adapter's publishing client. */
+/**
+ * Redis Streams: XRANGE/XDEL on the dead-letter stream with the adapter's publishing client. The
+ * channels library adds letters without a bound, so they are trimmed here to the retention
+ * (JetStream's max_age on its dead-letter stream), counted from when they became dead letters.
+ */
 export function redisDeadLetters(
 	adapter: { clients: Map<string, Redis>; serializer: { deserialize(data: Buffer): unknown } },
 	prefix: string,
@@ -118,23 +143,31 @@ export function redisDeadLetters(
 		const headersRaw = map.get("headers");
 		return { payload: map.get("payload"), headers: (headersRaw ? adapter.serializer.deserialize(headersRaw) : {}) as Record<string, string> };
 	};
+	// A whole stream id: a partial one ("<ms>") would make XRANGE and XDEL name different entries.
+	const validId = (id: string) => /^\d{1,19}-\d{1,19}$/.test(id);
+	const trim = async (now: number) => client().xtrim(key, "MINID", Math.max(0, now - RETENTION_MS));
 	return {
 		async list(limit) {
+			await trim(Date.now());
 			const entries: [Buffer, Buffer[]][] = await client().xrangeBuffer(key, "-", "+", "COUNT", limit);
 			return entries.map(e => {
 				const f = fields(e);
 				return describe(e[0].toString(), f.payload ? parse(f.payload) : null, f.headers);
 			});
 		},
+		validId,
 		async take(id) {
+			if (!validId(id)) return null;
 			const entries: [Buffer, Buffer[]][] = await client().xrangeBuffer(key, id, id);
 			if (!entries.length) return null;
 			const f = fields(entries[0]);
-			return f.payload ? { event: parse(f.payload) as PushEvent, group: f.headers["x-original-group"] ?? "" } : null;
+			return f.payload ? { id: entries[0][0].toString(), event: parse(f.payload) as PushEvent, group: f.headers["x-original-group"] ?? "" } : null;
 		},
 		async remove(id) {
-			return (await client().xdel(key, id)) > 0;
+			return validId(id) && (await client().xdel(key, id)) > 0;
 		},
+		canReplay: withinRecords,
+		trim,
 	};
 }
 
@@ -144,10 +177,11 @@ export function memoryDeadLetters(adapter: InProcessChannelAdapter): DeadLetterS
 		list(limit) {
 			return Promise.resolve(adapter.deadLetters.slice(0, limit).map(d => describe(`${d.seq}:${d.group}`, parse(d.data), d.headers)));
 		},
+		validId: id => /^[1-9]\d*:[\w.-]+$/.test(id),
 		take(id) {
 			const i = find(id);
 			const letter = i < 0 ? null : adapter.deadLetters[i];
-			return Promise.resolve(letter && { event: parse(letter.data) as PushEvent, group: letter.group });
+			return Promise.resolve(letter && { id, event: parse(letter.data) as PushEvent, group: letter.group });
 		},
 		remove(id) {
 			const i = find(id);
@@ -155,5 +189,7 @@ export function memoryDeadLetters(adapter: InProcessChannelAdapter): DeadLetterS
 			const letter = adapter.deadLetters[i];
 			return Promise.resolve(adapter.removeDeadLetter(letter.seq, letter.group));
 		},
+		// The journal keeps an event's delivery records while a dead letter of it exists.
+		canReplay: () => true,
 	};
 }

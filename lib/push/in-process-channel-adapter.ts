@@ -242,6 +242,8 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			try {
 				await this.log.append({ t: "p", s: m.seq, c: m.channel, i: m.eventId, h: m.headers, d: m.data.toString("base64"), g: [...m.groups.keys()] });
 			} catch (err) {
+				// Not stored: it counts against no bound (else failed appends would fill the channel for good).
+				this.pendingBytes -= m.data.length;
 				this.forget(m);
 				throw err;
 			}

@@ -2,7 +2,7 @@
  * The in-process channel with its journal, on a real broker and real files: what a group had not
  * finished is delivered after a restart and what it had finished is not, delivery records come
  * back while their event may still be delivered and are dropped once it cannot, dead letters
- * survive restarts and are bounded.
+ * survive restarts and are bounded, and a publish the journal could not store takes no room.
  */
 import fs from "fs";
 import os from "os";
@@ -28,12 +28,12 @@ afterEach(async () => {
 });
 
 /** A broker with the journaled adapter and a consumer for each group given a handler. */
-async function start(handlers: Partial<Record<"g1" | "g2", Handler>>, opts: { maxDeadLetters?: number; maxRetries?: number } = {}) {
+async function start(handlers: Partial<Record<"g1" | "g2", Handler>>, opts: { maxDeadLetters?: number; maxRetries?: number; maxPendingBytes?: number } = {}) {
 	const warnings: string[] = [];
 	const adapter = new InProcessChannelAdapter(
 		{ maxInFlight: 4, maxRetries: opts.maxRetries ?? 3, deadLettering: { enabled: true, queueName: "DEAD" } },
 		{ push: ["g1", "g2"] },
-		{ dir, maxDeadLetters: opts.maxDeadLetters },
+		{ dir, maxDeadLetters: opts.maxDeadLetters, maxPendingBytes: opts.maxPendingBytes },
 	);
 	const broker = new ServiceBroker({
 		logger: { type: "Console", options: { level: "error" } },
@@ -105,4 +105,23 @@ it("keeps dead letters across restarts, at most maxDeadLetters of them (the olde
 
 	const third = await start({}, { maxDeadLetters: 3 });
 	expect(ids(third.adapter)).toEqual(["d2", "d4"]);
+});
+
+it("counts no room for a publish the journal failed to store: once the disk works again, publishing does too", async () => {
+	// g1 never consumes here: whatever was published stays pending and counts against maxPendingBytes.
+	const { broker, adapter } = await start({}, { maxPendingBytes: 1000 });
+	const log = (adapter as any).log as { append(record: unknown): Promise<void> };
+	const append = log.append.bind(log);
+	log.append = () => Promise.reject(new Error("ENOSPC: no space left on device"));
+	const payload = { id: "x", pad: "p".repeat(100) };
+	// Well over maxPendingBytes in total: each is refused for the disk, never for a full channel.
+	for (let i = 0; i < 30; i++) await expect(broker.sendToChannel("push", payload)).rejects.toThrow("ENOSPC");
+	log.append = append;
+	await broker.sendToChannel("push", { ...payload, id: "stored" });
+	expect(
+		adapter.queues
+			.get("push")
+			?.get("g1")
+			?.pending.map(m => JSON.parse(m.data.toString()).id),
+	).toEqual(["stored"]);
 });

@@ -36,7 +36,8 @@ it("hedges every action behind a GET route, file downloads' grants included: a r
 		.map(r => r.action ?? r.grant)
 		.filter((name): name is string => !!name);
 	expect(reads).toEqual(expect.arrayContaining(["events.deadLetters", "builds.traceGrant", "builds.artifactsGrant", "snippets.raw"]));
-	expect(reads.filter(name => !isHedged(actions[name]))).toEqual([]);
+	// Except the dead-letter list: up to 1000 JetStream reads, which a second copy would only double.
+	expect(reads.filter(name => !isHedged(actions[name]))).toEqual(["events.deadLetters"]);
 });
 
 it("sends the request once when it is answered in time", async () => {

@@ -1,6 +1,15 @@
 import { adapterFor, PatientNatsAdapter } from "../../middlewares/channels.middleware";
 import { InProcessChannelAdapter } from "../../lib/push/in-process-channel-adapter";
-import { channelBackend, natsConnectionOptions, pushNames, retryDelay } from "../../lib/push/channel";
+import {
+	channelBackend,
+	DELIVERY_RECORD_MS,
+	natsConnectionOptions,
+	pushNames,
+	replayable,
+	REPLAY_WINDOW_MS,
+	RETENTION_MS,
+	retryDelay,
+} from "../../lib/push/channel";
 
 const cfg = {
 	channels: "",
@@ -78,5 +87,18 @@ describe("push channel configuration", () => {
 	it("backs off 4x per failed delivery, at most a minute", () => {
 		expect([1, 2, 3, 4, 5, 6].map(n => retryDelay(1000, n))).toEqual([1000, 4000, 16000, 60000, 60000, 60000]);
 		expect(retryDelay(0, 3)).toBe(0);
+	});
+});
+
+describe("replaying a dead letter", () => {
+	it("is allowed while the delivery records of its event outlive it by a day, not after", () => {
+		const now = Date.parse("2024-05-20T12:00:00Z");
+		const receivedAgo = (ms: number) => new Date(now - ms).toISOString();
+		expect(DELIVERY_RECORD_MS).toBeGreaterThan(RETENTION_MS);
+		expect(DELIVERY_RECORD_MS - REPLAY_WINDOW_MS).toBe(24 * 3600 * 1000);
+		expect(replayable(receivedAgo(REPLAY_WINDOW_MS - 1), now)).toBe(true);
+		expect(replayable(receivedAgo(REPLAY_WINDOW_MS), now)).toBe(false);
+		// An event whose age cannot be told is not replayed.
+		expect([undefined, "", "yesterday", 5].map(at => replayable(at, now))).toEqual([false, false, false, false]);
 	});
 });
