@@ -18,6 +18,9 @@ import { ServicesCheckMiddleware } from "./middlewares/services-check.middleware
 /** How long a hedged call waits for its answer before sending the request once more (far above a normal answer). */
 const HEDGE_AFTER_MS = 1000;
 
+/** Probes; its readiness part goes last in the middlewares (ready once every one has started). */
+const health = HealthMiddleware(config.healthPort);
+
 const brokerConfig: BrokerOptions = {
 	namespace: config.namespace,
 	nodeID: config.nodeID,
@@ -56,16 +59,17 @@ const brokerConfig: BrokerOptions = {
 	// ResilientCache: a Redis outage degrades the cache (bounded, logged, replayed) instead of failing requests.
 	// HedgedCalls: a read (or a push) whose request was lost with a NATS node is sent again after a second.
 	// Then Moleculer's internal middlewares, in their order, with request metrics that measure the
-	// gateway's HTTP entry point cheaply (see the middleware).
+	// gateway's HTTP entry point cheaply (see the middleware). Health's readiness last: ready once all have started.
 	internalMiddlewares: false,
 	middlewares: [
 		ServicesCheckMiddleware(config.services),
-		HealthMiddleware(config.healthPort),
+		health,
 		ActionSchemasMiddleware(),
 		ResilientCacheMiddleware(),
 		...ChannelsMiddlewares(config),
 		HedgedCallsMiddleware(Math.min(HEDGE_AFTER_MS, Math.floor(config.requestTimeoutMs / 2))),
 		...ServiceBroker.INTERNAL_MIDDLEWARES.map(name => (name === "Metrics" ? RequestMetricsMiddleware() : name)),
+		health.readiness,
 	],
 };
 

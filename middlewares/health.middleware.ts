@@ -1,6 +1,12 @@
 /**
  * Kubernetes probes on HEALTH_PORT: `/live` answers 200 until the broker is down, `/ready` 200
  * only while it is started (and, in a cluster, connected to the transporter), 503 otherwise.
+ *
+ * "Started" is when every middleware's start has finished, the push channel's too (connected,
+ * stream and consumers provisioned: up to 15 s on JetStream), so a rolling update sends no push to
+ * a node that cannot publish it yet. That moment is the `readiness` part, listed last in the
+ * broker's middlewares (moleculer runs `started` hooks in list order, and `stopping` in reverse,
+ * so `/ready` turns 503 before anything else stops).
  */
 import http from "http";
 import type { AddressInfo } from "net";
@@ -8,7 +14,7 @@ import type { Middleware, ServiceBroker } from "moleculer";
 
 type State = "starting" | "up" | "stopping" | "down";
 
-export function HealthMiddleware(port: number): Middleware & { port(): number } {
+export function HealthMiddleware(port: number): Middleware & { port(): number; readiness: Middleware } {
 	let state: State = "starting";
 	let server: http.Server | undefined;
 	const startedAt = Date.now();
@@ -37,9 +43,12 @@ export function HealthMiddleware(port: number): Middleware & { port(): number } 
 			server.on("error", err => broker.fatal(`Health server cannot listen on HEALTH_PORT ${port}: ${err.message}`, err));
 			server.listen(port);
 		},
-		started() {
-			state = "up";
-			return Promise.resolve();
+		readiness: {
+			name: "HealthReadiness",
+			started() {
+				if (state === "starting") state = "up";
+				return Promise.resolve();
+			},
 		},
 		stopping() {
 			state = "stopping";

@@ -65,7 +65,10 @@ it("keeps Moleculer's request metrics for every other action, and none for the H
 
 it("is how the service's broker is configured: Moleculer's internal middlewares in their order, this one in Metrics' place", () => {
 	expect(brokerConfig.internalMiddlewares).toBe(false);
-	const list = brokerConfig.middlewares ?? [];
+	const all = brokerConfig.middlewares ?? [];
+	// Health's readiness is last (ready once every middleware has started), Moleculer's own just before it.
+	expect((all[all.length - 1] as { name?: string }).name).toBe("HealthReadiness");
+	const list = all.slice(0, -1);
 	const internal = list.slice(list.length - ServiceBroker.INTERNAL_MIDDLEWARES.length);
 	const metricsAt = ServiceBroker.INTERNAL_MIDDLEWARES.indexOf("Metrics");
 	expect(internal.map((mw, i) => (i === metricsAt ? "Metrics" : mw))).toEqual(ServiceBroker.INTERNAL_MIDDLEWARES);
