@@ -13,7 +13,7 @@ import { badRequest, tooLarge } from "../lib/api/errors";
 import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge } from "../lib/builds/artifact-errors";
 import type { ArtifactStorage } from "../lib/builds/artifact-store";
 import type { UploadCommit, UploadLease } from "../lib/builds/upload-leases";
-import { sendContinue } from "./http-server";
+import { sendContinue, SENDS_CONTINUE } from "./http-server";
 import type { AliasFunction } from "./routes/types";
 
 type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
@@ -59,7 +59,8 @@ export function artifactUpload(authorize: string, commit: string, opts: { timeou
 				finished();
 			});
 	};
-	return Object.assign(upload, { action: authorize });
+	// It sends `100 Continue` once the upload is authorized, not the server on arrival.
+	return Object.assign(upload, { action: authorize, [SENDS_CONTINUE]: true });
 }
 
 async function receive(host: UploadHost, req: Req, authorize: string, commit: string, callOpts: object): Promise<unknown> {
@@ -82,7 +83,7 @@ async function receive(host: UploadHost, req: Req, authorize: string, commit: st
 }
 
 /** How long a stopping gateway waits for its cut uploads to remove their files (a removal is quick). */
-export const UPLOADS_STOP_WAIT_MS = 10_000;
+const UPLOADS_STOP_WAIT_MS = 10_000;
 
 /**
  * Cuts every upload in flight (its file is removed) and waits for them, at most `waitMs`: a stop

@@ -37,8 +37,8 @@ type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 const HEAD = Symbol("head");
 const CONTINUE = Symbol("continue");
 
-/** Requests whose handler sends `100 Continue` itself once authorized (sendContinue). */
-const CONTINUE_WHEN_AUTHORIZED = /^\/api\/v3\/internal\/builds\/[^/?]+\/artifacts\/?(?:\?|$)/;
+/** Marks a route handler that sends `100 Continue` itself once the request is authorized (sendContinue). */
+export const SENDS_CONTINUE = Symbol("sends continue");
 
 /** Sends the `100 Continue` held back for this request, if any (once). */
 export function sendContinue(req: http.IncomingMessage): void {
@@ -73,13 +73,23 @@ type MethodsOf = (req: http.IncomingMessage) => string[];
 /** The methods routes are declared with (HEAD goes as GET, OPTIONS is answered here). */
 const ROUTED_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"];
 
-/** A MethodsOf from a route matcher (moleculer-web's resolveAlias), the path taken as moleculer-web takes it. */
+/** A request's path as moleculer-web matches it: no query, no trailing slash. */
+export function routedPath(req: http.IncomingMessage): string {
+	const path = (req.url ?? "").split("?")[0];
+	return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+/** A MethodsOf from a route matcher (moleculer-web's resolveAlias). */
 export function methodsFrom(resolves: (path: string, method: string) => boolean): MethodsOf {
 	return req => {
-		let path = (req.url ?? "").split("?")[0];
-		if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+		const path = routedPath(req);
 		return ROUTED_METHODS.filter(method => resolves(path, method));
 	};
+}
+
+/** Whether a handler (a route's alias function) sends `100 Continue` itself. */
+export function sendsContinue(handler: unknown): boolean {
+	return typeof handler === "function" && (handler as { [SENDS_CONTINUE]?: boolean })[SENDS_CONTINUE] === true;
 }
 
 /** `Allow` as Grape writes it: OPTIONS, then the path's methods, HEAD beside GET. */
@@ -111,6 +121,8 @@ export function createHardenedServer(
 	refuse: (req: http.IncomingMessage, res: http.ServerResponse, err: Error) => void,
 	methodsOf: MethodsOf,
 	unknownPath: Handler,
+	/** Whether the request's route sends `100 Continue` itself, once authorized. */
+	holdsContinue: (req: http.IncomingMessage) => boolean,
 ) {
 	const handler = answeredOptions(routedAsGet(routes), methodsOf, unknownPath);
 	const server = http.createServer(
@@ -127,7 +139,7 @@ export function createHardenedServer(
 	server.on("checkContinue", (req, res) => {
 		const length = Number(req.headers["content-length"]);
 		if (Number.isFinite(length) && length > limits.maxBodyBytes) return refuse(req, res, tooLarge());
-		if (req.method === "PUT" && CONTINUE_WHEN_AUTHORIZED.test(req.url ?? "")) {
+		if (holdsContinue(req)) {
 			(req as { [CONTINUE]?: () => void })[CONTINUE] = () => {
 				if (!res.headersSent && !res.writableEnded) res.writeContinue();
 			};

@@ -49,10 +49,11 @@ export function HealthMiddleware(port: number): Middleware & { port(): number; r
 				if (state === "starting") state = "up";
 				return Promise.resolve();
 			},
-		},
-		stopping() {
-			state = "stopping";
-			return Promise.resolve();
+			// Last in the list, so the first to hear of a stop.
+			stopping() {
+				state = "stopping";
+				return Promise.resolve();
+			},
 		},
 		stopped() {
 			state = "down";

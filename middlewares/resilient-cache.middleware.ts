@@ -49,7 +49,7 @@ interface CacherLike {
 	connected?: boolean;
 	prefix?: string;
 	generations?: WriteGenerations;
-	opts: { missingResponse?: unknown; maxParamsLength?: number | null; cluster?: unknown };
+	opts: { missingResponse?: unknown; maxParamsLength?: number | null };
 	get(key: string): Promise<unknown>;
 	set(key: string, data: unknown, ttl?: number): Promise<unknown>;
 	del(keys: string | string[]): Promise<unknown>;
@@ -96,11 +96,11 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 		}
 	};
 
-	/** SCAN and DEL, each step bounded; Moleculer's clean (bounded whole) where that is not possible. */
+	/** SCAN and DEL, each step bounded; Moleculer's clean (bounded whole) where the client has no SCAN. */
 	const scan = client.scan?.bind(client);
 	const delKeys = client.del?.bind(client);
 	const cleanPatterns = async (patterns: string[], what: string) => {
-		if (!scan || !delKeys || cacher.opts.cluster) return bounded(() => original.clean(patterns), what);
+		if (!scan || !delKeys) return bounded(() => original.clean(patterns), what);
 		for (const pattern of patterns) {
 			const match = (cacher.prefix ?? "") + pattern.replace(/\*\*/g, "*");
 			let cursor = "0";
@@ -125,18 +125,18 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 
 	// Write generations on Redis: bounded like the rest; a failure degrades and refuses the store.
 	const gens = cacher.generations;
-	const generations = gens ? { original: { ...gens } } : null;
-	if (gens && generations) {
+	const unbounded = gens && { ...gens };
+	if (gens && unbounded) {
 		gens.read = project =>
-			bounded(() => generations.original.read(project), "cache generation read").catch((err: Error) => (degrade(err.message), Promise.reject(err)));
+			bounded(() => unbounded.read(project), "cache generation read").catch((err: Error) => (degrade(err.message), Promise.reject(err)));
 		gens.bump = async project => {
 			// While degraded the bump is lost; the epoch at recovery stands in for it.
 			if (cacher.connected === false) return;
-			await bounded(() => generations.original.bump(project), "cache generation bump").catch((err: Error) => degrade(err.message));
+			await bounded(() => unbounded.bump(project), "cache generation bump").catch((err: Error) => degrade(err.message));
 		};
 		gens.setIf = async (key, data, ttl, project, seen) => {
 			if (cacher.connected === false) return false;
-			return bounded(() => generations.original.setIf(key, data, ttl, project, seen), "cache SET").catch((err: Error) => (degrade(err.message), false));
+			return bounded(() => unbounded.setIf(key, data, ttl, project, seen), "cache SET").catch((err: Error) => (degrade(err.message), false));
 		};
 	}
 
@@ -147,7 +147,7 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 			try {
 				await bounded(() => client.ping(), "PING");
 				// Reads under way may have seen the data before a write whose bump Redis missed.
-				if (generations) await bounded(() => generations.original.newEpoch(), "new cache epoch");
+				if (unbounded) await bounded(() => unbounded.newEpoch(), "new cache epoch");
 				const keys = [...pendingKeys];
 				const patterns = [...pending];
 				if (keys.length) await bounded(() => original.del(keys), "replaying cache deletes");

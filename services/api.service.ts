@@ -21,7 +21,7 @@ import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/clien
 import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
 import { toHttpError } from "../gateway/errors";
 import { describeError, isJsonBody, JSON_TYPE, sendJson } from "../gateway/responses";
-import { createHardenedServer, isHead, methodsFrom } from "../gateway/http-server";
+import { createHardenedServer, isHead, methodsFrom, routedPath, sendsContinue } from "../gateway/http-server";
 import { linkBase } from "../gateway/links";
 import { addressKey, countedAgainstAddress, RequestLimits, userKey } from "../gateway/rate-limit";
 import { mergeAliases } from "../gateway/routes";
@@ -88,7 +88,7 @@ interface Methods {
 	linkBase(req: Req): string;
 	// moleculer-web's own, used here (Moleculer binds methods to the service):
 	httpHandler: (req: IncomingMessage, res: ServerResponse) => void;
-	resolveAlias(url: string, method: string): unknown;
+	resolveAlias(url: string, method?: string): { alias: { handler?: unknown } } | false;
 	sendResponse(req: Req, res: Res, data: unknown, action: unknown): void;
 	encodeResponse(req: Req, res: Res, data: unknown): string;
 }
@@ -220,6 +220,10 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				(req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 				methodsFrom((path, method) => !!this.resolveAlias(path, method)),
 				(req, res) => this.settings.onError.call(this, req as Req, res, new ApiGateway.Errors.NotFoundError("NOT_FOUND", null)),
+				req => {
+					const found = this.resolveAlias(routedPath(req), req.method);
+					return !!found && sendsContinue(found.alias.handler);
+				},
 			);
 			this.isHTTPS = false;
 		},

@@ -18,14 +18,22 @@ export const ACCESS_CACHE_PATTERNS = [`${RESOLVE_TOKEN.action}:**`, `${PROJECT_A
 /** The event accounts broadcasts when access changes (a membership), naming the entries to clean. */
 export const ACCESS_CHANGED_EVENT = "accounts.changed";
 
-/** What ACCESS_CHANGED_EVENT carries: the cache keys or patterns to clean (all access look-ups when absent). */
+/**
+ * What ACCESS_CHANGED_EVENT carries: exact cache keys to delete (one DEL each, where a clean would
+ * SCAN every key of Redis) and/or patterns to clean; every access look-up when it names neither.
+ */
 export interface AccessChange {
+	keys?: string[];
 	patterns?: string[];
 }
 
-export function changedPatterns(change: AccessChange | null | undefined): string[] {
-	const patterns = change?.patterns;
-	return Array.isArray(patterns) && patterns.length > 0 && patterns.every(p => typeof p === "string") ? patterns : ACCESS_CACHE_PATTERNS;
+const textList = (value: unknown): string[] | null => (Array.isArray(value) && value.length > 0 && value.every(v => typeof v === "string") ? value : null);
+
+/** The exact keys and the patterns a change names (every access look-up when it names nothing usable). */
+export function changedTargets(change: AccessChange | null | undefined): { keys: string[]; patterns: string[] } {
+	const keys = textList(change?.keys) ?? [];
+	const patterns = textList(change?.patterns) ?? (keys.length ? [] : ACCESS_CACHE_PATTERNS);
+	return { keys, patterns };
 }
 
 /**

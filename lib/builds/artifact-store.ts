@@ -217,8 +217,14 @@ export class ArtifactStore implements ArtifactStorage {
 			if (isMissing(err)) throw new UploadGone(upload);
 			throw err;
 		}
-		await syncDir(dir);
-		return { file, size: (await fs.promises.stat(target)).size };
+		try {
+			await syncDir(dir);
+			return { file, size: (await fs.promises.stat(target)).size };
+		} catch (err) {
+			// Not committed after all: no record will name this file, so it goes now.
+			await unlinkQuietly(target);
+			throw err;
+		}
 	}
 
 	/** Removes an upload that will not be committed (idempotent); with `buildId`, only one of that build. */

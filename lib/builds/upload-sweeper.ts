@@ -5,11 +5,11 @@
  */
 
 /** What a sweep needs of the store (lib/builds/artifact-store.ts). */
-export interface SweptStore {
+interface SweptStore {
 	sweepStaleUploads(idleMs: number): Promise<number>;
 }
 
-export interface SweepOptions {
+interface SweepOptions {
 	everyMs: number;
 	/** Uploads not written to for this long are removed (far longer than any upload may last). */
 	idleMs: number;
@@ -27,7 +27,8 @@ export function sweepUploadsEvery(store: SweptStore, opts: SweepOptions): () => 
 			.sweepStaleUploads(opts.idleMs)
 			.then(removed => {
 				if (removed) opts.onSwept(removed);
-			}, opts.onError)
+			})
+			.catch(opts.onError)
 			.finally(() => (sweeping = false));
 	}, opts.everyMs);
 	timer.unref();

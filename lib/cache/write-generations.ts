@@ -24,7 +24,12 @@ import { isPaginated } from "../api/pagination";
 export const PROJECT_CACHE_KEY = "#projectKey";
 const PROJECT_KEYS = [PROJECT_CACHE_KEY, "projectKey"];
 
-/** Longer than any read can take (requests time out far sooner); a forgotten generation refuses stores. */
+/**
+ * Longer than any read can take (requests time out far sooner). A generation forgotten while a read
+ * is under way refuses that read's store if the read saw one; a read that saw none (no write to the
+ * project for a day) would store if a write's new generation were evicted before it finished, which
+ * an LRU eviction does not pick (the key was just written).
+ */
 const GENERATION_TTL_S = 24 * 3600;
 /** Memory cacher: projects remembered before starting over (with a new epoch). */
 const MAX_MEMORY_GENERATIONS = 100_000;
@@ -148,7 +153,7 @@ function keyParam(ctx: Context, name: string): unknown {
  * be asked for in its one canonical form (page and per_page absent or exactly the page served),
  * so the number of entries follows the data, not the requests.
  */
-export function storable(opts: CacheOpts, page: unknown, perPage: unknown, result: unknown): boolean {
+function storable(opts: CacheOpts, page: unknown, perPage: unknown, result: unknown): boolean {
 	if (!isPaginated(result) || !opts.keys?.includes("page")) return true;
 	if (page !== undefined && page !== result.page) return false;
 	if (perPage !== undefined && perPage !== result.perPage) return false;

@@ -348,6 +348,23 @@ describe("ArtifactStore uploads in two steps (the gateway writes, builds commits
 		await expect(store.commitUpload(2, 3, pending.upload)).rejects.toBeInstanceOf(UploadGone);
 	});
 
+	it("leaves no file behind when the commit cannot be made durable (the directory's fsync fails)", async () => {
+		const pending = await store.writeUpload(3, Readable.from([Buffer.from("abc")]));
+		const realOpen = fs.promises.open;
+		const dir = path.join(root, "2", "3");
+		const failing = { sync: () => Promise.reject(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" })), close: () => Promise.resolve() };
+		const spy = jest
+			.spyOn(fs.promises, "open")
+			.mockImplementation(((file: fs.PathLike, ...rest: unknown[]) =>
+				file === dir ? Promise.resolve(failing) : (realOpen as (...a: unknown[]) => unknown)(file, ...rest)) as typeof fs.promises.open);
+		try {
+			await expect(store.commitUpload(2, 3, pending.upload)).rejects.toThrow("EIO");
+		} finally {
+			spy.mockRestore();
+		}
+		expect(await listTree()).toEqual([]);
+	});
+
 	it("discards an upload, idempotently, and only one of the build when asked so", async () => {
 		const pending = await store.writeUpload(3, Readable.from([Buffer.from("x")]));
 		await expect(store.discardUpload(pending.upload, 4)).rejects.toThrow(/not an upload of this build/);

@@ -1,4 +1,4 @@
-import { ACCESS_CACHE_PATTERNS, changedPatterns, projectRefKey } from "../../lib/accounts/auth-cache";
+import { ACCESS_CACHE_PATTERNS, changedTargets, projectRefKey } from "../../lib/accounts/auth-cache";
 
 describe("projectRefKey", () => {
 	it.each([
@@ -12,15 +12,16 @@ describe("projectRefKey", () => {
 	});
 });
 
-describe("changedPatterns", () => {
-	it("cleans what the change names", () => {
-		expect(changedPatterns({ patterns: ['accounts.projectAccess:"5"|7|false'] })).toEqual(['accounts.projectAccess:"5"|7|false']);
+describe("changedTargets", () => {
+	it("deletes the keys a change names, cleans the patterns it names", () => {
+		expect(changedTargets({ keys: ['accounts.projectAccess:"5"|7|false'] })).toEqual({ keys: ['accounts.projectAccess:"5"|7|false'], patterns: [] });
+		expect(changedTargets({ patterns: ["accounts.projectAccess:**"] })).toEqual({ keys: [], patterns: ["accounts.projectAccess:**"] });
 	});
 
-	it.each([[undefined], [null], [{}], [{ patterns: [] }], [{ patterns: [5] }], [{ patterns: "x" }]])(
+	it.each([[undefined], [null], [{}], [{ keys: [] }], [{ keys: [1] }], [{ patterns: [] }], [{ patterns: [5] }], [{ patterns: "x" }]])(
 		"cleans every access look-up when the change names none it can use (%j)",
 		change => {
-			expect(changedPatterns(change as never)).toEqual(ACCESS_CACHE_PATTERNS);
+			expect(changedTargets(change as never)).toEqual({ keys: [], patterns: ACCESS_CACHE_PATTERNS });
 		},
 	);
 });

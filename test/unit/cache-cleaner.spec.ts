@@ -1,6 +1,4 @@
 import { ServiceBroker } from "moleculer";
-import { ACCESS_CACHE_PATTERNS } from "../../lib/accounts/auth-cache";
-import { accessChangeTargets } from "../../mixins/access-cache.mixin";
 import { cleanTwice, deleteTwice, projectCachePatterns, RECLEAN_DELAY_MS } from "../../mixins/cache-cleaner.mixin";
 import { waitFor } from "../support/http";
 
@@ -55,14 +53,5 @@ describe("deleteTwice", () => {
 		} finally {
 			cleans.mockRestore();
 		}
-	});
-});
-
-describe("access changes", () => {
-	it("delete the keys they name, clean the patterns they name, and clean every access look-up when they name neither", () => {
-		expect(accessChangeTargets({ keys: ["a:1"] })).toEqual({ keys: ["a:1"], patterns: [] });
-		expect(accessChangeTargets({ patterns: ["a:**"] })).toEqual({ keys: [], patterns: ["a:**"] });
-		for (const change of [null, {}, { keys: [] }, { keys: [1] }, { patterns: "a:**" }])
-			expect(accessChangeTargets(change as never)).toEqual({ keys: [], patterns: ACCESS_CACHE_PATTERNS });
 	});
 });

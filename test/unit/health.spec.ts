@@ -12,7 +12,7 @@ function probe(port: number, path: string): Promise<number> {
 	});
 }
 
-it("/ready is 503 while a later middleware is still starting (the push channel connecting), 200 once it has, 503 from the stop on", async () => {
+it("/ready is 503 while a later middleware is still starting (the push channel connecting), 200 once it has, 503 before any other stops", async () => {
 	const health = HealthMiddleware(0);
 	let entered!: () => void;
 	const slowStarted = new Promise<void>(resolve => (entered = resolve));
@@ -26,7 +26,16 @@ it("/ready is 503 while a later middleware is still starting (the push channel c
 			await gate;
 		},
 	};
-	const broker = new ServiceBroker({ logger: false, middlewares: [health, slow, health.readiness] });
+	// Stands for the middlewares listed between the probes and the readiness mark: the first of them
+	// to stop must already see /ready 503 (stopping hooks run in reverse order of the list).
+	let readyWhileStopping = 0;
+	const stopWatcher: Middleware = {
+		name: "StopWatcher",
+		async stopping() {
+			readyWhileStopping = await probe(health.port(), "/ready");
+		},
+	};
+	const broker = new ServiceBroker({ logger: false, middlewares: [health, slow, stopWatcher, health.readiness] });
 	const starting = broker.start();
 	try {
 		await slowStarted;
@@ -38,14 +47,6 @@ it("/ready is 503 while a later middleware is still starting (the push channel c
 		await starting;
 		expect(await probe(port, "/ready")).toBe(200);
 
-		let readyWhileStopping = 0;
-		// Registered after the start, so it stops first (stopped hooks run in reverse): by then /ready must already be 503.
-		broker.middlewares.add({
-			name: "StopWatcher",
-			async stopped() {
-				readyWhileStopping = await probe(port, "/ready");
-			},
-		});
 		await broker.stop();
 		expect(readyWhileStopping).toBe(503);
 	} finally {

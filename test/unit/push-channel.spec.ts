@@ -95,7 +95,6 @@ describe("replaying a dead letter", () => {
 		const now = Date.parse("2024-05-20T12:00:00Z");
 		const receivedAgo = (ms: number) => new Date(now - ms).toISOString();
 		expect(DELIVERY_RECORD_MS).toBeGreaterThan(RETENTION_MS);
-		expect(DELIVERY_RECORD_MS - REPLAY_WINDOW_MS).toBe(24 * 3600 * 1000);
 		expect(replayable(receivedAgo(REPLAY_WINDOW_MS - 1), now)).toBe(true);
 		expect(replayable(receivedAgo(REPLAY_WINDOW_MS), now)).toBe(false);
 		// An event whose age cannot be told is not replayed.

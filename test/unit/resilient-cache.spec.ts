@@ -7,6 +7,7 @@ import { EventEmitter } from "events";
 import type { ServiceBroker } from "moleculer";
 import type { WriteGenerations } from "../../lib/cache/write-generations";
 import { makeCacherResilient } from "../../middlewares/resilient-cache.middleware";
+import { waitFor } from "../support/http";
 
 const MISS = undefined;
 
@@ -69,7 +70,7 @@ describe("resilient cache", () => {
 		expect(t.cleaned).toEqual([]);
 		t.set("up");
 		t.client.emit("ready");
-		await new Promise(r => setTimeout(r, 10));
+		await waitFor("the cache to come back", () => Promise.resolve(t.cacher.connected === true), 5000, 1);
 		expect(t.cleaned).toEqual([['labels.**:"7"', 'labels.**:"7"?**']]);
 		expect(t.deleted).toEqual([["accounts.resolveToken:abc"]]);
 		expect(t.cacher.connected).toBe(true);
@@ -155,7 +156,7 @@ describe("resilient cache", () => {
 		expect(order).toEqual([]);
 		up = true;
 		client.emit("ready");
-		await new Promise(r => setTimeout(r, 10));
+		await waitFor("the cache to come back", () => Promise.resolve(cacher.connected === true), 5000, 1);
 		expect(order).toEqual(["epoch", 'clean labels.**:"7"']);
 		expect(cacher.connected).toBe(true);
 		(cacher as unknown as { stopResilience(): void }).stopResilience();

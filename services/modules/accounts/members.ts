@@ -6,11 +6,10 @@
  */
 import { config } from "../../../config";
 import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../../lib/accounts/access";
-import { ACCESS_CHANGED_EVENT, memberAccessKeys } from "../../../lib/accounts/auth-cache";
+import { ACCESS_CHANGED_EVENT, memberAccessKeys, type AccessChange } from "../../../lib/accounts/auth-cache";
 import { conflict, forbidden, invalidValue, notFound, recordNotFound } from "../../../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
-import type { AccessKeysChange } from "../../../mixins/access-cache.mixin";
 import { deleteTwice } from "../../../mixins/cache-cleaner.mixin";
 import { memberKey, type MemberDoc } from "../../../models/project";
 import { publicUser } from "../../../models/user";
@@ -132,7 +131,7 @@ export const Members: AccountsModule = {
 			// Exact keys: deleted (one DEL), never cleaned (a SCAN of all of Redis per key).
 			const keys = memberAccessKeys(cacher, access.project, userId);
 			await deleteTwice(this.broker, keys, "access look-ups");
-			void ctx.broadcast(ACCESS_CHANGED_EVENT, { keys } satisfies AccessKeysChange);
+			void ctx.broadcast(ACCESS_CHANGED_EVENT, { keys } satisfies AccessChange);
 		},
 	},
 };
