@@ -152,7 +152,9 @@ function isKeyType(value: string): value is SshKeyType {
 
 /** Parses `type base64 [comment]`; throws SshKeyError saying why a key is refused. */
 export function parsePublicKey(text: string): SshPublicKey {
-	const m = /^(\S+)[ \t]+(\S+)(?:[ \t]+(.*))?$/.exec(normalizeKeyText(text));
+	// `s`: the comment runs to the end whatever it holds. Without it `.` stops at U+2028, `$` fails,
+	// and the spaces before the comment are split every way: a 1 MiB body held the loop for minutes.
+	const m = /^(\S+)[ \t]+(\S+)(?:[ \t]+(.*))?$/s.exec(normalizeKeyText(text));
 	if (!m) throw new SshKeyError("not a public key line");
 	const [, type, body, comment = ""] = m;
 	if (!isKeyType(type)) throw new SshKeyError(`unsupported key type ${type}`);
@@ -189,7 +191,13 @@ export interface ValidDeployKey {
 
 export type DeployKeyValidation = { ok: true; value: ValidDeployKey } | { ok: false; errors: ValidationErrors };
 
-const chars = (s: string) => [...s].length;
+/** Whether `s` has more than `max` characters (code points), without listing them for a long string. */
+function longerThan(s: string, max: number): boolean {
+	if (s.length <= max) return false;
+	// A code point is one or two UTF-16 units.
+	if (s.length > 2 * max) return true;
+	return [...s].length > max;
+}
 const isBlank = (s: string) => s.trim() === "";
 
 /**
@@ -211,7 +219,7 @@ function presenceAndLength(value: string | null, max: number): string[] {
 	if (value === null) return ["can't be blank"];
 	const errors: string[] = [];
 	if (isBlank(value)) errors.push("can't be blank");
-	if (chars(value) > max) errors.push(`is too long (maximum is ${max} characters)`);
+	if (longerThan(value, max)) errors.push(`is too long (maximum is ${max} characters)`);
 	return errors;
 }
 

@@ -9,6 +9,7 @@ import { writeLimitHeaders } from "../../gateway/rate-limit";
 import { ApiError, tooManyRequests } from "../../lib/api/errors";
 import { growingBlockSeconds } from "../../lib/api/rate-limiter";
 import { loadConfig } from "../../config";
+import { medianNs } from "../support/timing";
 
 const req = (peer: string, forwarded?: string) => ({
 	headers: forwarded === undefined ? {} : { "x-forwarded-for": forwarded },
@@ -107,17 +108,8 @@ describe("JSON bodies", () => {
 	it("cost about what JSON.parse costs, whatever the shape of the body (no per-value callback)", () => {
 		// One 1 MiB body of many small values and one escape: the check must walk it, not call back per value.
 		const bodies = ['{"a":"\\u0041","b":[' + "0,".repeat(500_000) + "0]}", "[" + "{},".repeat(250_000) + "{}]"];
-		const median = (f: () => void) => {
-			const times: number[] = [];
-			for (let i = 0; i < 5; i++) {
-				const start = process.hrtime.bigint();
-				f();
-				times.push(Number(process.hrtime.bigint() - start));
-			}
-			return times.sort((a, b) => a - b)[2];
-		};
 		for (const body of bodies) {
-			const ratio = median(() => parseJson(body)) / median(() => JSON.parse(body));
+			const ratio = medianNs(() => parseJson(body)) / medianNs(() => JSON.parse(body));
 			// A reviver made this ×16–48; the depth scan and the walk add about one parse.
 			expect(ratio).toBeLessThan(6);
 		}

@@ -1,6 +1,7 @@
 import { allowedEmailDomains, buildPushEmail, canSendFromUserEmail, changedFiles, splitRecipients } from "../../lib/integrations/email/push-email";
 import { validatePushPayload } from "../../lib/push/payload";
 import { pushBody, sha, ZERO } from "../support/push-fixtures";
+import { medianNs } from "../support/timing";
 
 const opts = { gitlabUrl: "http://gitlab.example.com", mailFrom: "gitlab@example.com", disableDiffs: false, sendFromCommitterEmail: false };
 const diffs = [
@@ -186,5 +187,29 @@ describe("push email (GitLab's RepositoryPush mail)", () => {
 		const mail = buildPushEmail(push, opts)!;
 		expect(mail.from.name).not.toMatch(/[\r\n]/);
 		expect(mail.subject).not.toMatch(/[\r\n]/);
+	});
+
+	it("costs time in proportion to a commit message or diff, whatever it holds (a pusher writes them)", () => {
+		const n = 20_000;
+		// Newlines followed by something else: `/\n+$/` tried each run from each newline (quadratic).
+		const mailFor = (text: string) => {
+			const push = validatePushPayload(pushBody({ commits: [{ message: text }], diffs: [{ old_path: "a", new_path: "a", diff: text }] }));
+			return () => buildPushEmail(push, opts);
+		};
+		const hostile = mailFor("\n".repeat(n) + "x");
+		const ordinary = mailFor("a\n".repeat(n / 2) + "x");
+		expect(hostile()!.text).toContain("\n".repeat(100) + "x");
+		const ratio = medianNs(hostile) / medianNs(ordinary);
+		// The regex took thousands of times as long here.
+		expect(ratio).toBeLessThan(10);
+	});
+
+	it("drops only the newlines that end a commit message or diff", () => {
+		const push = validatePushPayload(
+			pushBody({ commits: [{ message: "Title\n\nBody\n\n\n" }], diffs: [{ old_path: "a", new_path: "a", diff: "@@ -1 +1 @@\n-a\n+b\n\n" }] }),
+		);
+		const text = buildPushEmail(push, opts)!.text;
+		expect(text).toContain("Title\n\nBody\n- - - - -");
+		expect(text).toContain("+b\n\n");
 	});
 });

@@ -15,6 +15,7 @@ import {
 	validateDeployKey,
 } from "../../lib/keys/ssh-key";
 import { KEYGEN_TYPES, KeyFactory, type GeneratedKey } from "../support/ssh-keys";
+import { medianNs } from "../support/timing";
 
 let factory: KeyFactory;
 let keys: Record<string, GeneratedKey> = {};
@@ -275,5 +276,19 @@ describe("validateDeployKey: GitLab 8 Key model messages", () => {
 
 	it("the uniqueness error names the fingerprint", () => {
 		expect(FINGERPRINT_TAKEN).toEqual({ fingerprint: ["has already been taken"] });
+	});
+});
+
+describe("validateDeployKey costs time in proportion to the key, whatever it holds (any user may add a key)", () => {
+	it("a run of spaces before a line separator costs what a key of the same length does", () => {
+		const n = 20_000;
+		// `.` stops at U+2028: the comment pattern used to try every split of the spaces (quadratic).
+		const hostile = "ssh-ed25519 AAAA" + " ".repeat(n) + "\u2028x";
+		const ordinary = "ssh-ed25519 AAAA " + "x".repeat(n - 1) + "\u2028x";
+		for (const key of [hostile, ordinary])
+			expect(validateDeployKey({ title: "t", key })).toMatchObject({ ok: false, errors: { fingerprint: ["cannot be generated"] } });
+		const ratio = medianNs(() => validateDeployKey({ title: "t", key: hostile })) / medianNs(() => validateDeployKey({ title: "t", key: ordinary }));
+		// The old pattern took thousands of times as long here.
+		expect(ratio).toBeLessThan(10);
 	});
 });

@@ -145,6 +145,16 @@ function fileLine(f: ChangedFile): string {
 	return `- ${f.new_path}`;
 }
 
+/**
+ * The text without the newlines that end it. A loop, not `/\n+$/`: that pattern tries every run of
+ * newlines to its end, so a pushed message of newlines cost the square of its length (minutes).
+ */
+function withoutTrailingNewlines(text: string): string {
+	let end = text.length;
+	while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+	return text.slice(0, end);
+}
+
 function diffBanner(d: PushDiff): string {
 	if (d.deleted_file) return `${d.old_path} deleted`;
 	if (d.renamed_file) return `${d.old_path} → ${d.new_path}`;
@@ -184,7 +194,7 @@ export function buildPushEmail(push: PushPayload, opts: PushEmailOptions): PushE
 	const lines: string[] = [`${push.user_name} ${actionName} ${refType} ${ref} at ${nameWithNamespace}`];
 	if (action === "push") {
 		lines.push("", "", "Commits:");
-		for (const c of commits) lines.push(`${c.id.slice(0, 8)} by ${c.author.name} at ${c.timestamp}`, c.message.replace(/\n+$/, ""), "- - - - -");
+		for (const c of commits) lines.push(`${c.id.slice(0, 8)} by ${c.author.name} at ${c.timestamp}`, withoutTrailingNewlines(c.message), "- - - - -");
 		const files = changedFiles(push);
 		lines.push("", "", `${pluralize(files.length, "changed file")}:`, "", ...files.map(fileLine));
 		if (!opts.disableDiffs && push.diffs) {
@@ -194,7 +204,7 @@ export function buildPushEmail(push: PushPayload, opts: PushEmailOptions): PushE
 				lines.push("Changes:");
 				for (const d of push.diffs) {
 					lines.push("", "=====================================", diffBanner(d), "=====================================");
-					lines.push(d.too_large ? "The diff for this file was not included because it is too large." : d.diff.replace(/\n+$/, ""));
+					lines.push(d.too_large ? "The diff for this file was not included because it is too large." : withoutTrailingNewlines(d.diff));
 				}
 			}
 		}
