@@ -121,10 +121,22 @@ export function usersQuery(p: UserListParams, isAdmin: boolean): Query | null {
 	if (p.active) conditions.push({ state: "active" });
 	if (p.blocked) conditions.push({ state: "blocked" });
 	if (p.external && isAdmin) conditions.push({ external: true });
-	if (present(p.search)) {
-		const pattern = containsPattern(p.search.trim());
-		const fields = isAdmin ? ["username", "name", "email"] : ["username", "name"];
-		conditions.push({ $or: fields.map(f => ({ [f]: pattern })) });
-	}
+	if (present(p.search)) conditions.push(userSearch(p.search, isAdmin));
 	return allOf(conditions);
 }
+
+/** Users whose username or name holds `text` anywhere, in any case (admins: e-mails too), as GitLab 8.16's `User.search`. */
+export function userSearch(text: string, isAdmin: boolean): Query {
+	const pattern = containsPattern(text.trim());
+	const fields = isAdmin ? ["username", "name", "email"] : ["username", "name"];
+	return { $or: fields.map(f => ({ [f]: pattern })) };
+}
+
+/** The parameters of `GET /projects/:id/members`: GitLab 8.16's `query` (a user search) and the page. */
+export const MEMBER_LIST_PARAMS = {
+	query: { type: "string", optional: true, max: MAX_SEARCH_LENGTH },
+	...PAGE_PARAMS,
+} as const;
+
+/** Whether a member list is narrowed by a `query` (a blank one lists everyone, as GitLab's `if params[:query]` with an empty search). */
+export const searchesMembers = (query: string | undefined): query is string => present(query);

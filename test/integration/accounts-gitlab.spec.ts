@@ -347,6 +347,29 @@ describe("members", () => {
 		const notANumber = await as(owner.token).get(`/projects/${project.id}/members`, { query: { per_page: "abc" } });
 		expect([notANumber.status, notANumber.body]).toEqual([400, { error: "per_page is invalid" }]);
 	});
+	it("are narrowed by `query` as GitLab 8.16's User.search narrows them: username or name, anywhere, in any case (admins: e-mail too)", async () => {
+		const owner = await createUser(stack.api());
+		const project = await createProject(as(owner.token));
+		const tag = Date.now().toString(36);
+		const zelda = await createUser(stack.api(), { username: `zelda${tag}` });
+		const zed = await createUser(stack.api(), { username: `zed${tag}` });
+		for (const u of [zelda, zed]) await addMember(as(owner.token), project.id, u.id, 20);
+		const ids = (query: Record<string, string | number>, token = owner.token) =>
+			as(token)
+				.get(`/projects/${project.id}/members`, { query })
+				.then(r => [r.status, r.status === 200 ? r.body.map((m: { id: number }) => m.id) : r.body, r.headers.get("x-total")]);
+		expect(await ids({ query: `ZELDA${tag}` })).toEqual([200, [zelda.id], "1"]);
+		expect(await ids({ query: `z` })).toEqual([200, [zelda.id, zed.id], "2"]);
+		// Names are "User <username>": every member's matches.
+		expect(await ids({ query: "user " })).toEqual([200, [owner.id, zelda.id, zed.id], "3"]);
+		// E-mails only for admins; nothing in the text is read as a pattern.
+		expect(await ids({ query: "@example.com" })).toEqual([200, [], "0"]);
+		expect(await ids({ query: `${tag}@example.com` }, stack.rootToken)).toEqual([200, [zelda.id, zed.id], "2"]);
+		expect(await ids({ query: ".*" })).toEqual([200, [], "0"]);
+		// Blank: everyone, paged as before; too long: refused like any other parameter.
+		expect(await ids({ query: " ", per_page: 2 })).toEqual([200, [owner.id, zelda.id], "3"]);
+		expect(await ids({ query: "x".repeat(256) })).toEqual([400, { error: "query is invalid" }, null]);
+	});
 });
 
 describe("sudo", () => {

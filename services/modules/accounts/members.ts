@@ -8,7 +8,8 @@ import { config } from "../../../config";
 import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../../lib/accounts/access";
 import { ACCESS_CHANGED_EVENT, memberAccessKeys, type AccessChange } from "../../../lib/accounts/auth-cache";
 import { conflict, forbidden, invalidValue, notFound, recordNotFound } from "../../../lib/api/errors";
-import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
+import { allOf, MEMBER_LIST_PARAMS, searchesMembers, userSearch } from "../../../lib/accounts/listing";
+import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { deleteTwice } from "../../../mixins/cache-cleaner.mixin";
 import { memberKey, type MemberDoc } from "../../../models/project";
@@ -22,13 +23,23 @@ const MEMBER_PARAMS = { id: "string", user_id: USER_ID_PARAM, access_level: { ty
 
 export const Members: AccountsModule = {
 	actions: {
-		/** Paged as GitLab 8.16 pages them (20 by default), by user id. */
+		/**
+		 * Paged as GitLab 8.16 pages them (20 by default), by user id; `query` keeps the members whose
+		 * username or name holds it (admins: e-mail too), as GitLab's `User.search`.
+		 */
 		listMembers: {
 			access: AccessLevel.NONE,
 			hedge: true,
-			params: { id: "string", ...PAGE_PARAMS },
-			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
-				const query = { project_id: this.access(ctx).project.id };
+			params: { id: "string", ...MEMBER_LIST_PARAMS },
+			async handler(ctx: Ctx<{ query?: string; page?: number; per_page?: number }>) {
+				const access = this.access(ctx);
+				const query: Record<string, unknown> = { project_id: access.project.id };
+				if (searchesMembers(ctx.params.query)) {
+					// The project's members, then those of them the search matches, in the store.
+					const memberIds = (await this.db.members.find(query)).map(m => m.user_id);
+					const matching = await this.db.users.find(allOf([{ id: { $in: memberIds } }, userSearch(ctx.params.query, access.admin)]));
+					query.user_id = { $in: matching.map(u => u.id) };
+				}
 				const page = parsePage(ctx.params);
 				const [members, total] = await Promise.all([
 					this.db.members.find(query, { sort: "user_id", ...pageWindow(page) }),
