@@ -25,7 +25,7 @@ import { InternalBuilds } from "./modules/builds/internal";
 import { now, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/builds/module";
 
 const buildParams = { id: "string", build_id: { type: "any" } } as const;
-/** Cached reads live this long at most. Every write cleans them (twice: see the cache-cleaner mixin). */
+/** Cached reads live this long at most. Every write cleans them (after bumping the project's write generation: see the cache-cleaner mixin). */
 const CACHE_TTL = 60;
 /**
  * Uploads in progress that have not been written to for this long were left by a dead process

@@ -199,6 +199,10 @@ describe("the ruby-gitlab gem", () => {
 		expect(out.member).toMatchObject({ id: member.id, username: member.username, access_level: 30, expires_at: null });
 	});
 
+	it("finds a member with GitLab's `query` (team_members), in any case", () => {
+		expect(out.members_query).toEqual([out.member]);
+	});
+
 	it("creates and lists snippets with web_url and the author's links", () => {
 		const snippetTypes = {
 			id: "number",

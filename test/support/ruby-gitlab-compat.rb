@@ -1,5 +1,5 @@
 # A script written for GitLab 8.16, through the ruby-gitlab gem (Debian ruby-gitlab): GitLab's
-# service names, the projects list, a users search, a member, snippets, a commit's builds by an
+# service names, the projects list, a users search, a member (and a members search), snippets, a commit's builds by an
 # abbreviated id, an admin's users, and sudo.
 #   ruby ruby-gitlab-compat.rb ENDPOINT ROOT_TOKEN OWNER_TOKEN PROJECT_ID PROJECT_NAME MEMBER_ID MEMBER_USERNAME SHA BUILD_ID
 # prints what the gem read, as JSON (the entities as received), for test/e2e/gitlab-clients.spec.ts to check.
@@ -32,12 +32,13 @@ rescue Gitlab::Error::NotFound => e
   out['unknown'] = [e.response_status, e.response_message]
 end
 
-# The projects list, a project, a users search, a member.
+# The projects list, a project, a users search, a member, the members a search finds.
 out['projects'] = g.projects(search: project_name).map(&:to_h)
 out['project'] = g.project(pid).to_h
 out['user_search'] = g.user_search(member_username).map(&:to_h)
 out['users_by_username'] = g.users(username: member_username).map(&:to_h)
 out['member'] = g.team_member(pid, member_id.to_i).to_h
+out['members_query'] = g.team_members(pid, query: member_username.upcase).map(&:to_h)
 
 # Snippets and builds.
 out['snippet'] = g.create_snippet(pid, title: 'From the gem', file_name: 'gem.rb', code: "puts 1\n", visibility_level: 10).to_h
