@@ -14,7 +14,7 @@
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel } from "../lib/accounts/access";
 import type { ApiMeta } from "../lib/api/context";
-import { notFound } from "../lib/api/errors";
+import { conflict, notFound } from "../lib/api/errors";
 import { encryptSecret } from "../lib/crypto/secrets";
 import { findIntegration, resolveIntegration, type NamedIntegration } from "../lib/integrations/catalogue";
 import { mergeSettings } from "../lib/integrations/settings";
@@ -43,6 +43,16 @@ interface Vars extends SecretsVars {
 
 /** How long a write waits for a worker instance to forget the project's settings. */
 const FORGET_TIMEOUT_MS = 2000;
+
+/** A PUT that keeps finding its settings changed under it gives up (409) after this many tries. */
+const MAX_SAVE_ATTEMPTS = 10;
+
+/** Now, and always later than `previous`: the compare-and-set of a PUT tells every write apart by it. */
+function changedAt(previous: string | undefined): string {
+	const at = Date.now();
+	const before = previous ? Date.parse(previous) : NaN;
+	return new Date(Number.isFinite(before) && before >= at ? before + 1 : at).toISOString();
+}
 
 /** A failed call's message (a Moleculer error's), or the reason itself. */
 function reasonText(reason: unknown): string {
@@ -97,11 +107,11 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			async handler(ctx: Ctx) {
 				const projectId = this.access(ctx).project.id;
 				const { def } = this.definition(ctx.params.slug);
-				// GitLab sets every field to nil and deactivates; the record stays.
-				await this.db.integrations.update(
-					{ project_slug: integrationKey(projectId, def.slug) },
-					{ properties: {}, active: false, updated_at: new Date().toISOString() },
-				);
+				// GitLab sets every field to nil and deactivates; the record stays. A new `updated_at`: a PUT that read before this does not write.
+				const key = integrationKey(projectId, def.slug);
+				const current = await this.db.integrations.findOne({ project_slug: key });
+				if (current)
+					await this.db.integrations.update({ project_slug: key }, { properties: {}, active: false, updated_at: changedAt(current.updated_at) });
 				await this.settingsChanged(projectId);
 				return true;
 			},
@@ -168,17 +178,24 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			return named;
 		},
 
-		/** Validates and stores a PUT; a first PUT racing another one ends as an update. */
+		/**
+		 * Validates and stores a PUT, merged onto the settings it read: written only if they are still
+		 * those (compare-and-set on `updated_at`), else merged again onto what is there now, so a PUT
+		 * never undoes a DELETE (a revocation) or another PUT that came between. A first PUT racing
+		 * another one ends as an update.
+		 */
 		async save(projectId: number, { def, byGitLabName }: NamedIntegration, input: Record<string, unknown>): Promise<void> {
 			const key = integrationKey(projectId, def.slug);
 			for (let attempt = 0; ; attempt++) {
+				if (attempt >= MAX_SAVE_ATTEMPTS) throw conflict("Service is being changed by another request");
 				const current = await this.db.integrations.findOne({ project_slug: key });
 				const { properties, secretsChanged } = mergeSettings(def, current?.properties, input, { byGitLabName });
 				for (const name of secretsChanged) properties[name] = encryptSecret(String(properties[name]), this.secretsKey);
-				const now = new Date().toISOString();
+				const now = changedAt(current?.updated_at);
 				if (current) {
-					await this.db.integrations.update({ id: current.id }, { properties, active: true, updated_at: now });
-					return;
+					if (await this.db.integrations.update({ id: current.id, updated_at: current.updated_at }, { properties, active: true, updated_at: now }))
+						return;
+					continue;
 				}
 				try {
 					await this.db.integrations.insert({
@@ -192,7 +209,8 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 					});
 					return;
 				} catch (err) {
-					if (!(err instanceof UniqueViolation) || attempt > 0) throw err;
+					// Another first PUT won: merge onto it.
+					if (!(err instanceof UniqueViolation)) throw err;
 				}
 			}
 		},

@@ -98,7 +98,8 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (checked.color !== undefined) set.color = checked.color;
 				if (description !== undefined) set.description = description;
 				try {
-					const updated = await this.db.labels.updateOne({ id: label.id }, set);
+					// Still under the name it was found by: a rename that came between makes this one a 404, not a second rename.
+					const updated = await this.db.labels.updateOne({ id: label.id, project_title: label.project_title }, set);
 					if (!updated) throw notFound("Label");
 					await this.cleanProjectCache(projectId);
 					return presentLabel(updated);

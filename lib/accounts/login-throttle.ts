@@ -6,7 +6,10 @@
  * - per account: `limit` failures in a row (from any address) block it the same way, except from
  *   addresses it has signed in from before, so that somebody guessing root's password never
  *   keeps root out of a machine it uses; a successful login ends the run of failures.
- * Checks come before the password is hashed, so a blocked guess costs no scrypt work.
+ * Each attempt takes its point before the password is hashed (an atomic increment where every
+ * replica counts), and gives it back if it signs in: so attempts sent at once cannot all pass a
+ * check that each of them read before any was counted, and a blocked guess costs no scrypt work.
+ * The failure that reaches the limit starts the block, once.
  */
 import crypto from "crypto";
 import type Redis from "ioredis";
@@ -32,6 +35,19 @@ export interface LoginThrottleOptions {
 /** Accounts by a digest of the login name: bounded keys, and no usernames sitting in Redis. */
 const accountKey = (login: string) => crypto.createHash("sha256").update(login.trim().toLowerCase()).digest("base64url").slice(0, 24);
 
+/** A point an attempt took: how many the key had with it. */
+interface Taken {
+	points: number;
+}
+
+/** What an attempt took at its check (null: the store could not count it then). */
+export interface LoginTicket {
+	address: string;
+	account: string;
+	fromAddress: Taken | null;
+	forAccount: Taken | null;
+}
+
 export class LoginThrottle {
 	private readonly byAddress: RateLimiterAbstract;
 	private readonly byAccount: RateLimiterAbstract;
@@ -50,38 +66,71 @@ export class LoginThrottle {
 		this.knownAddresses = makeLimiter(redis, spec("known", 1, KNOWN_ADDRESS_SECONDS));
 	}
 
-	/** Throws 429 (with Retry-After) when this attempt must not even be checked. */
-	async check(address: string, login: string): Promise<void> {
+	/**
+	 * Takes this attempt's points, or throws 429 (with Retry-After) when it must not even be checked.
+	 * The ticket goes to `failed`, `succeeded` or `released` once the attempt is decided.
+	 */
+	async check(address: string, login: string): Promise<LoginTicket> {
 		const account = accountKey(login);
-		const [fromAddress, forAccount] = await Promise.all([this.byAddress.get(address), this.byAccount.get(account)]).catch(err => {
-			this.failOpen(err);
-			return [null, null];
-		});
-		if (fromAddress && fromAddress.consumedPoints >= this.opts.limit) throw tooManyRequests(fromAddress.msBeforeNext);
-		const accountLimited = forAccount && forAccount.consumedPoints >= this.opts.limit;
-		if (accountLimited && !(await this.isKnown(account, address))) throw tooManyRequests(forAccount.msBeforeNext);
-	}
-
-	async failed(address: string, login: string): Promise<void> {
-		const account = accountKey(login);
-		await Promise.all([this.count(this.byAddress, address, `address:${address}`), this.count(this.byAccount, account, `account:${account}`)]);
-	}
-
-	async succeeded(address: string, login: string): Promise<void> {
-		const account = accountKey(login);
-		await Promise.all([this.byAccount.delete(account), this.knownAddresses.set(`${account}|${address}`, 1, KNOWN_ADDRESS_SECONDS)]).catch(err =>
-			this.failOpen(err),
-		);
-	}
-
-	/** One more failure; the one that reaches the limit starts a block, longer each time that day. */
-	private async count(limiter: RateLimiterAbstract, key: string, blockKey: string): Promise<void> {
-		try {
-			const res = await limiter.consume(key);
-			if (res.consumedPoints < this.opts.limit) return;
-		} catch (err) {
-			if (!isLimited(err)) return this.failOpen(err);
+		const fromAddress = await this.take(this.byAddress, address);
+		if (fromAddress && "refusedForMs" in fromAddress) throw tooManyRequests(fromAddress.refusedForMs);
+		const forAccount = await this.take(this.byAccount, account);
+		if (forAccount && "refusedForMs" in forAccount && !(await this.isKnown(account, address))) {
+			// Refused for the account: not an attempt of this address either.
+			await this.giveBack(this.byAddress, address, fromAddress);
+			throw tooManyRequests(forAccount.refusedForMs);
 		}
+		return { address, account, fromAddress, forAccount: forAccount && "points" in forAccount ? forAccount : null };
+	}
+
+	/** A wrong password (or login): the attempt's points stay taken; the one that reached the limit blocks. */
+	async failed(ticket: LoginTicket): Promise<void> {
+		await Promise.all([
+			this.countFailure(this.byAddress, ticket.address, ticket.fromAddress, `address:${ticket.address}`),
+			this.countFailure(this.byAccount, ticket.account, ticket.forAccount, `account:${ticket.account}`),
+		]);
+	}
+
+	/** Signed in: the address's point back, the account's run of failures over, the address known to it. */
+	async succeeded(ticket: LoginTicket): Promise<void> {
+		await Promise.all([
+			this.giveBack(this.byAddress, ticket.address, ticket.fromAddress),
+			this.byAccount.delete(ticket.account),
+			this.knownAddresses.set(`${ticket.account}|${ticket.address}`, 1, KNOWN_ADDRESS_SECONDS),
+		]).catch(err => this.failOpen(err));
+	}
+
+	/** Not decided (the password could not be checked): both points back. */
+	async released(ticket: LoginTicket): Promise<void> {
+		await Promise.all([
+			this.giveBack(this.byAddress, ticket.address, ticket.fromAddress),
+			this.giveBack(this.byAccount, ticket.account, ticket.forAccount),
+		]);
+	}
+
+	/** Takes one point; past the limit the point goes back and the attempt is refused; null when the store failed. */
+	private async take(limiter: RateLimiterAbstract, key: string): Promise<Taken | { refusedForMs: number } | null> {
+		try {
+			return { points: (await limiter.consume(key)).consumedPoints };
+		} catch (err) {
+			if (!isLimited(err)) {
+				this.failOpen(err);
+				return null;
+			}
+			// A refused attempt is not a failure (a block stays: it is set past the limit).
+			await limiter.reward(key, 1).catch(e => this.failOpen(e));
+			return { refusedForMs: err.msBeforeNext };
+		}
+	}
+
+	private async giveBack(limiter: RateLimiterAbstract, key: string, taken: Taken | null): Promise<void> {
+		if (taken) await limiter.reward(key, 1).catch(err => this.failOpen(err));
+	}
+
+	/** The failure whose point reached the limit starts a block, longer each time that day (one the store could not count at the check is counted now). */
+	private async countFailure(limiter: RateLimiterAbstract, key: string, taken: Taken | null, blockKey: string): Promise<void> {
+		const counted = taken ?? (await this.take(limiter, key));
+		if (!counted || !("points" in counted) || counted.points !== this.opts.limit) return;
 		try {
 			const blocks = await this.blocks.consume(blockKey);
 			await limiter.block(key, growingBlockSeconds(blocks.consumedPoints, FIRST_BLOCK_SECONDS, LONGEST_BLOCK_SECONDS));

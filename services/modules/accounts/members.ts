@@ -91,7 +91,8 @@ export const Members: AccountsModule = {
 			async handler(ctx: Ctx<MemberParams>) {
 				const access = this.grantingAccess(ctx);
 				const member = await this.changeableMember(access, ctx.params.user_id);
-				await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level });
+				// A removal that came between the look-up and this write: the member is gone (404, as GitLab).
+				if (!(await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level }))) throw notFound("Member");
 				await this.memberChanged(ctx, access, member.user_id);
 				const user = await this.db.users.findOne({ id: member.user_id });
 				if (!user) throw notFound("User");
@@ -105,7 +106,8 @@ export const Members: AccountsModule = {
 			async handler(ctx: Ctx<{ user_id: number }>) {
 				const access = this.access(ctx);
 				const member = await this.changeableMember(access, ctx.params.user_id);
-				await this.db.members.remove({ id: member.id });
+				// Removed by another request in between: that one answered with the member.
+				if (!(await this.db.members.remove({ id: member.id }))) throw notFound("Member");
 				await this.memberChanged(ctx, access, member.user_id);
 				const user = await this.db.users.findOne({ id: member.user_id });
 				return user ? presentMember(publicUser(user), member.access_level, config.gitlabUrl) : {};

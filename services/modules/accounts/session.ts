@@ -36,14 +36,22 @@ export const Session: AccountsModule = {
 			async handler(ctx: Ctx<{ login?: string; email?: string; password: string }>) {
 				const login = (ctx.params.login ?? ctx.params.email ?? "").trim().toLowerCase();
 				const address = ctx.meta.clientAddress ?? "unknown";
-				await this.loginThrottle.check(address, login);
-				const user = login ? await this.db.users.findOne(login.includes("@") ? { email_key: login } : { username_key: login }) : null;
-				const matches = await this.checkPassword(ctx.params.password, user?.password_hash ?? null);
+				const ticket = await this.loginThrottle.check(address, login);
+				let user: Awaited<ReturnType<typeof this.db.users.findOne>>;
+				let matches: boolean;
+				try {
+					user = login ? await this.db.users.findOne(login.includes("@") ? { email_key: login } : { username_key: login }) : null;
+					matches = await this.checkPassword(ctx.params.password, user?.password_hash ?? null);
+				} catch (err) {
+					// Not checked (the hasher busy, the store failing): not a failure of this address or account.
+					await this.loginThrottle.released(ticket);
+					throw err;
+				}
 				if (!user || !matches || user.state !== "active") {
-					await this.loginThrottle.failed(address, login);
+					await this.loginThrottle.failed(ticket);
 					throw unauthorized();
 				}
-				await this.loginThrottle.succeeded(address, login);
+				await this.loginThrottle.succeeded(ticket);
 				// Devise's trackable: this sign-in becomes the current one, the one before it the last.
 				const at = now();
 				const signIn = { last_sign_in_at: user.current_sign_in_at ?? at, current_sign_in_at: at };
