@@ -15,6 +15,7 @@ import IntegrationsService from "../../services/integrations.service";
 import { startLocal, type LocalStack } from "../support/broker";
 import { addMember, createProject, createUser } from "../support/fixtures";
 import { client } from "../support/http";
+import { heldAcross } from "../support/races";
 
 let stack: LocalStack;
 let projectId: number;
@@ -156,32 +157,17 @@ describe("changes at the same time", () => {
 		const slug = "build-server-b";
 		const base = { build_server_url: "https://teamcity.example.com", build_type: "bt1", username: "ci" };
 		expect((await stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { ...base, password: "s3cret" } })).status).toBe(200);
-		const store = (stack.broker.getLocalService("integrations") as unknown as { db: { integrations: { findOne(q: object): Promise<unknown> } } }).db
-			.integrations;
-		const realFindOne = store.findOne.bind(store);
-		let read!: () => void;
-		const hasRead = new Promise<void>(resolve => (read = resolve));
-		let release!: () => void;
-		const held = new Promise<void>(resolve => (release = resolve));
 		// The PUT's read of the stored settings, held until the DELETE is done.
-		const spy = jest.spyOn(store, "findOne").mockImplementationOnce(async (q: object) => {
-			const doc = await realFindOne(q);
-			read();
-			await held;
-			return doc;
-		});
-		try {
-			const put = stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { ...base, build_type: "bt2" } });
-			await hasRead;
-			expect((await stack.api().del(`/projects/${projectId}/services/${slug}`)).status).toBe(200);
-			release();
-			// Merged again onto what is there now (nothing): the password it relied on is gone.
-			const answer = await put;
-			expect([answer.status, answer.body]).toEqual([400, { error: "password is missing" }]);
-		} finally {
-			release();
-			spy.mockRestore();
-		}
+		const [answer, removal] = await heldAcross(
+			stack.broker,
+			"integrations",
+			"integrations",
+			() => stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { ...base, build_type: "bt2" } }),
+			() => stack.api().del(`/projects/${projectId}/services/${slug}`),
+		);
+		expect(removal.status).toBe(200);
+		// Merged again onto what is there now (nothing): the password it relied on is gone.
+		expect([answer.status, answer.body]).toEqual([400, { error: "password is missing" }]);
 		const doc = await stack.broker.call<{ active: boolean; properties: object }, object>("integrations.settingsFor", {
 			projectKey: String(projectId),
 			slug,

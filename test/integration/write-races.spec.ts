@@ -1,14 +1,15 @@
 /**
- * Two requests changing one thing at once, as two replicas would run them: the one whose look-up
- * went stale before its write answers as if it came second (404), and changes nothing. Each test
- * holds the first request right after its look-up while the second one runs.
+ * Two requests changing one thing at once, as two replicas would run them (test/support/races.ts):
+ * the one whose look-up went stale before its write answers as if it came second (404), and
+ * changes nothing.
  */
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import LabelsService from "../../services/labels.service";
 import { startLocal, type LocalStack } from "../support/broker";
 import { addMember, createProject, createUser } from "../support/fixtures";
-import { client, type Reply } from "../support/http";
+import { client } from "../support/http";
+import { heldAcross } from "../support/races";
 
 let stack: LocalStack;
 const as = (token: string) => client(stack.url, token);
@@ -19,36 +20,6 @@ beforeAll(async () => {
 
 afterAll(() => stack?.stop());
 
-interface Store {
-	findOne(query: object): Promise<unknown>;
-}
-
-/** Runs `first` with the service's next `findOne` on `collection` held until `second` has answered; both answers. */
-async function heldAcross(service: string, collection: string, first: () => Promise<Reply>, second: () => Promise<Reply>): Promise<[Reply, Reply]> {
-	const store = (stack.broker.getLocalService(service) as unknown as { db: Record<string, Store> }).db[collection];
-	const realFindOne = store.findOne.bind(store);
-	let read!: () => void;
-	const hasRead = new Promise<void>(resolve => (read = resolve));
-	let release!: () => void;
-	const held = new Promise<void>(resolve => (release = resolve));
-	const spy = jest.spyOn(store, "findOne").mockImplementationOnce(async (query: object) => {
-		const doc = await realFindOne(query);
-		read();
-		await held;
-		return doc;
-	});
-	try {
-		const firstAnswer = first();
-		await hasRead;
-		const secondAnswer = await second();
-		release();
-		return [await firstAnswer, secondAnswer];
-	} finally {
-		release();
-		spy.mockRestore();
-	}
-}
-
 it("a label change that found the label before a rename answers 404 and leaves the renamed label alone", async () => {
 	const owner = await createUser(stack.api());
 	const project = await createProject(as(owner.token));
@@ -56,6 +27,7 @@ it("a label change that found the label before a rename answers 404 and leaves t
 	// 200, not 201: docs/api.md#decisions.
 	expect((await as(owner.token).post(labels, { body: { name: "bug", color: "#ff0000" } })).status).toBe(200);
 	const [recolor, rename] = await heldAcross(
+		stack.broker,
 		"labels",
 		"labels",
 		() => as(owner.token).put(labels, { body: { name: "bug", color: "#00ff00" } }),
@@ -74,6 +46,7 @@ it("a member removed by another request meanwhile is a 404 to the second removal
 	const member = `/projects/${project.id}/members/${dev.id}`;
 	await addMember(as(owner.token), project.id, dev.id, 30);
 	const [late, first] = await heldAcross(
+		stack.broker,
 		"accounts",
 		"members",
 		() => as(owner.token).del(member),
@@ -84,6 +57,7 @@ it("a member removed by another request meanwhile is a 404 to the second removal
 
 	await addMember(as(owner.token), project.id, dev.id, 30);
 	const [change, removal] = await heldAcross(
+		stack.broker,
 		"accounts",
 		"members",
 		() => as(owner.token).put(member, { body: { access_level: 40 } }),
