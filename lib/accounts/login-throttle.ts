@@ -6,10 +6,11 @@
  * - per account: `limit` failures in a row (from any address) block it the same way, except from
  *   addresses it has signed in from before, so that somebody guessing root's password never
  *   keeps root out of a machine it uses; a successful login ends the run of failures.
- * Each attempt takes its point before the password is hashed (an atomic increment where every
- * replica counts), and gives it back if it signs in: so attempts sent at once cannot all pass a
- * check that each of them read before any was counted, and a blocked guess costs no scrypt work.
- * The failure that reaches the limit starts the block, once.
+ * An attempt on an account takes the account's point before the password is hashed (an atomic
+ * increment where every replica counts): guesses at one account sent at once cannot all pass a
+ * check that each of them read before any was counted. An address's failures are counted when they
+ * happen, so many people signing in at once through one address are not refused for being many.
+ * A blocked guess costs no scrypt work; the failure that reaches a limit starts the block, once.
  */
 import crypto from "crypto";
 import type Redis from "ioredis";
@@ -40,11 +41,10 @@ interface Taken {
 	points: number;
 }
 
-/** What an attempt took at its check (null: the store could not count it then). */
+/** What an attempt took at its check: the account's point (null: not taken, the store failing or the address known). */
 export interface LoginTicket {
 	address: string;
 	account: string;
-	fromAddress: Taken | null;
 	forAccount: Taken | null;
 }
 
@@ -72,40 +72,32 @@ export class LoginThrottle {
 	 */
 	async check(address: string, login: string): Promise<LoginTicket> {
 		const account = accountKey(login);
-		const fromAddress = await this.take(this.byAddress, address);
-		if (fromAddress && "refusedForMs" in fromAddress) throw tooManyRequests(fromAddress.refusedForMs);
+		const fromAddress = await this.byAddress.get(address).catch(err => this.failOpen(err));
+		if (fromAddress && fromAddress.consumedPoints >= this.opts.limit) throw tooManyRequests(fromAddress.msBeforeNext);
 		const forAccount = await this.take(this.byAccount, account);
-		if (forAccount && "refusedForMs" in forAccount && !(await this.isKnown(account, address))) {
-			// Refused for the account: not an attempt of this address either.
-			await this.giveBack(this.byAddress, address, fromAddress);
-			throw tooManyRequests(forAccount.refusedForMs);
-		}
-		return { address, account, fromAddress, forAccount: forAccount && "points" in forAccount ? forAccount : null };
+		if (forAccount && "refusedForMs" in forAccount && !(await this.isKnown(account, address))) throw tooManyRequests(forAccount.refusedForMs);
+		return { address, account, forAccount: forAccount && "points" in forAccount ? forAccount : null };
 	}
 
-	/** A wrong password (or login): the attempt's points stay taken; the one that reached the limit blocks. */
+	/** A wrong password (or login): one more failure of the address; the account's point stays taken. The one that reached a limit blocks. */
 	async failed(ticket: LoginTicket): Promise<void> {
 		await Promise.all([
-			this.countFailure(this.byAddress, ticket.address, ticket.fromAddress, `address:${ticket.address}`),
+			this.countFailure(this.byAddress, ticket.address, null, `address:${ticket.address}`),
 			this.countFailure(this.byAccount, ticket.account, ticket.forAccount, `account:${ticket.account}`),
 		]);
 	}
 
-	/** Signed in: the address's point back, the account's run of failures over, the address known to it. */
+	/** Signed in: the account's run of failures over, the address known to it. */
 	async succeeded(ticket: LoginTicket): Promise<void> {
 		await Promise.all([
-			this.giveBack(this.byAddress, ticket.address, ticket.fromAddress),
 			this.byAccount.delete(ticket.account),
 			this.knownAddresses.set(`${ticket.account}|${ticket.address}`, 1, KNOWN_ADDRESS_SECONDS),
 		]).catch(err => this.failOpen(err));
 	}
 
-	/** Not decided (the password could not be checked): both points back. */
+	/** Not decided (the password could not be checked): the account's point back. */
 	async released(ticket: LoginTicket): Promise<void> {
-		await Promise.all([
-			this.giveBack(this.byAddress, ticket.address, ticket.fromAddress),
-			this.giveBack(this.byAccount, ticket.account, ticket.forAccount),
-		]);
+		if (ticket.forAccount) await this.byAccount.reward(ticket.account, 1).catch(err => this.failOpen(err));
 	}
 
 	/** Takes one point; past the limit the point goes back and the attempt is refused; null when the store failed. */
@@ -123,11 +115,7 @@ export class LoginThrottle {
 		}
 	}
 
-	private async giveBack(limiter: RateLimiterAbstract, key: string, taken: Taken | null): Promise<void> {
-		if (taken) await limiter.reward(key, 1).catch(err => this.failOpen(err));
-	}
-
-	/** The failure whose point reached the limit starts a block, longer each time that day (one the store could not count at the check is counted now). */
+	/** The failure whose point reached the limit starts a block, longer each time that day (a point not taken at the check is taken now). */
 	private async countFailure(limiter: RateLimiterAbstract, key: string, taken: Taken | null, blockKey: string): Promise<void> {
 		const counted = taken ?? (await this.take(limiter, key));
 		if (!counted || !("points" in counted) || counted.points !== this.opts.limit) return;

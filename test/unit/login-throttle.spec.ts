@@ -14,7 +14,7 @@ async function atOnce(t: LoginThrottle, n: number, address: string, login = "roo
 	return { tickets, refused };
 }
 
-it("lets no more attempts than the limit be checked when they come at once, and blocks once", async () => {
+it("lets no more attempts at one account than the limit be checked when they come at once, and blocks once", async () => {
 	const t = throttle();
 	const first = await atOnce(t, 8, "10.0.0.1");
 	// Before, each read the count before any was counted: all 8 hashed a password.
@@ -26,11 +26,18 @@ it("lets no more attempts than the limit be checked when they come at once, and 
 	expect(after.refused.map(r => Number(r.data.headers["Retry-After"]))).toEqual([60]);
 });
 
-it("gives the point back on a sign-in, and when the password could not be checked", async () => {
+it("refuses nobody for signing in at once with others through one address (a NAT, a proxy)", async () => {
 	const t = throttle();
-	for (let i = 0; i < 2 * LIMIT; i++) await t.succeeded(await t.check("10.0.0.2", `user${i}`));
-	for (let i = 0; i < 2 * LIMIT; i++) await t.released(await t.check("10.0.0.2", `user${i}`));
-	const now = await atOnce(t, LIMIT, "10.0.0.2");
+	const settled = await Promise.allSettled(Array.from({ length: 8 * LIMIT }, (_, i) => t.check("10.0.0.2", `user${i}`)));
+	expect(settled.filter(s => s.status === "rejected")).toHaveLength(0);
+});
+
+it("gives the account's point back when the password could not be checked, and ends its run on a sign-in", async () => {
+	const t = throttle();
+	for (let i = 0; i < 2 * LIMIT; i++) await t.released(await t.check(`10.0.4.${i}`, "carol"));
+	for (let i = 0; i < LIMIT - 1; i++) await t.failed(await t.check(`10.0.5.${i}`, "carol"));
+	await t.succeeded(await t.check("10.0.6.1", "carol"));
+	const now = await atOnce(t, LIMIT, "10.0.6.2", "carol");
 	expect([now.tickets.length, now.refused.length]).toEqual([LIMIT, 0]);
 });
 
