@@ -36,16 +36,11 @@ export interface LoginThrottleOptions {
 /** Accounts by a digest of the login name: bounded keys, and no usernames sitting in Redis. */
 const accountKey = (login: string) => crypto.createHash("sha256").update(login.trim().toLowerCase()).digest("base64url").slice(0, 24);
 
-/** A point an attempt took: how many the key had with it. */
-interface Taken {
-	points: number;
-}
-
-/** What an attempt took at its check: the account's point (null: not taken, the store failing or the address known). */
+/** What an attempt took at its check: the account's count with its point (null: not taken, the store failing or the address known). */
 export interface LoginTicket {
 	address: string;
 	account: string;
-	forAccount: Taken | null;
+	forAccount: number | null;
 }
 
 export class LoginThrottle {
@@ -67,7 +62,7 @@ export class LoginThrottle {
 	}
 
 	/**
-	 * Takes this attempt's points, or throws 429 (with Retry-After) when it must not even be checked.
+	 * Takes the account's point for this attempt, or throws 429 (with Retry-After) when it must not even be checked.
 	 * The ticket goes to `failed`, `succeeded` or `released` once the attempt is decided.
 	 */
 	async check(address: string, login: string): Promise<LoginTicket> {
@@ -75,8 +70,9 @@ export class LoginThrottle {
 		const fromAddress = await this.byAddress.get(address).catch(err => this.failOpen(err));
 		if (fromAddress && fromAddress.consumedPoints >= this.opts.limit) throw tooManyRequests(fromAddress.msBeforeNext);
 		const forAccount = await this.take(this.byAccount, account);
-		if (forAccount && "refusedForMs" in forAccount && !(await this.isKnown(account, address))) throw tooManyRequests(forAccount.refusedForMs);
-		return { address, account, forAccount: forAccount && "points" in forAccount ? forAccount : null };
+		if (typeof forAccount === "number") return { address, account, forAccount };
+		if (forAccount && !(await this.isKnown(account, address))) throw tooManyRequests(forAccount.refusedForMs);
+		return { address, account, forAccount: null };
 	}
 
 	/** A wrong password (or login): one more failure of the address; the account's point stays taken. The one that reached a limit blocks. */
@@ -97,13 +93,13 @@ export class LoginThrottle {
 
 	/** Not decided (the password could not be checked): the account's point back. */
 	async released(ticket: LoginTicket): Promise<void> {
-		if (ticket.forAccount) await this.byAccount.reward(ticket.account, 1).catch(err => this.failOpen(err));
+		if (ticket.forAccount !== null) await this.byAccount.reward(ticket.account, 1).catch(err => this.failOpen(err));
 	}
 
-	/** Takes one point; past the limit the point goes back and the attempt is refused; null when the store failed. */
-	private async take(limiter: RateLimiterAbstract, key: string): Promise<Taken | { refusedForMs: number } | null> {
+	/** Takes one point: the key's count with it; past the limit the point goes back and the attempt is refused; null when the store failed. */
+	private async take(limiter: RateLimiterAbstract, key: string): Promise<number | { refusedForMs: number } | null> {
 		try {
-			return { points: (await limiter.consume(key)).consumedPoints };
+			return (await limiter.consume(key)).consumedPoints;
 		} catch (err) {
 			if (!isLimited(err)) {
 				this.failOpen(err);
@@ -116,9 +112,9 @@ export class LoginThrottle {
 	}
 
 	/** The failure whose point reached the limit starts a block, longer each time that day (a point not taken at the check is taken now). */
-	private async countFailure(limiter: RateLimiterAbstract, key: string, taken: Taken | null, blockKey: string): Promise<void> {
+	private async countFailure(limiter: RateLimiterAbstract, key: string, taken: number | null, blockKey: string): Promise<void> {
 		const counted = taken ?? (await this.take(limiter, key));
-		if (!counted || !("points" in counted) || counted.points !== this.opts.limit) return;
+		if (counted !== this.opts.limit) return;
 		try {
 			const blocks = await this.blocks.consume(blockKey);
 			await limiter.block(key, growingBlockSeconds(blocks.consumedPoints, FIRST_BLOCK_SECONDS, LONGEST_BLOCK_SECONDS));
