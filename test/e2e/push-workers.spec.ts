@@ -134,6 +134,8 @@ it("leaves the diff out with disable_diffs, and puts it in without", async () =>
 	const diffs = [{ old_path: "lib/x.rb", new_path: "lib/x.rb", diff: "@@ -1 +1 @@\n-puts 1\n+puts 2\n" }];
 	expect((await put("emails-on-push", { recipients: "dev@example.com", disable_diffs: "true" })).status).toBe(200);
 	await push({ commits: [{ message: "diff-off change" }], diffs });
+	// Settings are read when the mailer takes the event (as GitLab's job reads them): the next change waits for this mail.
+	await waitFor("the diff-off mail", () => mailsWithSubject("diff-off change").length === 1, 30000);
 	expect((await put("emails-on-push", { recipients: "dev@example.com", disable_diffs: "0" })).status).toBe(200);
 	await push({ commits: [{ message: "diff-on change" }], diffs });
 	await waitFor("both mails", () => mailsWithSubject("diff-off change").length === 1 && mailsWithSubject("diff-on change").length === 1, 30000);
