@@ -9,6 +9,11 @@ export interface DeployKeyDoc {
 	fingerprint: string;
 	/** The user who added it first (null when unknown). */
 	user_id: number | null;
+	/**
+	 * The project it was added to first: until that project's link is made, only callers who can
+	 * reach that project may join the key (absent on keys stored before it was kept).
+	 */
+	created_for_project_id?: number;
 	/** Admin-wide public keys (GitLab's `public` column); this service creates none. */
 	public: boolean;
 	created_at: string;

@@ -32,7 +32,7 @@ interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
 	linkedKey(projectId: number, rawId: string): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }>;
 	keysOf(links: DeployKeyLinkDoc[]): Promise<StoredKey[]>;
 	addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey): Promise<StoredKey>;
-	mayJoin(ctx: Ctx<unknown>, keyId: number, projectId: number): Promise<boolean>;
+	mayJoin(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<boolean>;
 	link(projectId: number, keyId: number): Promise<boolean>;
 	removeIfUnlinked(keyId: number): Promise<void>;
 }
@@ -46,6 +46,8 @@ const cacheKeys = [PROJECT_CACHE_KEY];
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
 /** Joins and creations that lose a race start again, a bounded number of times. */
 const MAX_ATTEMPTS = 5;
+/** Longer than any request may run (the gateway's limit is 5 minutes): a creation still unlinked after it failed. */
+const CREATION_WINDOW_MS = 10 * 60_000;
 
 const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "keys",
@@ -142,7 +144,7 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (existing) {
 					// The project has it already: answered as it is, no duplicate.
 					if (await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, existing.id) })) return existing;
-					if (!(await this.mayJoin(ctx, existing.id, projectId))) throw validation(FINGERPRINT_TAKEN);
+					if (!(await this.mayJoin(ctx, existing, projectId))) throw validation(FINGERPRINT_TAKEN);
 					if (await this.link(projectId, existing.id)) return existing;
 					continue;
 				}
@@ -154,6 +156,7 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 						key: input.key,
 						fingerprint: input.fingerprint,
 						user_id: ctx.meta.user?.id ?? null,
+						created_for_project_id: projectId,
 						public: false,
 						created_at: now,
 						updated_at: now,
@@ -171,14 +174,19 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 
 		/**
 		 * GitLab 8: a key joins only if it is among the caller's accessible keys, i.e. it is used
-		 * by a project the caller is a member of (admins: any project). A key left in no project
-		 * protects nobody and may be taken up.
+		 * by a project the caller is a member of (admins: any project). A key with no link yet is
+		 * being added to the project it was created for, which stands for its link until the
+		 * creation could have finished (a request's lifetime); a key left in no project after
+		 * that protects nobody and may be taken up.
 		 */
-		async mayJoin(ctx: Ctx<unknown>, keyId: number, projectId: number): Promise<boolean> {
+		async mayJoin(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<boolean> {
 			const user = ctx.meta.user;
 			if (!user) return false;
-			const links: DeployKeyLinkDoc[] = await this.db.deploy_key_links.find({ key_id: keyId });
-			const others = links.map(l => l.project_id).filter(id => id !== projectId);
+			const links: DeployKeyLinkDoc[] = await this.db.deploy_key_links.find({ key_id: key.id });
+			const users = links.map(l => l.project_id);
+			if (!users.length && key.created_for_project_id !== undefined && Date.now() - Date.parse(key.created_at) < CREATION_WINDOW_MS)
+				users.push(key.created_for_project_id);
+			const others = users.filter(id => id !== projectId);
 			if (!others.length) return true;
 			if (user.is_admin) return true;
 			for (const other of others) {

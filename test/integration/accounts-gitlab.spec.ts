@@ -300,6 +300,26 @@ describe("projects", () => {
 		expect((await client(stack.url).request("HEAD", "/user")).status).toBe(401);
 		expect((await viewerApi.request("HEAD", "/no-such-path")).status).toBe(404);
 	});
+
+	it("POST /projects whose owner membership cannot be written leaves no project behind, and the retry succeeds", async () => {
+		const creator = await createUser(stack.api());
+		// A store write that fails (a full disk, a lost primary), once, on the second of the two writes.
+		const members = (stack.broker.getLocalService("accounts") as unknown as { db: { members: { insert: (doc: object) => Promise<unknown> } } }).db.members;
+		const realInsert = members.insert.bind(members);
+		members.insert = () => Promise.reject(new Error("disk full"));
+		let failed;
+		try {
+			failed = await as(creator.token).post("/projects", { body: { name: "half made" } });
+		} finally {
+			members.insert = realInsert;
+		}
+		expect([failed.status, failed.body]).toEqual([500, { message: "500 Internal Server Error" }]);
+		expect((await as(creator.token).get("/projects/owned")).body).toEqual([]);
+		expect((await stack.api().get(`/projects/${encodeURIComponent(`${creator.username}/half-made`)}`)).status).toBe(404);
+		const retried = await as(creator.token).post("/projects", { body: { name: "half made" } });
+		expect([retried.status, retried.body.path_with_namespace]).toEqual([201, `${creator.username}/half-made`]);
+		expect((await as(creator.token).get(`/projects/${retried.body.id}`)).body.permissions.project_access.access_level).toBe(50);
+	});
 });
 
 describe("members", () => {

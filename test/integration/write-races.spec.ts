@@ -5,20 +5,26 @@
  */
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
+import KeysService from "../../services/keys.service";
 import LabelsService from "../../services/labels.service";
 import { startLocal, type LocalStack } from "../support/broker";
 import { addMember, createProject, createUser } from "../support/fixtures";
 import { client } from "../support/http";
 import { heldAcross } from "../support/races";
+import { KeyFactory } from "../support/ssh-keys";
 
 let stack: LocalStack;
+const keys = new KeyFactory();
 const as = (token: string) => client(stack.url, token);
 
 beforeAll(async () => {
-	stack = await startLocal([ApiService, AccountsService, LabelsService]);
+	stack = await startLocal([ApiService, AccountsService, LabelsService, KeysService]);
 });
 
-afterAll(() => stack?.stop());
+afterAll(async () => {
+	keys.cleanup();
+	await stack?.stop();
+});
 
 it("a label change that found the label before a rename answers 404 and leaves the renamed label alone", async () => {
 	const owner = await createUser(stack.api());
@@ -66,4 +72,31 @@ it("a member removed by another request meanwhile is a 404 to the second removal
 	expect(removal.status).toBe(200);
 	expect([change.status, change.body]).toEqual([404, { message: "404 Member Not Found" }]);
 	expect((await as(owner.token).get(member)).status).toBe(404);
+});
+
+it("a deploy key being added to one project is not joined meanwhile by a user who cannot reach that project", async () => {
+	const alice = await createUser(stack.api());
+	const mallory = await createUser(stack.api());
+	const hers = await createProject(as(alice.token));
+	const his = await createProject(as(mallory.token));
+	const { line } = await keys.generate("ed25519");
+	// Alice's request is held after it has stored the key and before it links it to her project.
+	const [added, joined] = await heldAcross(
+		stack.broker,
+		"keys",
+		"deploy_keys",
+		() => as(alice.token).post(`/projects/${hers.id}/deploy_keys`, { body: { title: "deploy", key: line } }),
+		() => as(mallory.token).post(`/projects/${his.id}/deploy_keys`, { body: { title: "mine now", key: line } }),
+		"insert",
+	);
+	expect(added.status).toBe(201);
+	expect([joined.status, joined.body]).toEqual([400, { message: { fingerprint: ["has already been taken"] } }]);
+	expect((await as(mallory.token).get(`/projects/${his.id}/deploy_keys`)).body).toEqual([]);
+	expect(((await as(alice.token).get(`/projects/${hers.id}/deploy_keys`)).body as { title: string }[]).map(k => k.title)).toEqual(["deploy"]);
+
+	// A member of her project may still join it to another project of theirs, as GitLab 8 allows.
+	const bob = await createUser(stack.api());
+	await addMember(as(alice.token), hers.id, bob.id, 40);
+	const bobs = await createProject(as(bob.token));
+	expect((await as(bob.token).post(`/projects/${bobs.id}/deploy_keys`, { body: { title: "shared", key: line } })).status).toBe(201);
 });

@@ -1,32 +1,33 @@
 /**
  * Two requests changing one thing at once, as two replicas would run them: the first is held right
- * after its look-up (the service's next `findOne` on a collection) while the second one runs.
+ * after one of its steps (by default its look-up: the service's next `findOne` on a collection)
+ * while the second one runs.
  */
 import type { ServiceBroker } from "moleculer";
 
-interface Store {
-	findOne(query: object): Promise<unknown>;
-}
+type Step = "findOne" | "insert";
+type Store = Record<Step, (arg: object) => Promise<unknown>>;
 
-/** Runs `first` with `service`'s next `findOne` on `collection` held until `second` has finished; both results. */
+/** Runs `first` with `service`'s next `step` on `collection` held until `second` has finished; both results. */
 export async function heldAcross<A, B>(
 	broker: ServiceBroker,
 	service: string,
 	collection: string,
 	first: () => Promise<A>,
 	second: () => Promise<B>,
+	step: Step = "findOne",
 ): Promise<[A, B]> {
 	const store = (broker.getLocalService(service) as unknown as { db: Record<string, Store> }).db[collection];
-	const realFindOne = store.findOne.bind(store);
-	const own = Object.getOwnPropertyDescriptor(store, "findOne");
+	const realStep = store[step].bind(store);
+	const own = Object.getOwnPropertyDescriptor(store, step);
 	let read!: () => void;
 	const hasRead = new Promise<void>(resolve => (read = resolve));
 	let release!: () => void;
 	const held = new Promise<void>(resolve => (release = resolve));
-	// Held once; every later look-up goes straight through (plain code: the bench's build compiles this folder without jest).
+	// Held once; every later call goes straight through (plain code: the bench's build compiles this folder without jest).
 	let holding = true;
-	store.findOne = async (query: object) => {
-		const doc = await realFindOne(query);
+	store[step] = async (arg: object) => {
+		const doc = await realStep(arg);
 		if (holding) {
 			holding = false;
 			read();
@@ -42,7 +43,7 @@ export async function heldAcross<A, B>(
 		return [await firstDone, secondResult];
 	} finally {
 		release();
-		if (own) Object.defineProperty(store, "findOne", own);
-		else delete (store as Partial<Store>).findOne;
+		if (own) Object.defineProperty(store, step, own);
+		else delete (store as Partial<Store>)[step];
 	}
 }

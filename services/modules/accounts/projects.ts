@@ -52,7 +52,14 @@ export const Projects: AccountsModule = {
 					if (err instanceof UniqueViolation) throw validation({ name: ["has already been taken"], path: ["has already been taken"] });
 					throw err;
 				}
-				await this.db.members.insert(this.memberDoc(stored.id, owner.id, AccessLevel.OWNER));
+				try {
+					await this.db.members.insert(this.memberDoc(stored.id, owner.id, AccessLevel.OWNER));
+				} catch (err) {
+					// Access is membership: a project without its owner's would be one nobody can reach
+					// and whose path stays taken. Withdrawn, so the client's retry starts clean.
+					await this.db.projects.remove({ id: stored.id }).catch(() => undefined);
+					throw err;
+				}
 				ctx.meta.$statusCode = 201;
 				return presentProject(stored, publicUser(owner), config.gitlabUrl);
 			},
