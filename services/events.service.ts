@@ -88,22 +88,29 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 			// Not hedged: a list of up to 1000 letters may take over a second, and a second copy would only double it.
 			params: { limit: { type: "number", integer: true, min: 1, max: 1000, convert: true, optional: true } },
 			async handler(ctx: Context<{ limit?: number }>) {
-				return this.deadLetterStore().list(ctx.params.limit ?? 100);
+				const store = this.deadLetterStore();
+				const now = Date.now();
+				// An operator sees which letters a replay would refuse (409) before trying.
+				return (await store.list(ctx.params.limit ?? 100)).map(letter => ({ ...letter, replayable: store.canReplay(letter.received_at, now) }));
 			},
 		},
 
 		replay: {
 			params: { id: { type: "string", min: 1, max: 200 } },
-			async handler(ctx: Context<{ id: string }>) {
+			async handler(ctx: Context<{ id: string }, ApiMeta>) {
 				const store = this.deadLetterStore();
 				if (!store.validId(ctx.params.id)) throw paramError("id is invalid");
 				const letter = await store.take(ctx.params.id);
 				if (!letter?.event?.push || !letter.group) throw notFound("Dead Letter");
-				if (!store.canReplay(letter.event, Date.now())) throw conflict(TOO_OLD_TO_REPLAY);
+				if (!store.canReplay(letter.event.received_at, Date.now())) throw conflict(TOO_OLD_TO_REPLAY);
 				const event: PushEvent = { ...letter.event, replay_group: letter.group };
 				// The same msgID for the same letter: on JetStream, two replays racing each other store one event.
 				await this.publish(event, `${event.id}:replay:${letter.id}`);
 				await store.remove(letter.id);
+				// Replays resend deliveries: each leaves a trace of who asked.
+				this.logger.info(
+					`Replayed dead letter ${letter.id} (event ${event.id}) to ${letter.group}, asked from ${ctx.meta.clientAddress ?? "this cluster"}`,
+				);
 				return { id: event.id, group: letter.group, replayed: true };
 			},
 		},

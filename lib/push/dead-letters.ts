@@ -38,8 +38,8 @@ export interface DeadLetterStore {
 	/** One dead letter: its own id (the entry read, to remove exactly that one), event and group; or null. */
 	take(id: string): Promise<{ id: string; event: PushEvent; group: string } | null>;
 	remove(id: string): Promise<boolean>;
-	/** Whether replaying this event now cannot repeat a delivery made of it (its records still exist). */
-	canReplay(event: PushEvent, now: number): boolean;
+	/** Whether replaying an event received at `receivedAt` cannot repeat a delivery made of it now (its records still exist). */
+	canReplay(receivedAt: string | null, now: number): boolean;
 	/** Drops the letters kept longer than the retention, where the store does not do it itself (Redis). */
 	trim?(now: number): Promise<number>;
 }
@@ -68,7 +68,7 @@ const parse = (data: Uint8Array | Buffer): unknown => {
 };
 
 /** Records expire on JetStream and Redis: only a letter whose event is young enough is replayed. */
-const withinRecords = (event: PushEvent, now: number) => replayable(event.received_at, now);
+const withinRecords = (receivedAt: string | null, now: number) => replayable(receivedAt, now);
 
 /** A JetStream API "404": no such message (or no such stream). */
 const absent = (err: unknown) => (err as { code?: string } | null)?.code === "404";

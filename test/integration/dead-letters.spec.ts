@@ -97,6 +97,12 @@ describe.each(["nats", "redis"] as const)("on %s", kind => {
 		const young = event(new Date(Date.now() - REPLAY_WINDOW_MS + 3600_000));
 		const oldId = await bury(kind, names.deadLetterSubject, old);
 		const youngId = await bury(kind, names.deadLetterSubject, young);
+		// The listing says which is which before anyone tries.
+		const listed = await broker.call<{ id: string; replayable: boolean }[], object>("events.deadLetters", {});
+		expect(listed.map(d => [d.id, d.replayable])).toEqual([
+			[oldId, false],
+			[youngId, true],
+		]);
 		await expect(replay(broker, oldId)).rejects.toMatchObject({ code: 409, data: { body: { message: expect.stringMatching(/too old to replay/) } } });
 		expect(await replay(broker, youngId)).toEqual({ id: young.id, group: GROUP, replayed: true });
 		expect(await list(broker)).toEqual([old.id]);
