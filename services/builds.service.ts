@@ -11,7 +11,16 @@ import { ApiError, forbidden, notFound } from "../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../lib/api/pagination";
 import { ArtifactStore } from "../lib/builds/artifact-store";
 import { commitIdPrefix, parseId } from "../lib/builds/build-input";
-import { assertErasable, assertRetryable, cancelPatch, parseScope, retriedBuildState, SCOPE_PARAM, type StatePatch } from "../lib/builds/build-state";
+import {
+	assertErasable,
+	assertRetryable,
+	cancelPatch,
+	isCanonicalScope,
+	parseScope,
+	retriedBuildState,
+	SCOPE_PARAM,
+	type StatePatch,
+} from "../lib/builds/build-state";
 import { BuildBusy, BuildStore, untilSet, type NewBuild } from "../lib/builds/build-store";
 import { artifactsGrant, traceGrant, type DownloadGrant } from "../lib/builds/transfer-grants";
 import { sweepUploadsEvery } from "../lib/builds/upload-sweeper";
@@ -82,7 +91,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		list: {
 			access: AccessLevel.NONE,
 			params: { id: "string", scope: SCOPE_PARAM, ...PAGE_PARAMS },
-			cache: { keys: [PROJECT_CACHE_KEY, "scope", "page", "per_page"], ttl: CACHE_TTL },
+			cache: { keys: [PROJECT_CACHE_KEY, "scope", "page", "per_page"], ttl: CACHE_TTL, storedIf: isCanonicalScope },
 			async handler(ctx: Ctx<{ scope?: unknown; page?: number; per_page?: number }>) {
 				const projectId = this.access(ctx).project.id;
 				const scope = parseScope(ctx.params.scope);
@@ -241,7 +250,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		cachedCommitBuilds: {
 			visibility: "protected",
 			params: { sha: "string", scope: SCOPE_PARAM, ...PAGE_PARAMS },
-			cache: { keys: [PROJECT_CACHE_KEY, "sha", "scope", "page", "per_page"], ttl: CACHE_TTL },
+			cache: { keys: [PROJECT_CACHE_KEY, "sha", "scope", "page", "per_page"], ttl: CACHE_TTL, storedIf: isCanonicalScope },
 			async handler(ctx: Ctx<{ sha: string; scope?: unknown; page?: number; per_page?: number }>) {
 				const page = parsePage(ctx.params);
 				const projectId = this.access(ctx).project.id;

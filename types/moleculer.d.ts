@@ -14,6 +14,10 @@ declare module "moleculer" {
 		/** Safe to run twice: a remote call of it is sent again when the first goes unanswered (middlewares/hedged-calls.middleware.ts). */
 		hedge?: boolean;
 	}
+	interface ActionCacheOptions {
+		/** Stores an answer only when its parameters are in their one cached spelling (lib/cache/write-generations.ts). */
+		storedIf?: (params: Record<string, unknown>) => boolean;
+	}
 	interface ServiceSchema {
 		/** @moleculer/channels 0.1.8 ships no types. */
 		channels?: Record<string, unknown>;

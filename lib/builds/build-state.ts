@@ -135,6 +135,20 @@ export function parseScope(raw: unknown): BuildStatus[] | null {
 	return wanted.size ? BUILD_STATUSES.filter(s => wanted.has(s)) : null;
 }
 
+/**
+ * The one spelling of a scope whose answers are cached (others are answered, not stored, so a
+ * client cannot grow the cache by reordering or repeating states): absent, one state, or two or
+ * more distinct states in BUILD_STATUSES order. Parameters as sent, before parseScope.
+ */
+export function isCanonicalScope(params: { scope?: unknown }): boolean {
+	const raw = params.scope;
+	if (raw === undefined) return true;
+	if (typeof raw === "string") return raw !== "";
+	if (!Array.isArray(raw) || raw.length < 2) return false;
+	const order = raw.map(v => (BUILD_STATUSES as readonly unknown[]).indexOf(v));
+	return order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]));
+}
+
 /** The body of `PUT /internal/builds/:build_id`: `status` required, `coverage` optional (0–100 or null). */
 export function parseRunnerUpdate(body: { status?: unknown; coverage?: unknown }): { status: RunnerStatus; coverage?: number | null } {
 	const { status } = body;

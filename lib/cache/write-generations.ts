@@ -15,7 +15,8 @@
  * every store of a read that began before it.
  *
  * The same path keeps list pages that do not exist (past the end, or non-canonical page
- * parameters) out of the cache: a client cannot grow the cache by counting pages.
+ * parameters) and other spellings of a filter (an action's `storedIf`) out of the cache: a client
+ * cannot grow the cache by counting pages or reordering a list.
  */
 import type { Context } from "moleculer";
 import { isPaginated } from "../api/pagination";
@@ -59,6 +60,7 @@ interface CacheOpts {
 	keys?: string[];
 	ttl?: number;
 	lock?: { enabled?: boolean };
+	storedIf?: (params: Record<string, unknown>) => boolean;
 }
 
 interface CacherLike {
@@ -143,17 +145,14 @@ function projectOf(opts: CacheOpts, ctx: Context): string | undefined {
 	return typeof value === "string" || typeof value === "number" ? String(value) : undefined;
 }
 
-/** The value a cache key holds for a parameter, as the key was made (before the handler's validation converts it). */
-function keyParam(ctx: Context, name: string): unknown {
-	return (ctx.params as Record<string, unknown> | undefined)?.[name];
-}
-
 /**
  * Whether an answer may be stored: a list page must exist (page 1, or one within the total) and
  * be asked for in its one canonical form (page and per_page absent or exactly the page served),
+ * and the action's own `storedIf` must hold for the other parameters (one spelling of a filter),
  * so the number of entries follows the data, not the requests.
  */
-function storable(opts: CacheOpts, page: unknown, perPage: unknown, result: unknown): boolean {
+function storable(opts: CacheOpts, params: Record<string, unknown> | undefined, page: unknown, perPage: unknown, result: unknown): boolean {
+	if (opts.storedIf && !opts.storedIf(params ?? {})) return false;
 	if (!isPaginated(result) || !opts.keys?.includes("page")) return true;
 	if (page !== undefined && page !== result.page) return false;
 	if (perPage !== undefined && perPage !== result.perPage) return false;
@@ -172,9 +171,11 @@ export function installWriteGenerations(cacher: unknown): WriteGenerations | und
 	const unguarded = c.middlewareWithoutLock.bind(c);
 	c.middlewareWithoutLock = function guarded(this: CacherLike, ctx, key, handler, opts) {
 		const project = projectOf(opts, ctx);
-		const page = keyParam(ctx, "page");
-		const perPage = keyParam(ctx, "per_page");
-		if (project === undefined && !opts.keys?.includes("page")) return unguarded(ctx, key, handler, opts);
+		// As the key was made, before the handler's validation converts them.
+		const params = ctx.params as Record<string, unknown> | undefined;
+		const page = params?.page;
+		const perPage = params?.per_page;
+		if (project === undefined && !opts.keys?.includes("page") && !opts.storedIf) return unguarded(ctx, key, handler, opts);
 		return this.get(key).then(async content => {
 			if (content !== this.opts.missingResponse) {
 				(ctx as Context & { cachedResult?: boolean }).cachedResult = true;
@@ -183,7 +184,7 @@ export function installWriteGenerations(cacher: unknown): WriteGenerations | und
 			// Seen before the handler reads anything: a write after this point refuses the store.
 			const seen = project === undefined ? null : await this.generations!.read(project).catch(() => undefined);
 			const result = await handler(ctx);
-			if (seen === undefined || this.connected === false || !storable(opts, page, perPage, result)) return result;
+			if (seen === undefined || this.connected === false || !storable(opts, params, page, perPage, result)) return result;
 			const store =
 				seen === null || project === undefined ? this.set(key, result, opts.ttl) : this.generations!.setIf(key, result, opts.ttl, project, seen);
 			void store.catch(() => undefined);

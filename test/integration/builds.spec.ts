@@ -10,6 +10,7 @@ import path from "path";
 import { config } from "../../config";
 import { Readable } from "stream";
 import type { UploadInFlight } from "../../gateway/artifact-upload";
+import { CacheReads } from "../../gateway/cache-reads";
 import { ArtifactStore, MAX_TRACE_BYTES } from "../../lib/builds/artifact-store";
 import type { DownloadGrant } from "../../lib/builds/transfer-grants";
 import AccountsService from "../../services/accounts.service";
@@ -204,6 +205,33 @@ describe("files in one process", () => {
 		expect(res.headers.get("x-content-type-options")).toBe("nosniff");
 		expect(res.text.length).toBe(chunk.length * 6);
 		expect(res.text === chunk.repeat(6)).toBe(true);
+	});
+});
+
+describe("the cache", () => {
+	it("stores a scoped list in one spelling of its states only, and answers the others the same", async () => {
+		const reads = new CacheReads(stack.broker.cacher as never);
+		const list = stack.broker.registry.getActionList({}).find(a => a.name === "builds.list")!.action as never;
+		const meta = { user: { id: 1, username: "root", is_admin: true }, projectKey: String(projectId) };
+		const cached = (scope: unknown) => reads.read(list, { id: String(projectId), scope }, meta);
+		const get = (query: string) => stack.api(token).get(`/projects/${projectId}/builds?${query}`);
+		const [failed, running] = [await ci.build({ project_id: projectId }), await ci.build({ project_id: projectId })];
+		await ci.drive(failed, "failed");
+		await ci.drive(running, "running");
+		const canonical = await get("scope[]=running&scope[]=failed");
+		expect(canonical.status).toBe(200);
+		expect((canonical.body as { id: number }[]).map(b => b.id).slice(0, 2)).toEqual([running, failed]);
+		expect(await cached(["running", "failed"])).toBeDefined();
+		for (const [query, scope] of [
+			["scope[]=failed&scope[]=running", ["failed", "running"]],
+			["scope[]=running&scope[]=failed&scope[]=failed", ["running", "failed", "failed"]],
+			["scope[]=failed", ["failed"]],
+		] as const) {
+			const res = await get(query);
+			expect([query, res.status]).toEqual([query, 200]);
+			if (scope.length > 1) expect(res.body).toEqual(canonical.body);
+			expect([query, await cached(scope)]).toEqual([query, undefined]);
+		}
 	});
 });
 

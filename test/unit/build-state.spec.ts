@@ -2,6 +2,7 @@ import {
 	assertErasable,
 	assertRetryable,
 	cancelPatch,
+	isCanonicalScope,
 	parseCoverage,
 	parseRunnerUpdate,
 	parseScope,
@@ -142,6 +143,20 @@ describe("parseScope", () => {
 		[true],
 	])("%j is a 400", raw => {
 		expect(errorOf(() => parseScope(raw))).toEqual(invalid);
+	});
+});
+
+describe("isCanonicalScope", () => {
+	it("is one spelling per set of states: absent, one state, or several in BUILD_STATUSES order", () => {
+		for (const scope of [undefined, "failed", ["running", "failed"], ["pending", "running", "failed", "success", "canceled"]])
+			expect([scope, isCanonicalScope({ scope })]).toEqual([scope, true]);
+	});
+
+	it("is false for every other spelling, which parseScope still accepts", () => {
+		for (const scope of ["", [], [""], ["failed"], ["failed", "running"], ["running", "running"], ["running", "failed", "failed"], { 0: "failed" }]) {
+			expect(() => parseScope(scope)).not.toThrow();
+			expect([scope, isCanonicalScope({ scope })]).toEqual([scope, false]);
+		}
 	});
 });
 
