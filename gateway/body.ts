@@ -255,14 +255,23 @@ export const LINGER_MS = 5000;
  * (nginx's lingering close does the same); reading without end would let it send forever.
  */
 export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-	if (req.complete) return;
+	// Once per request (the body reader and the error handler may both ask).
+	if (req.complete || lingering.has(req)) return;
+	lingering.add(req);
 	res.once("finish", () => {
 		if (req.complete) return;
 		const socket = req.socket;
+		const stop = () => {
+			clearTimeout(timer);
+			// Nothing left on a kept-alive socket that serves the next requests.
+			socket?.off("close", stop);
+		};
 		const timer = setTimeout(() => socket?.destroy(), LINGER_MS);
 		timer.unref();
 		// The client finished sending in time: the connection may serve its next request.
-		req.once("end", () => clearTimeout(timer));
-		socket?.once("close", () => clearTimeout(timer));
+		req.once("end", stop);
+		socket?.once("close", stop);
 	});
 }
+
+const lingering = new WeakSet<IncomingMessage>();

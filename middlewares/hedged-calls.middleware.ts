@@ -21,9 +21,17 @@ interface HedgeableAction {
 
 export const isHedged = (action: HedgeableAction): boolean => action.hedge === true || (!!action.cache && action.hedge !== false);
 
+interface TransitLike {
+	removePendingRequest(id: string): void;
+}
+
 export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
+	let transit: TransitLike | undefined;
 	return {
 		name: "HedgedCalls",
+		created(broker: { transit?: TransitLike }) {
+			transit = broker.transit;
+		},
 		remoteAction(next: (ctx: Context) => Promise<unknown>, action: HedgeableAction) {
 			if (!isHedged(action)) return next;
 			return function hedged(ctx: Context): Promise<unknown> {
@@ -32,18 +40,25 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 					let settled = false;
 					let running = 0;
 					let firstError: Error | undefined;
+					const unanswered = new Set<Context>();
 					const attempt = (c: Context) => {
 						running++;
+						unanswered.add(c);
 						next(c).then(
 							value => {
 								running--;
+								unanswered.delete(c);
 								if (settled) return;
 								settled = true;
 								clearTimeout(timer);
+								// The attempt that lost may never be answered (its request was lost, which is why
+								// it was sent twice); nothing else would ever take it out of the transit's table.
+								for (const lost of unanswered) transit?.removePendingRequest(lost.id);
 								resolve(value);
 							},
 							(err: Error) => {
 								running--;
+								unanswered.delete(c);
 								firstError ??= err;
 								// An answer, even an error, came back: no reason to send it again.
 								if (!settled && (running === 0 || c === ctx)) {

@@ -30,6 +30,7 @@ import { Users } from "./modules/accounts/users";
 const Lifecycle: AccountsModule = {
 	created() {
 		this.hasher = new PasswordHasher(config.passwordHashConcurrency, config.passwordHashQueue);
+		this.signInsUnderWay = 0;
 	},
 
 	async started() {

@@ -8,6 +8,7 @@ import fs from "fs";
 import type { IncomingMessage, ServerResponse } from "http";
 import type { ServiceBroker } from "moleculer";
 import path from "path";
+import { pipeline } from "stream";
 import { config } from "../../config";
 import { buildOpenApi, type ActionDefinition } from "../openapi";
 import { routeTables } from "./index";
@@ -132,9 +133,8 @@ function asset(req: Req, res: Res) {
 	fs.stat(file, (err, stat) => {
 		if (err) return send(res, 404, "application/json", JSON.stringify({ message: "404 Not Found" }));
 		res.writeHead(200, { "Content-Type": known.type, "Content-Length": stat.size, ...headers });
-		fs.createReadStream(file)
-			.on("error", () => res.destroy())
-			.pipe(res);
+		// A client that leaves early closes the file too; a read error ends the response.
+		pipeline(fs.createReadStream(file), res, () => undefined);
 	});
 }
 

@@ -35,6 +35,11 @@ export class PasswordHasher {
 		private readonly queueSize: number,
 	) {}
 
+	/** Hashes it takes at once, running and waiting; past that, HashingBusy. */
+	get capacity(): number {
+		return this.concurrency + this.queueSize;
+	}
+
 	async hash(password: string): Promise<string> {
 		const salt = crypto.randomBytes(16);
 		const hash = await this.run(() => scrypt(password, salt, SCRYPT_KEYLEN, { N: SCRYPT_N }));

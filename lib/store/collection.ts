@@ -33,7 +33,11 @@ export interface CollectionOptions {
 export interface StoreLocation {
 	dataDir: string;
 	mongoUri: string;
+	/** How often NeDB's append-only files are rewritten to what they hold (default 10 minutes). */
+	compactEveryMs?: number;
 }
+
+const COMPACT_EVERY_MS = 10 * 60 * 1000;
 
 export interface FindOptions {
 	/** moleculer-db sort: "-id", ["project_id", "-id"] */
@@ -143,8 +147,6 @@ export class Collection<T extends Doc = Doc> {
 		adapter.init(broker, { schema: {}, settings: {}, logger: broker.getLogger("db") });
 		await adapter.connect();
 		const db = adapter.db;
-		// Compaction keeps the append-only file from growing without bound.
-		db.setAutocompactionInterval(10 * 60 * 1000);
 		await db.ensureIndexAsync({ fieldName: "id", unique: true });
 		for (const ix of indexes) {
 			const [first, ...rest] = Object.keys(ix.fields);
@@ -154,7 +156,14 @@ export class Collection<T extends Doc = Doc> {
 		this.counters = new Datastore({ filename: path.join(this.location.dataDir, `${this.name}.counters.db`) });
 		await this.counters.loadDatabaseAsync();
 		this.adapter = adapter;
-		this.stopCompaction = () => db.stopAutocompaction();
+		// Compaction keeps the append-only files from growing without bound: the counters' file takes
+		// a line per id handed out.
+		const counters = this.counters;
+		for (const file of [db, counters]) file.setAutocompactionInterval(this.location.compactEveryMs ?? COMPACT_EVERY_MS);
+		this.stopCompaction = () => {
+			db.stopAutocompaction();
+			counters.stopAutocompaction();
+		};
 	}
 
 	private stopCompaction?: () => void;

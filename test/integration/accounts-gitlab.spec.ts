@@ -5,6 +5,7 @@
  */
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
+import { PasswordHasher } from "../../lib/crypto/passwords";
 import { startLocal, type LocalStack } from "../support/broker";
 import { addMember, createProject, createUser, type TestUser } from "../support/fixtures";
 import { client } from "../support/http";
@@ -429,5 +430,31 @@ describe("sudo", () => {
 		expect([tooLong.status, tooLong.body]).toEqual([404, { message: `404 No user id or username for: ${long} Not Found` }]);
 		const anonymous = await client(stack.url).get("/user", { headers: { Sudo: alice.username } });
 		expect([anonymous.status, anonymous.body]).toEqual([401, { message: "401 Unauthorized" }]);
+	});
+});
+
+describe("sign-in", () => {
+	it("takes no more sign-ins at once than the hasher can check: the others are refused before the throttle counts them", async () => {
+		type AccountsThis = { hasher: PasswordHasher; loginThrottle: { check: (...args: unknown[]) => Promise<unknown> } };
+		const accounts = stack.broker.getLocalService("accounts") as unknown as AccountsThis;
+		const realHasher = accounts.hasher;
+		const throttle = accounts.loginThrottle;
+		const realCheck = throttle.check.bind(throttle);
+		let checked = 0;
+		accounts.hasher = new PasswordHasher(1, 2);
+		throttle.check = (...args) => (checked++, realCheck(...args));
+		try {
+			const meta = { clientAddress: "10.9.8.7" };
+			const settled = await Promise.allSettled(
+				Array.from({ length: 40 }, (_, i) => stack.broker.call("accounts.login", { login: `nobody-${i}`, password: "guess" }, { meta })),
+			);
+			const codes = settled.map(s => (s.status === "rejected" ? (s.reason as { code: number }).code : 201));
+			expect([codes.filter(c => c === 401).length, codes.filter(c => c === 429).length]).toEqual([3, 37]);
+			// Each check takes a day-long count for its login name: only the three checked made one.
+			expect(checked).toBe(3);
+		} finally {
+			accounts.hasher = realHasher;
+			throttle.check = realCheck;
+		}
 	});
 });

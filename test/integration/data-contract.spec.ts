@@ -9,6 +9,7 @@ import path from "path";
 import { ServiceBroker } from "moleculer";
 import { loadConfig } from "../../config";
 import { Collection, UniqueViolation, type StoreLocation } from "../../lib/store/collection";
+import { waitFor } from "../support/http";
 
 const mongoUri = loadConfig(process.env).mongoUri;
 const backends: [string, () => StoreLocation][] = [["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-contract-")), mongoUri: "" })]];
@@ -112,4 +113,21 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 		await expect(again.insert({ project_id: 3, project_title: "3|kept" })).rejects.toBeInstanceOf(UniqueViolation);
 		await again.disconnect();
 	});
+});
+
+it("NeDB: the id counter's file is compacted while running, not only at the next start", async () => {
+	// NeDB compacts every 5 s at the most often.
+	const where = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-compact-")), mongoUri: "", compactEveryMs: 5000 };
+	const c = new Collection(`compact_${process.pid}`, {}, where);
+	await c.connect(broker);
+	const counters = path.join(where.dataDir, `${c.name}.counters.db`);
+	const lines = () => fs.readFileSync(counters, "utf8").split("\n").filter(Boolean).length;
+	try {
+		for (let i = 0; i < 300; i++) await c.nextId();
+		// One line per id handed out until a compaction rewrites the file to the one counter it holds.
+		await waitFor("the counters file to be compacted", () => lines() === 1, 15000, 20);
+		expect((await c.insert({ note: "after" })).id).toBe(301);
+	} finally {
+		await c.disconnect();
+	}
 });

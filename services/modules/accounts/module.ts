@@ -38,6 +38,8 @@ export interface NewUser extends ProfileFields {
 export interface AccountsVars extends SecretsVars {
 	db: { users: Collection<StoredUser>; projects: Collection<ProjectDoc>; members: Collection<MemberDoc> };
 	hasher: PasswordHasher;
+	/** Sign-ins between their throttle check and their answer (at most the hasher's capacity). */
+	signInsUnderWay: number;
 	loginThrottle: LoginThrottle;
 	limiterRedis: Redis | null;
 }

@@ -5,6 +5,7 @@
 import { config } from "../../../config";
 import { HashingBusy } from "../../../lib/crypto/passwords";
 import { decryptSecret } from "../../../lib/crypto/secrets";
+import type { LoginTicket } from "../../../lib/accounts/login-throttle";
 import { tooManyRequests, unauthorized } from "../../../lib/api/errors";
 import { publicUser, type StoredUser } from "../../../models/user";
 import { presentCurrentUser } from "../../../presenters/user";
@@ -36,16 +37,25 @@ export const Session: AccountsModule = {
 			async handler(ctx: Ctx<{ login?: string; email?: string; password: string }>) {
 				const login = (ctx.params.login ?? ctx.params.email ?? "").trim().toLowerCase();
 				const address = ctx.meta.clientAddress ?? "unknown";
-				const ticket = await this.loginThrottle.check(address, login);
+				// No more sign-ins under way than the hasher takes: the others are refused before the
+				// throttle counts them (a burst of logins would otherwise leave a day-long count per name).
+				if (this.signInsUnderWay >= this.hasher.capacity) throw tooManyRequests(1000);
+				this.signInsUnderWay++;
 				let user: Awaited<ReturnType<typeof this.db.users.findOne>>;
 				let matches: boolean;
+				let ticket: LoginTicket;
 				try {
-					user = login ? await this.db.users.findOne(login.includes("@") ? { email_key: login } : { username_key: login }) : null;
-					matches = await this.checkPassword(ctx.params.password, user?.password_hash ?? null);
-				} catch (err) {
-					// Not checked (the hasher busy, the store failing): not a failure of this address or account.
-					await this.loginThrottle.released(ticket);
-					throw err;
+					ticket = await this.loginThrottle.check(address, login);
+					try {
+						user = login ? await this.db.users.findOne(login.includes("@") ? { email_key: login } : { username_key: login }) : null;
+						matches = await this.checkPassword(ctx.params.password, user?.password_hash ?? null);
+					} catch (err) {
+						// Not checked (the hasher busy, the store failing): not a failure of this address or account.
+						await this.loginThrottle.released(ticket);
+						throw err;
+					}
+				} finally {
+					this.signInsUnderWay--;
 				}
 				if (!user || !matches || user.state !== "active") {
 					await this.loginThrottle.failed(ticket);
