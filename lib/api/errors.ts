@@ -29,6 +29,8 @@ export const missing = (...params: string[]) => paramError(params.map(p => `${p}
 export const invalidValue = (param: string) => paramError(`${param} does not have a valid value`);
 /** Model validation errors: `{"message":{"color":["must be a valid color code"]}}`. */
 export const validation = (errors: Record<string, string[]>) => new ApiError(400, { message: errors });
+/** `render_api_error!(message, 422)`: `{"message":"Access level is not known"}`. */
+export const unprocessable = (message: string) => new ApiError(422, { message });
 export const tooLarge = () => new ApiError(413, { message: "413 Request Entity Too Large" });
 export const RETRY_AFTER_HEADER = "Retry-After";
 /** `429 Too Many Requests`, with Retry-After in whole seconds (at least 1). */

@@ -18,8 +18,12 @@ export const MAX_SNIPPET_CONTENT_BYTES = 512 * 1024;
 export const MAX_SNIPPET_TITLE_LENGTH = 255;
 export const MAX_SNIPPET_FILE_NAME_LENGTH = 255;
 
-/** GitLab 8 `file_name_regex`: Ruby's `[[:alnum:]]` is Unicode letters and decimal digits. */
-const FILE_NAME = /^[\p{Alphabetic}\p{Nd}_\-.@]*$/u;
+/**
+ * GitLab 8.16's `file_name_regex` (`c++.cpp` is a file name): Ruby's `[[:alnum:]]` is Unicode
+ * letters and decimal digits. The message is the one earlier 8.x versions gave (without `+`),
+ * which clients and tests of this API know (docs/api.md#snippets).
+ */
+const FILE_NAME = /^[\p{Alphabetic}\p{Nd}_\-.@+]*$/u;
 export const FILE_NAME_MESSAGE = "can contain only letters, digits, '_', '-', '@' and '.'.";
 
 /** The fields of a snippet that decide who sees and changes it. */

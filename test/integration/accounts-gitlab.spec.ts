@@ -302,6 +302,18 @@ describe("projects", () => {
 		expect((await viewerApi.request("HEAD", "/no-such-path")).status).toBe(404);
 	});
 
+	it("POST /projects takes GitLab 8.16's `public` when no visibility_level is given", async () => {
+		const creator = await createUser(stack.api());
+		const made = async (form: Record<string, string>) => {
+			const res = await as(creator.token).post("/projects", { form });
+			expect(res.status).toBe(201);
+			return [res.body.visibility_level, res.body.public];
+		};
+		expect(await made({ name: "pub", public: "true" })).toEqual([20, true]);
+		expect(await made({ name: "priv", public: "false" })).toEqual([0, false]);
+		expect(await made({ name: "internal", public: "true", visibility_level: "10" })).toEqual([10, false]);
+	});
+
 	it("POST /projects whose owner membership cannot be written leaves no project behind, and the retry succeeds", async () => {
 		const creator = await createUser(stack.api());
 		// A store write that fails (a full disk, a lost primary), once, on the second of the two writes.
@@ -342,6 +354,36 @@ describe("members", () => {
 		expect([bad.status, bad.body]).toEqual([400, { error: "user_id is invalid" }]);
 		// Not readable by a stranger to the private project.
 		expect((await as(stranger.token).get(`/projects/${project.id}/members/${dev.id}`)).status).toBe(404);
+	});
+
+	it("answer adds, changes and removals as GitLab 8.16 does: an existing member, a non-member, a level it does not know", async () => {
+		const owner = await createUser(stack.api());
+		const dev = await createUser(stack.api());
+		const stranger = await createUser(stack.api());
+		const project = await createProject(as(owner.token));
+		const members = `/projects/${project.id}/members`;
+		expect((await as(owner.token).post(members, { body: { user_id: dev.id, access_level: 30 } })).status).toBe(201);
+		// Adding a member again: 201 with the member as it is, its level unchanged.
+		const again = await as(owner.token).post(members, { body: { user_id: dev.id, access_level: 40 } });
+		expect([again.status, again.body]).toEqual([201, { ...userBasic(dev), access_level: 30, expires_at: null }]);
+		expect((await as(owner.token).get(`${members}/${dev.id}`)).body.access_level).toBe(30);
+		// A level that is none of 10–50.
+		const unknownLevel = { message: "Access level is not known" };
+		const added = await as(owner.token).post(members, { body: { user_id: stranger.id, access_level: 35 } });
+		expect([added.status, added.body]).toEqual([422, unknownLevel]);
+		const changed = await as(owner.token).put(`${members}/${dev.id}`, { body: { access_level: 60 } });
+		expect([changed.status, changed.body]).toEqual([422, unknownLevel]);
+		const notANumber = await as(owner.token).put(`${members}/${dev.id}`, { body: { access_level: "abc" } });
+		expect([notANumber.status, notANumber.body]).toEqual([400, { error: "access_level is invalid" }]);
+		// Changing a user who is not a member: the record look-up's 404; removing one: 200, access revoked.
+		const notMember = await as(owner.token).put(`${members}/${stranger.id}`, { body: { access_level: 30 } });
+		expect([notMember.status, notMember.body]).toEqual([404, { message: "404 Not found" }]);
+		const revoked = await as(owner.token).del(`${members}/${stranger.id}`);
+		expect([revoked.status, revoked.body]).toEqual([200, { message: "Access revoked", id: stranger.id }]);
+		expect((await as(owner.token).get(members)).body.map((m: { id: number }) => m.id)).toEqual([owner.id, dev.id]);
+		// The creator's own ownership is not changed here, and a developer changes nothing.
+		expect((await as(owner.token).del(`${members}/${owner.id}`)).status).toBe(403);
+		expect((await as(dev.token).del(`${members}/${stranger.id}`)).status).toBe(403);
 	});
 
 	it("are listed a page at a time, as GitLab 8.16 pages them, with its headers", async () => {

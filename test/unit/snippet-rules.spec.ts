@@ -202,10 +202,10 @@ describe("parseSnippetCreate", () => {
 		expect(parseSnippetCreate({ ...valid, title: "ü".repeat(255) }, PUBLIC).title).toHaveLength(255);
 	});
 
-	it("file_name: letters (any script), digits, _ - @ . only; empty allowed as in GitLab 8; at most 255", () => {
-		for (const name of ["a.rb", "Makefile", "my_file-2.tar.gz", "user@host", "файл.txt", "", ".hidden"])
+	it("file_name: letters (any script), digits, _ - @ + . only (GitLab 8.16); empty allowed as in GitLab 8; at most 255", () => {
+		for (const name of ["a.rb", "Makefile", "my_file-2.tar.gz", "user@host", "файл.txt", "", ".hidden", "c++.cpp"])
 			expect(parseSnippetCreate({ ...valid, file_name: name }, PUBLIC).file_name).toBe(name);
-		for (const name of ["my file.rb", "../etc/passwd", "a/b", "a+b", "semi;colon", "tab\tname"])
+		for (const name of ["my file.rb", "../etc/passwd", "a/b", "a=b", "semi;colon", "tab\tname"])
 			expect(errorOf(() => parseSnippetCreate({ ...valid, file_name: name }, PUBLIC)).body).toEqual({ message: { file_name: [FILE_NAME_MESSAGE] } });
 		expect(errorOf(() => parseSnippetCreate({ ...valid, file_name: "f".repeat(256) }, PUBLIC)).body).toEqual({
 			message: { file_name: ["is too long (maximum is 255 characters)"] },

@@ -7,7 +7,7 @@
 import { config } from "../../../config";
 import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../../lib/accounts/access";
 import { ACCESS_CHANGED_EVENT, memberAccessKeys, type AccessChange } from "../../../lib/accounts/auth-cache";
-import { conflict, forbidden, invalidValue, notFound, recordNotFound } from "../../../lib/api/errors";
+import { forbidden, notFound, recordNotFound, unprocessable } from "../../../lib/api/errors";
 import { allOf, MEMBER_LIST_PARAMS, searchesMembers, userSearch } from "../../../lib/accounts/listing";
 import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
@@ -66,21 +66,29 @@ export const Members: AccountsModule = {
 			},
 		},
 
+		/** GitLab 8.16: a user who is a member already is answered 201 as the member is, unchanged. */
 		addMember: {
 			access: AccessLevel.MASTER,
 			params: MEMBER_PARAMS,
 			async handler(ctx: Ctx<MemberParams>) {
-				const access = this.grantingAccess(ctx);
+				const access = this.access(ctx);
 				const user = await this.db.users.findOne({ id: ctx.params.user_id });
 				if (!user) throw notFound("User");
+				ctx.meta.$statusCode = 201;
+				const key = memberKey(access.project.id, user.id);
+				const existing = await this.db.members.findOne({ member_key: key });
+				if (existing) return presentMember(publicUser(user), existing.access_level, config.gitlabUrl);
+				this.checkGrant(access, ctx.params.access_level);
 				try {
 					await this.db.members.insert(this.memberDoc(access.project.id, user.id, ctx.params.access_level));
 				} catch (err) {
-					if (err instanceof UniqueViolation) throw conflict("Member already exists");
-					throw err;
+					if (!(err instanceof UniqueViolation)) throw err;
+					// Added by another request a moment ago: answered as an existing member.
+					const added = await this.db.members.findOne({ member_key: key });
+					if (!added) throw err;
+					return presentMember(publicUser(user), added.access_level, config.gitlabUrl);
 				}
 				await this.memberChanged(ctx, access, user.id);
-				ctx.meta.$statusCode = 201;
 				return presentMember(publicUser(user), ctx.params.access_level, config.gitlabUrl);
 			},
 		},
@@ -89,10 +97,13 @@ export const Members: AccountsModule = {
 			access: AccessLevel.MASTER,
 			params: MEMBER_PARAMS,
 			async handler(ctx: Ctx<MemberParams>) {
-				const access = this.grantingAccess(ctx);
-				const member = await this.changeableMember(access, ctx.params.user_id);
-				// A removal that came between the look-up and this write: the member is gone (404, as GitLab).
-				if (!(await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level }))) throw notFound("Member");
+				const access = this.access(ctx);
+				const member = await this.db.members.findOne({ member_key: memberKey(access.project.id, ctx.params.user_id) });
+				if (!member) throw recordNotFound();
+				this.checkGrant(access, ctx.params.access_level);
+				if (member.user_id === access.project.creator_id) throw forbidden();
+				// A removal that came between the look-up and this write: answered as if it came after it.
+				if (!(await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level }))) throw recordNotFound();
 				await this.memberChanged(ctx, access, member.user_id);
 				const user = await this.db.users.findOne({ id: member.user_id });
 				if (!user) throw notFound("User");
@@ -100,17 +111,22 @@ export const Members: AccountsModule = {
 			},
 		},
 
+		/** GitLab 8.16: removing a user who is not a member answers 200 `Access revoked` too. */
 		removeMember: {
 			access: AccessLevel.MASTER,
 			params: { id: "string", user_id: USER_ID_PARAM },
 			async handler(ctx: Ctx<{ user_id: number }>) {
 				const access = this.access(ctx);
-				const member = await this.changeableMember(access, ctx.params.user_id);
+				const userId = ctx.params.user_id;
+				const revoked = { message: "Access revoked", id: userId };
+				const member = await this.db.members.findOne({ member_key: memberKey(access.project.id, userId) });
+				if (!member) return revoked;
+				if (userId === access.project.creator_id) throw forbidden();
 				// Removed by another request in between: that one answered with the member.
-				if (!(await this.db.members.remove({ id: member.id }))) throw notFound("Member");
+				if (!(await this.db.members.remove({ id: member.id }))) return revoked;
 				await this.memberChanged(ctx, access, member.user_id);
 				const user = await this.db.users.findOne({ id: member.user_id });
-				return user ? presentMember(publicUser(user), member.access_level, config.gitlabUrl) : {};
+				return user ? presentMember(publicUser(user), member.access_level, config.gitlabUrl) : revoked;
 			},
 		},
 	},
@@ -120,21 +136,13 @@ export const Members: AccountsModule = {
 			return { project_id: projectId, user_id: userId, access_level: level, member_key: memberKey(projectId, userId), created_at: now() };
 		},
 
-		/** The level asked for must be a member level; only owners and admins may hand out the owner level. */
-		grantingAccess(ctx: Ctx<{ access_level: number }>): ProjectAccess {
-			const access = this.access(ctx);
-			const level = ctx.params.access_level;
-			if (!(MEMBER_LEVELS as readonly number[]).includes(level)) throw invalidValue("access_level");
+		/**
+		 * The level asked for must be a member level (GitLab 8.16's answer otherwise: 422 `Access level
+		 * is not known`); only owners and admins may hand out the owner level.
+		 */
+		checkGrant(access: ProjectAccess, level: number): void {
+			if (!(MEMBER_LEVELS as readonly number[]).includes(level)) throw unprocessable("Access level is not known");
 			if (level >= AccessLevel.OWNER && !hasLevel(access, AccessLevel.OWNER)) throw forbidden();
-			return access;
-		},
-
-		/** The creator's ownership is not changed through the members API. */
-		async changeableMember(access: ProjectAccess, userId: number): Promise<MemberDoc> {
-			const member = await this.db.members.findOne({ member_key: memberKey(access.project.id, userId) });
-			if (!member) throw notFound("Member");
-			if (userId === access.project.creator_id) throw forbidden();
-			return member;
 		},
 
 		/** Cleans the member's cached access to the project here, and tells the gateways and replicas to. */

@@ -52,8 +52,7 @@ export interface AccountsMethods extends ProjectAccessMethods {
 	insertUser(user: NewUser): Promise<{ user: StoredUser; token: string }>;
 	bootstrapRoot(): Promise<void>;
 	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
-	grantingAccess(ctx: Ctx<{ access_level: number }>): ProjectAccess;
-	changeableMember(access: ProjectAccess, userId: number): Promise<MemberDoc>;
+	checkGrant(access: ProjectAccess, level: number): void;
 	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;
 	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>): Promise<Paginated<unknown>>;
 }

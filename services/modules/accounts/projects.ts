@@ -4,7 +4,7 @@
  * `/projects/all` (admins), filtered, ordered and paged in the store (lib/accounts/listing.ts).
  */
 import { config } from "../../../config";
-import { AccessLevel } from "../../../lib/accounts/access";
+import { AccessLevel, Visibility } from "../../../lib/accounts/access";
 import { validateNewProject } from "../../../lib/accounts/account-rules";
 import { allOf, PROJECT_LIST_PARAMS, projectFilters, projectSort, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
 import { forbidden, notFound, unauthorized, validation } from "../../../lib/api/errors";
@@ -31,12 +31,16 @@ export const Projects: AccountsModule = {
 				path: { type: "string", optional: true, max: 255 },
 				description: { type: "string", optional: true, max: 2000 },
 				visibility_level: { type: "number", integer: true, optional: true, convert: true },
+				// GitLab 8.16's older spelling: true is public, false private, unless visibility_level is given.
+				public: { type: "boolean", optional: true, convert: true },
 				public_builds: { type: "boolean", optional: true, convert: true },
 			},
-			async handler(ctx: Ctx<NewProject>) {
+			async handler(ctx: Ctx<NewProject & { public?: boolean }>) {
 				const owner = await this.db.users.findOne({ id: callerOf(ctx).id });
 				if (!owner) throw unauthorized();
-				const { errors, project } = validateNewProject(ctx.params, owner.username);
+				const { public: isPublic, ...asked } = ctx.params;
+				if (asked.visibility_level === undefined && isPublic !== undefined) asked.visibility_level = isPublic ? Visibility.PUBLIC : Visibility.PRIVATE;
+				const { errors, project } = validateNewProject(asked, owner.username);
 				if (errors || !project) throw validation(errors ?? {});
 				const fields: Omit<ProjectDoc, "id"> = {
 					...project,
