@@ -7,6 +7,12 @@ export interface LabelDoc {
 	/** `#RRGGBB`. */
 	color: string;
 	description: string | null;
+	/**
+	 * GitLab 8.16's label priority in its project (kept in its own table there, so not part of the
+	 * delete answer's record): a whole number from 0, or null for none (absent on labels stored
+	 * before it was kept).
+	 */
+	priority?: number | null;
 	template: boolean;
 	created_at: string;
 	updated_at: string;

@@ -14,14 +14,14 @@ export function presentLabel(l: LabelDoc) {
 
 /**
  * The list: GitLab 8.16's Label entity, `id` first, with the three counts (this service has no
- * issues or merge requests: zero), `priority` (none is set here: null) and `subscribed` (false:
- * there is nothing to subscribe to).
+ * issues or merge requests: zero), `priority` (the label's in its project, or null) and
+ * `subscribed` (false: there is nothing to subscribe to).
  */
 export function presentLabelWithCounts(l: LabelDoc, counts: LabelCounts = { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 }) {
-	return { id: l.id, ...presentLabel(l), ...counts, priority: null, subscribed: false };
+	return { id: l.id, ...presentLabel(l), ...counts, priority: l.priority ?? null, subscribed: false };
 }
 
-/** The delete response: the deleted record. */
+/** The delete response: the deleted record (without `priority`, which GitLab 8.16 kept in another table). */
 export function presentDeletedLabel(l: LabelDoc) {
 	return {
 		id: l.id,

@@ -5,7 +5,9 @@
  * access one of the projects that use it (GitLab 8's accessible-keys rule); otherwise the
  * fingerprint is taken (400).
  *
- * Removing a key from a project drops that link only; the last link takes the key with it.
+ * Enabling an existing key by id links it under the same rule (GitLab 8.16's
+ * `EnableDeployKeyService`). Removing or disabling a key drops this project's link only; the last
+ * link takes the key with it.
  * Joins and last-link removals may race, so every new link is confirmed by a compare-and-set
  * on the key's `lock_version`, and a key is only removed at the `lock_version` its remover
  * saw with no links left: either the remover sees the new link, or the joiner sees the key
@@ -14,7 +16,7 @@
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import type { ApiMeta } from "../lib/api/context";
-import { conflict, recordNotFound, validation } from "../lib/api/errors";
+import { conflict, forbidden, notFound, recordNotFound, validation } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
 import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/keys/ssh-key";
@@ -29,7 +31,9 @@ type Ctx<P> = Context<P, ApiMeta>;
 type StoredKey = DeployKeyDoc;
 
 interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
-	linkedKey(projectId: number, rawId: string): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }>;
+	linkedKey(projectId: number, rawId: string, missing?: () => Error): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }>;
+	unlink(projectId: number, rawId: string): Promise<StoredKey>;
+	enableKey(ctx: Ctx<unknown>, projectId: number, keyId: number): Promise<StoredKey>;
 	keysOf(links: DeployKeyLinkDoc[]): Promise<StoredKey[]>;
 	addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey): Promise<StoredKey>;
 	mayJoin(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<boolean>;
@@ -44,6 +48,11 @@ interface Vars {
 const cacheKeys = [PROJECT_CACHE_KEY];
 /** Ids come from the path as text; anything but a positive integer is simply not found (lib/api/record-id). */
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
+/**
+ * GitLab 8.16's `not_found!('Deploy Key')`: enable, disable and delete of a key this project cannot
+ * or does not have (a record look-up, GET, keeps `404 Not found`).
+ */
+const deployKeyNotFound = () => notFound("Deploy Key");
 /** Joins and creations that lose a race start again, a bounded number of times. */
 const MAX_ATTEMPTS = 5;
 /** Longer than any request may run (the gateway's limit is 5 minutes): a creation still unlinked after it failed. */
@@ -69,6 +78,22 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					this.db.deploy_key_links.count(query),
 				]);
 				return paginated((await this.keysOf(links)).map(presentDeployKey), total, page);
+			},
+		},
+
+		/**
+		 * `GET /deploy_keys`: every key of every project, by id, for admins (403 for anyone else; not a
+		 * project route, so no access level applies). Not cached: a key's writes clean their project only.
+		 */
+		listAll: {
+			hedge: true,
+			params: { ...PAGE_PARAMS },
+			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
+				if (!ctx.meta.user?.is_admin) throw forbidden();
+				if (!wantsPage(ctx.params)) return (await this.db.deploy_keys.find({}, { sort: "id" })).map(presentDeployKey);
+				const page = parsePage(ctx.params);
+				const [keys, total] = await Promise.all([this.db.deploy_keys.find({}, { sort: "id", ...pageWindow(page) }), this.db.deploy_keys.count({})]);
+				return paginated(keys.map(presentDeployKey), total, page);
 			},
 		},
 
@@ -98,35 +123,84 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 
+		/**
+		 * `POST …/:key_id/enable`: links an existing key the caller may join (mayJoin, as a create
+		 * does) to this project; 201 with the key, also when the project has it already.
+		 */
+		enable: {
+			access: AccessLevel.MASTER,
+			params: keyIdParams,
+			async handler(ctx: Ctx<{ key_id: string }>) {
+				const projectId = this.access(ctx).project.id;
+				const keyId = recordId(ctx.params.key_id);
+				if (keyId === null) throw deployKeyNotFound();
+				const key = await this.enableKey(ctx, projectId, keyId);
+				await this.cleanProjectCache(projectId);
+				ctx.meta.$statusCode = 201;
+				return presentDeployKey(key);
+			},
+		},
+
 		/** Unlinks the key from this project (deleting it with its last link); answers the record. */
 		remove: {
 			access: AccessLevel.MASTER,
 			params: keyIdParams,
 			async handler(ctx: Ctx<{ key_id: string }>) {
-				const projectId = this.access(ctx).project.id;
-				const { key, link } = await this.linkedKey(projectId, ctx.params.key_id);
-				if (!(await this.db.deploy_key_links.remove({ id: link.id }))) throw recordNotFound();
-				await this.cleanProjectCache(projectId);
-				await this.removeIfUnlinked(key.id);
-				return presentDeletedDeployKey(key);
+				return presentDeletedDeployKey(await this.unlink(this.access(ctx).project.id, ctx.params.key_id));
+			},
+		},
+
+		/** `DELETE …/:key_id/disable`: the same unlinking as `remove`, answered with the key's entity. */
+		disable: {
+			access: AccessLevel.MASTER,
+			params: keyIdParams,
+			async handler(ctx: Ctx<{ key_id: string }>) {
+				return presentDeployKey(await this.unlink(this.access(ctx).project.id, ctx.params.key_id));
 			},
 		},
 	},
 
 	methods: {
-		/** The project's link to a key and the key itself; 404 when the project does not have it. */
-		async linkedKey(projectId: number, rawId: string): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }> {
+		/** The project's link to a key and the key itself; `missing()` (a 404) when the project does not have it. */
+		async linkedKey(projectId: number, rawId: string, missing: () => Error = recordNotFound): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }> {
 			const keyId = recordId(rawId);
-			if (keyId === null) throw recordNotFound();
+			if (keyId === null) throw missing();
 			const link: DeployKeyLinkDoc | null = await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, keyId) });
-			if (!link) throw recordNotFound();
+			if (!link) throw missing();
 			const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
 			if (!key) {
 				// A link left behind by a key removed in a race: drop it.
 				await this.db.deploy_key_links.remove({ id: link.id });
-				throw recordNotFound();
+				throw missing();
 			}
 			return { key, link };
+		},
+
+		/** Drops this project's link to a key (the key goes with its last link) and cleans the project's entries; the key as it was. */
+		async unlink(projectId: number, rawId: string): Promise<StoredKey> {
+			const { key, link } = await this.linkedKey(projectId, rawId, deployKeyNotFound);
+			// Another request unlinked it meanwhile: this one came second.
+			if (!(await this.db.deploy_key_links.remove({ id: link.id }))) throw deployKeyNotFound();
+			await this.cleanProjectCache(projectId);
+			await this.removeIfUnlinked(key.id);
+			return key;
+		},
+
+		/**
+		 * Links an existing key to a project: the key as it is when the project has it already, else
+		 * when the caller may join it (mayJoin); a missing key or one the caller may not join is
+		 * `404 Deploy Key Not Found`. A link that loses a race with the key's removal starts again,
+		 * and then finds the key gone.
+		 */
+		async enableKey(ctx: Ctx<unknown>, projectId: number, keyId: number): Promise<StoredKey> {
+			for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+				const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
+				if (!key) throw deployKeyNotFound();
+				if (await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, keyId) })) return key;
+				if (!(await this.mayJoin(ctx, key, projectId))) throw deployKeyNotFound();
+				if (await this.link(projectId, keyId)) return key;
+			}
+			throw conflict("The deploy key changed concurrently, try again");
 		},
 
 		/** The keys of some links, in the links' order (links whose key is gone are skipped). */

@@ -8,7 +8,7 @@ import { AccessLevel } from "../lib/accounts/access";
 import type { ApiMeta } from "../lib/api/context";
 import { conflict, missing, notFound, paramError, validation } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
-import { checkLabel } from "../lib/labels/label-rules";
+import { checkLabel, labelPriority, PRIORITY_PARAM } from "../lib/labels/label-rules";
 import { UniqueViolation, type Collection } from "../lib/store/collection";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
@@ -24,6 +24,13 @@ interface Vars {
 
 const text = { type: "string", max: 1024 } as const;
 const optionalText = { ...text, optional: true } as const;
+
+/** The priority a create or edit was sent (lib/labels/label-rules.ts): undefined when none, null to clear it. */
+function priorityParam(raw: unknown): number | null | undefined {
+	const priority = labelPriority(raw);
+	if (priority === "invalid") throw paramError("priority is invalid");
+	return priority;
+}
 
 const LabelsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "labels",
@@ -51,10 +58,11 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 
 		create: {
 			access: AccessLevel.REPORTER,
-			params: { id: "string", name: text, color: text, description: optionalText },
-			async handler(ctx: Ctx<{ name: string; color: string; description?: string }>) {
+			params: { id: "string", name: text, color: text, description: optionalText, priority: PRIORITY_PARAM },
+			async handler(ctx: Ctx<{ name: string; color: string; description?: string; priority?: unknown }>) {
 				const projectId = this.access(ctx).project.id;
 				const { name, color, description } = ctx.params;
+				const priority = priorityParam(ctx.params.priority);
 				const titleCheck = checkLabel({ title: name });
 				if (titleCheck.errors) throw validation(titleCheck.errors);
 				// GitLab answers a duplicate before it looks at the colour.
@@ -68,6 +76,7 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 						title: name,
 						color: colorCheck.color!,
 						description: description ?? null,
+						priority: priority ?? null,
 						template: false,
 						created_at: now,
 						updated_at: now,
@@ -84,11 +93,13 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 
 		update: {
 			access: AccessLevel.REPORTER,
-			params: { id: "string", name: text, new_name: optionalText, color: optionalText, description: optionalText },
-			async handler(ctx: Ctx<{ name: string; new_name?: string; color?: string; description?: string }>) {
+			params: { id: "string", name: text, new_name: optionalText, color: optionalText, description: optionalText, priority: PRIORITY_PARAM },
+			async handler(ctx: Ctx<{ name: string; new_name?: string; color?: string; description?: string; priority?: unknown }>) {
 				const projectId = this.access(ctx).project.id;
 				const { name, new_name, color, description } = ctx.params;
+				// The spec's rule (docs/api.md#decisions): a priority alone, like a description alone, is not an edit.
 				if (new_name === undefined && color === undefined) throw paramError("new_name, color are missing, at least one parameter must be provided");
+				const priority = priorityParam(ctx.params.priority);
 				const label = await this.db.labels.findOne({ project_title: labelKey(projectId, name) });
 				if (!label) throw notFound("Label");
 				const checked = checkLabel({ title: new_name, color });
@@ -97,6 +108,7 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (new_name !== undefined) Object.assign(set, { title: new_name, project_title: labelKey(projectId, new_name) });
 				if (checked.color !== undefined) set.color = checked.color;
 				if (description !== undefined) set.description = description;
+				if (priority !== undefined) set.priority = priority;
 				try {
 					// Still under the name it was found by: a rename that came between makes this one a 404, not a second rename.
 					const updated = await this.db.labels.updateOne({ id: label.id, project_title: label.project_title }, set);

@@ -35,3 +35,40 @@ export function checkLabel(fields: { title?: unknown; color?: unknown }): { erro
 	if (color === null) errors.color = ["must be a valid color code"];
 	return { errors: Object.keys(errors).length ? errors : null, color: color ?? undefined };
 }
+
+/**
+ * Up to 15 digits (always a safe integer), spaces around them, or blank. Linear: the digits are
+ * not optional inside the group, so two runs of spaces never compete for one (the schema's
+ * `max` does not stop a pattern from running on a megabyte).
+ */
+const PRIORITY_DIGITS = /^\s*(?:(\d{1,15})\s*)?$/;
+
+/**
+ * `priority` as a create or edit declares it (GitLab 8.16: `optional :priority, type: Integer,
+ * allow_blank: true`, and LabelPriority's `>= 0`): a whole number from 0, its digits as text (a
+ * form field), blank or null. Anything else is a 400 `priority is invalid` at the gateway.
+ */
+export const PRIORITY_PARAM = {
+	type: "multi",
+	optional: true,
+	nullable: true,
+	rules: [
+		{ type: "number", integer: true, min: 0, max: Number.MAX_SAFE_INTEGER },
+		{ type: "string", max: 64, pattern: PRIORITY_DIGITS.source },
+	],
+} as const;
+
+/**
+ * A label's priority from what PRIORITY_PARAM let through: undefined when it was not sent, null
+ * when blank or null (no priority: the edit clears it), else the number; "invalid" for anything
+ * else (a caller that skipped the schema).
+ */
+export function labelPriority(raw: unknown): number | null | undefined | "invalid" {
+	if (raw === undefined) return undefined;
+	if (raw === null) return null;
+	if (typeof raw === "number") return Number.isSafeInteger(raw) && raw >= 0 ? raw : "invalid";
+	if (typeof raw !== "string") return "invalid";
+	const digits = PRIORITY_DIGITS.exec(raw);
+	if (!digits) return "invalid";
+	return digits[1] === undefined ? null : Number(digits[1]);
+}

@@ -170,12 +170,27 @@ describe("bad input: GitLab 8 validation errors, nothing stored, never a 500", (
 		["GET", "/keys/-1"],
 		["GET", "/keys/1.5"],
 		["GET", "/keys/99999999999999999999999"],
-		["DELETE", "/keys/abc"],
-		["DELETE", "/deploy_keys/424242"],
-	])("%s %s → 404 Not found", async (method, path) => {
+		["GET", "/deploy_keys/424242"],
+	])("%s %s → 404 Not found (a record look-up)", async (method, path) => {
 		const res = await as(owner.token).request(method, `/projects/${projectId}${path}`);
 		expect(res.status).toBe(404);
 		expect(res.body).toEqual({ message: "404 Not found" });
+	});
+
+	it.each([
+		["DELETE", "/keys/abc"],
+		["DELETE", "/deploy_keys/424242"],
+		["DELETE", "/keys/0"],
+		["DELETE", "/deploy_keys/424242/disable"],
+		["DELETE", "/keys/abc/disable"],
+		["POST", "/deploy_keys/424242/enable"],
+		["POST", "/keys/abc/enable"],
+		["POST", "/keys/-1/enable"],
+		["POST", "/keys/99999999999999999999999/enable"],
+	])("%s %s → 404 Deploy Key Not Found (GitLab 8.16's not_found!)", async (method, path) => {
+		const res = await as(owner.token).request(method, `/projects/${projectId}${path}`);
+		expect(res.status).toBe(404);
+		expect(res.body).toEqual({ message: "404 Deploy Key Not Found" });
 	});
 
 	it.each(['["ssh-rsa AAAA"]', '"ssh-rsa AAAA"', "null", "42", "{}"])("a JSON body %s that is no object of fields → 400", async raw => {
@@ -323,6 +338,167 @@ describe("the cross-project join rule: two users, three projects", () => {
 			expect((await as(alice.token).get(`/projects/${p2}/keys/${joined.body.id}`)).status).toBe(200);
 			for (const p of projects) await as(alice.token).del(`/projects/${p}/keys/${joined.body.id}`);
 		}
+	});
+});
+
+describe("enable and disable (GitLab 8.11+) and every key for admins (GET /deploy_keys)", () => {
+	let alice: TestUser;
+	let bob: TestUser;
+	let carol: TestUser;
+	let pA: number;
+	let pB: number;
+	let pC: number;
+	let key: GeneratedKey;
+	let added: { id: number; title: string; key: string; created_at: string };
+	const keysOf = async (user: TestUser, project: number) => (await as(user.token).get(`/projects/${project}/deploy_keys`)).body as { id: number }[];
+
+	beforeAll(async () => {
+		alice = await createUser(cluster.api());
+		bob = await createUser(cluster.api());
+		carol = await createUser(cluster.api());
+		pA = (await createProject(as(alice.token))).id;
+		pB = (await createProject(as(bob.token), { visibility_level: 20 })).id;
+		pC = (await createProject(as(carol.token), { visibility_level: 20 })).id;
+		// bob is a guest of alice's project: he may join its keys to his own, as GitLab's accessible keys.
+		await addMember(as(alice.token), pA, bob.id, 10);
+		key = await factory.generate("ed25519");
+		const res = await as(alice.token).post(`/projects/${pA}/deploy_keys`, { body: { title: "alice's deploy key", key: key.line } });
+		expect(res.status).toBe(201);
+		added = res.body;
+	});
+
+	it("a member of the key's project enables it on his own project: 201 with the key, then listed there", async () => {
+		// Read (and cached) before, so the list below proves the enable cleaned it.
+		expect(await keysOf(bob, pB)).toEqual([]);
+		const res = await as(bob.token).post(`/projects/${pB}/deploy_keys/${added.id}/enable`);
+		expect(res.status).toBe(201);
+		expect(Object.keys(res.body)).toEqual(["id", "title", "key", "created_at"]);
+		expect(res.body).toEqual(added);
+		expect(await keysOf(bob, pB)).toEqual([added]);
+		expect((await as(bob.token).get(`/projects/${pB}/keys/${added.id}`)).body).toEqual(added);
+		// Still alice's too, one record.
+		expect(await keysOf(alice, pA)).toEqual([added]);
+	});
+
+	it("a stranger to the key's projects gets 404 Deploy Key Not Found and nothing is linked", async () => {
+		expect(await keysOf(carol, pC)).toEqual([]);
+		for (const path of [`/projects/${pC}/deploy_keys/${added.id}/enable`, `/projects/${pC}/keys/${added.id}/enable`]) {
+			const res = await as(carol.token).post(path);
+			expect([res.status, res.body]).toEqual([404, { message: "404 Deploy Key Not Found" }]);
+		}
+		expect(await keysOf(carol, pC)).toEqual([]);
+		// Reading a project that uses it (bob's public one) is not access to the key, as for a create.
+		const publicReader = await createUser(cluster.api());
+		const theirs = (await createProject(as(publicReader.token))).id;
+		const res = await as(publicReader.token).post(`/projects/${theirs}/keys/${added.id}/enable`);
+		expect(res.status).toBe(404);
+		expect(await keysOf(publicReader, theirs)).toEqual([]);
+	});
+
+	it("needs master or above on the project: a developer gets 403, an admin may enable any key", async () => {
+		const dev = await createUser(cluster.api());
+		await addMember(as(alice.token), pA, dev.id, 30);
+		await addMember(as(carol.token), pC, dev.id, 30);
+		const res = await as(dev.token).post(`/projects/${pC}/keys/${added.id}/enable`);
+		expect([res.status, res.body]).toEqual([403, { message: "403 Forbidden" }]);
+		expect((await as(dev.token).del(`/projects/${pA}/keys/${added.id}/disable`)).status).toBe(403);
+		const anonymous = await as(null).post(`/projects/${pC}/keys/${added.id}/enable`);
+		expect([anonymous.status, anonymous.body]).toEqual([401, { message: "401 Unauthorized" }]);
+		expect(await keysOf(carol, pC)).toEqual([]);
+		const admin = await cluster.api().post(`/projects/${pC}/keys/${added.id}/enable`);
+		expect([admin.status, admin.body]).toEqual([201, added]);
+		expect(await keysOf(carol, pC)).toEqual([added]);
+		expect((await as(carol.token).del(`/projects/${pC}/keys/${added.id}/disable`)).status).toBe(200);
+	});
+
+	it("enabling a key the project has already answers 201 with it and links it once", async () => {
+		for (const [user, path] of [
+			[bob, `/projects/${pB}/deploy_keys/${added.id}/enable`],
+			[alice, `/projects/${pA}/keys/${added.id}/enable`],
+		] as const) {
+			const res = await as(user.token).post(path);
+			expect([res.status, res.body]).toEqual([201, added]);
+		}
+		expect(await keysOf(alice, pA)).toEqual([added]);
+		expect(await keysOf(bob, pB)).toEqual([added]);
+		const raced = await Promise.all(Array.from({ length: 4 }, () => as(bob.token).post(`/projects/${pB}/deploy_keys/${added.id}/enable`)));
+		expect(raced.map(r => r.status)).toEqual([201, 201, 201, 201]);
+		expect(await keysOf(bob, pB)).toEqual([added]);
+	});
+
+	it("disable unlinks it from this project only (200 with the key), then it is gone there", async () => {
+		const res = await as(bob.token).del(`/projects/${pB}/deploy_keys/${added.id}/disable`);
+		expect(res.status).toBe(200);
+		expect(Object.keys(res.body)).toEqual(["id", "title", "key", "created_at"]);
+		expect(res.body).toEqual(added);
+		expect(await keysOf(bob, pB)).toEqual([]);
+		const gone = await as(bob.token).get(`/projects/${pB}/keys/${added.id}`);
+		expect([gone.status, gone.body]).toEqual([404, { message: "404 Not found" }]);
+		const again = await as(bob.token).del(`/projects/${pB}/keys/${added.id}/disable`);
+		expect([again.status, again.body]).toEqual([404, { message: "404 Deploy Key Not Found" }]);
+		const deleted = await as(bob.token).del(`/projects/${pB}/deploy_keys/${added.id}`);
+		expect([deleted.status, deleted.body]).toEqual([404, { message: "404 Deploy Key Not Found" }]);
+		// The key itself stays in its other project.
+		expect(await keysOf(alice, pA)).toEqual([added]);
+		expect((await as(alice.token).get(`/projects/${pA}/keys/${added.id}`)).body).toEqual(added);
+		// And may be enabled again.
+		expect((await as(bob.token).post(`/projects/${pB}/keys/${added.id}/enable`)).status).toBe(201);
+		expect((await as(bob.token).del(`/projects/${pB}/keys/${added.id}/disable`)).status).toBe(200);
+	});
+
+	it("the last disable removes the key: no longer listed for admins, no longer to be enabled", async () => {
+		const res = await as(alice.token).del(`/projects/${pA}/keys/${added.id}/disable`);
+		expect([res.status, res.body]).toEqual([200, added]);
+		expect(await keysOf(alice, pA)).toEqual([]);
+		const all = (await cluster.api().get("/deploy_keys")).body as { id: number }[];
+		expect(all.map(k => k.id)).not.toContain(added.id);
+		const enable = await as(alice.token).post(`/projects/${pA}/keys/${added.id}/enable`);
+		expect([enable.status, enable.body]).toEqual([404, { message: "404 Deploy Key Not Found" }]);
+		// Its text makes a new key now.
+		const readded = await as(alice.token).post(`/projects/${pA}/keys`, { body: { title: "again", key: key.line } });
+		expect(readded.status).toBe(201);
+		expect(readded.body.id).not.toBe(added.id);
+	});
+
+	it("GET /deploy_keys: every key of every project by id for an admin, whole or paginated", async () => {
+		const mine: number[] = [];
+		for (const [user, project] of [
+			[alice, pA],
+			[bob, pB],
+			[carol, pC],
+		] as const) {
+			const res = await as(user.token).post(`/projects/${project}/keys`, {
+				body: { title: `of ${user.username}`, key: (await factory.generate("ed25519")).line },
+			});
+			mine.push(res.body.id);
+		}
+		const whole = await cluster.api().get("/deploy_keys");
+		expect(whole.status).toBe(200);
+		expect(whole.headers.get("x-total")).toBeNull();
+		const ids = (whole.body as { id: number }[]).map(k => k.id);
+		expect(ids).toEqual([...ids].sort((a, b) => a - b));
+		expect(ids).toEqual(expect.arrayContaining(mine));
+		for (const entity of whole.body) expect(Object.keys(entity)).toEqual(["id", "title", "key", "created_at"]);
+		expect(whole.body.find((k: { id: number }) => k.id === mine[1])).toMatchObject({ title: `of ${bob.username}`, created_at: expect.stringMatching(ISO) });
+
+		const page = await cluster.api().get("/deploy_keys", { query: { page: 2, per_page: 2 } });
+		expect(page.status).toBe(200);
+		expect(page.body).toEqual(whole.body.slice(2, 4));
+		expect(page.headers.get("x-total")).toBe(String(ids.length));
+		expect(page.headers.get("x-page")).toBe("2");
+		expect(page.headers.get("x-per-page")).toBe("2");
+	});
+
+	it("GET /deploy_keys: 403 for anyone but an admin (a project's owner too), 401 without a token", async () => {
+		const res = await as(alice.token).get("/deploy_keys");
+		expect([res.status, res.body]).toEqual([403, { message: "403 Forbidden" }]);
+		const paged = await as(bob.token).get("/deploy_keys", { query: { page: 1 } });
+		expect([paged.status, paged.body]).toEqual([403, { message: "403 Forbidden" }]);
+		const anonymous = await as(null).get("/deploy_keys");
+		expect([anonymous.status, anonymous.body]).toEqual([401, { message: "401 Unauthorized" }]);
+		// An admin acting as a user (sudo) is that user.
+		const sudo = await cluster.api().get("/deploy_keys", { headers: { Sudo: alice.username } });
+		expect([sudo.status, sudo.body]).toEqual([403, { message: "403 Forbidden" }]);
 	});
 });
 

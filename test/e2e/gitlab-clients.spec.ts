@@ -1,7 +1,7 @@
 /**
  * Scripts written for GitLab 8.16 work unchanged: the same calls through the two v3 clients that
  * exist, the ruby-gitlab gem (Debian ruby-gitlab) and the `gitlab` npm package (version 3), with
- * GitLab's service names, the projects list and a users search, against the gateway and the
+ * GitLab's service names, the projects list, a users search and deploy keys, against the gateway and the
  * services as separate processes over the real NATS. Every field GitLab 8.16's entities have is
  * checked with its type and, where it is known, its value.
  */
@@ -12,6 +12,7 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { internalApi, SHA_A, SHA_B } from "../support/builds";
 import { addMember, createProject, createUser, type TestUser } from "../support/fixtures";
 import { client } from "../support/http";
+import { KeyFactory } from "../support/ssh-keys";
 
 let cluster: Cluster;
 let owner: TestUser;
@@ -19,6 +20,11 @@ let member: TestUser;
 let project: { id: number; path_with_namespace: string };
 let projectName: string;
 let buildId: number;
+const keyFactory = new KeyFactory();
+/** A deploy key of another of the owner's projects, for the clients to enable on `project`: one for each. */
+let gemKey: { id: number; title: string; key: string; created_at: string };
+let npmKey: typeof gemKey;
+let keysProjectId: number;
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const AVATAR = /^https:\/\/www\.gravatar\.com\/avatar\/[0-9a-f]{32}\?s=80&d=identicon$/;
@@ -119,9 +125,10 @@ const PROJECT = {
 };
 
 beforeAll(async () => {
-	cluster = await startCluster({ nodes: { api: "api", backend: "accounts,integrations,snippets,builds" } });
+	cluster = await startCluster({ nodes: { api: "api", backend: "accounts,integrations,snippets,builds,keys" } });
 	await cluster.waitForRoute("GET", "/projects/1/services/slack");
 	await cluster.waitForRoute("GET", "/projects/1/snippets");
+	await cluster.waitForRoute("GET", "/projects/1/deploy_keys");
 	owner = await createUser(cluster.api());
 	member = await createUser(cluster.api());
 	projectName = `Client project ${Date.now()}`;
@@ -130,9 +137,18 @@ beforeAll(async () => {
 	const ci = internalApi(cluster.url, cluster.internalSecret);
 	buildId = await ci.build({ project_id: project.id, sha: SHA_A, user_id: owner.id });
 	await ci.build({ project_id: project.id, sha: SHA_B });
+	keysProjectId = (await createProject(as(owner.token))).id;
+	const addKey = async (title: string) => {
+		const res = await as(owner.token).post(`/projects/${keysProjectId}/deploy_keys`, { body: { title, key: (await keyFactory.generate("ed25519")).line } });
+		expect(res.status).toBe(201);
+		return res.body;
+	};
+	gemKey = await addKey("for the gem");
+	npmKey = await addKey("for the npm client");
 }, 180000);
 
 afterAll(async () => {
+	keyFactory.cleanup();
 	await cluster?.stop();
 });
 
@@ -140,7 +156,7 @@ describe("the ruby-gitlab gem", () => {
 	let out: Record<string, any>;
 
 	beforeAll(() => {
-		const args = [cluster.url, cluster.rootToken, owner.token, project.id, projectName, member.id, member.username, SHA_A, buildId].map(String);
+		const args = [cluster.url, cluster.rootToken, owner.token, project.id, projectName, member.id, member.username, SHA_A, buildId, gemKey.id].map(String);
 		const gem = spawnSync("ruby", [path.join(__dirname, "../support/ruby-gitlab-compat.rb"), ...args], { encoding: "utf8", timeout: 60000 });
 		expect([gem.status, gem.stderr]).toEqual([0, ""]);
 		out = JSON.parse(gem.stdout);
@@ -264,6 +280,14 @@ describe("the ruby-gitlab gem", () => {
 		expect(out.sudo_user).toMatchObject({ id: member.id, username: member.username, is_admin: false });
 		expect(out.sudo_refused).toEqual([403, "403 Forbidden  - Must be admin to use sudo"]);
 	});
+
+	it("enables a deploy key of another project by id (enable_deploy_key): 201's SSHKey, once, and 404 for an unknown key", () => {
+		expectTypes(out.enabled_key, { id: "number", title: "string", key: "string", created_at: "string" });
+		expect(out.enabled_key).toEqual(gemKey);
+		expect(out.enabled_again).toEqual(gemKey);
+		expect(out.deploy_keys).toEqual([gemKey]);
+		expect(out.enable_unknown).toEqual([404, "404 Deploy Key Not Found"]);
+	});
 });
 
 describe("the gitlab npm client (14.2.2, version 3)", () => {
@@ -305,5 +329,19 @@ describe("the gitlab npm client (14.2.2, version 3)", () => {
 		expectTypes(found[0], USER_BASIC);
 		const one = (await api().ProjectMembers.show(project.id, member.id)) as Record<string, any>;
 		expect(one).toMatchObject({ id: member.id, access_level: 30, expires_at: null });
+	});
+
+	it("enables a deploy key of another project (DeployKeys.enable) and lists every key as an admin (DeployKeys.all)", async () => {
+		const enabled = await api().DeployKeys.enable(project.id, String(npmKey.id));
+		expect(enabled).toEqual(npmKey);
+		expect(await api().DeployKeys.enable(project.id, String(npmKey.id))).toEqual(npmKey);
+		expect(await api().DeployKeys.all({ projectId: project.id })).toContainEqual(npmKey);
+		expect(await api().DeployKeys.all({ projectId: keysProjectId })).toEqual([gemKey, npmKey]);
+		await expect(api().DeployKeys.enable(project.id, "999999999")).rejects.toMatchObject({ response: { status: 404 } });
+
+		const root = new Gitlab({ host: `http://127.0.0.1:${cluster.port}`, token: cluster.rootToken, version: 3 });
+		const all = (await root.DeployKeys.all({})) as Record<string, any>[];
+		expect(all).toEqual([gemKey, npmKey]);
+		await expect(api().DeployKeys.all({})).rejects.toMatchObject({ response: { status: 403 } });
 	});
 });

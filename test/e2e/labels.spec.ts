@@ -216,6 +216,94 @@ describe("labels", () => {
 	});
 });
 
+describe("label priority (GitLab 8.16: optional Integer, blank allowed)", () => {
+	let owner: TestUser;
+	let projectId: number;
+	let api: ReturnType<typeof as>;
+	const priorities = async () =>
+		Object.fromEntries(
+			((await api.get(`/projects/${projectId}/labels`)).body as { name: string; priority: number | null }[]).map(l => [l.name, l.priority]),
+		);
+
+	beforeAll(async () => {
+		owner = await createUser(cluster.api());
+		projectId = (await createProject(as(owner.token))).id;
+		api = as(owner.token);
+	});
+
+	it("is taken on create, as a form field or a JSON number, and shown in the list only", async () => {
+		// Read (and cached) before, so the list below proves the creates cleaned it.
+		expect(await priorities()).toEqual({});
+		const form = await api.post(`/projects/${projectId}/labels`, { form: { name: "urgent", color: "#f00", priority: "2" } });
+		expect([form.status, form.body]).toEqual([200, { name: "urgent", color: "#FF0000", description: null }]);
+		const json = await api.post(`/projects/${projectId}/labels`, { body: { name: "first", color: "#0f0", description: "d", priority: 0 } });
+		expect([json.status, json.body]).toEqual([200, { name: "first", color: "#00FF00", description: "d" }]);
+		expect((await api.post(`/projects/${projectId}/labels`, { form: { name: "blank", color: "#00f", priority: "" } })).status).toBe(200);
+		expect((await api.post(`/projects/${projectId}/labels`, { body: { name: "null", color: "#00f", priority: null } })).status).toBe(200);
+		expect((await api.post(`/projects/${projectId}/labels`, { form: { name: "none", color: "#00f" } })).status).toBe(200);
+		const list = await api.get(`/projects/${projectId}/labels`);
+		// Still by name: the priority does not order the API's list.
+		expect(list.body.map((l: { name: string }) => l.name)).toEqual(["blank", "first", "none", "null", "urgent"]);
+		expect(list.body[4]).toEqual({
+			id: expect.any(Number),
+			name: "urgent",
+			color: "#FF0000",
+			description: null,
+			open_issues_count: 0,
+			closed_issues_count: 0,
+			open_merge_requests_count: 0,
+			priority: 2,
+			subscribed: false,
+		});
+		expect(await priorities()).toEqual({ blank: null, first: 0, none: null, null: null, urgent: 2 });
+	});
+
+	it("is changed with an edit, cleared by a blank or null one, and kept when left out", async () => {
+		const set = await api.put(`/projects/${projectId}/labels`, { form: { name: "none", color: "#123456", priority: "7" } });
+		expect([set.status, set.body]).toEqual([200, { name: "none", color: "#123456", description: null }]);
+		expect((await priorities()).none).toBe(7);
+		const renamed = await api.put(`/projects/${projectId}/labels`, { body: { name: "none", new_name: "seven", priority: 8 } });
+		expect([renamed.status, renamed.body]).toEqual([200, { name: "seven", color: "#123456", description: null }]);
+		expect(await priorities()).toEqual({ blank: null, first: 0, seven: 8, null: null, urgent: 2 });
+		const kept = await api.put(`/projects/${projectId}/labels`, { form: { name: "seven", color: "#654321", description: "x" } });
+		expect(kept.status).toBe(200);
+		expect((await priorities()).seven).toBe(8);
+		expect((await api.put(`/projects/${projectId}/labels`, { form: { name: "seven", color: "#654321", priority: "" } })).status).toBe(200);
+		expect((await priorities()).seven).toBeNull();
+		expect((await api.put(`/projects/${projectId}/labels`, { body: { name: "urgent", color: "#f00", priority: null } })).status).toBe(200);
+		expect((await priorities()).urgent).toBeNull();
+	});
+
+	it("alone is no edit: a PUT with only priority stays the 400 it is, and changes nothing", async () => {
+		const before = await priorities();
+		const res = await api.put(`/projects/${projectId}/labels`, { form: { name: "first", priority: "3" } });
+		expect([res.status, res.body]).toEqual([400, { error: "new_name, color are missing, at least one parameter must be provided" }]);
+		expect(await priorities()).toEqual(before);
+	});
+
+	it.each([["foo"], ["-1"], ["1.5"], [-1], [1.5], ["1e3"], [true], [{ $gt: 0 }], [[3]], ["9".repeat(16)]])(
+		"refuses priority %j on create and edit with 400 priority is invalid, storing nothing",
+		async priority => {
+			const before = (await api.get(`/projects/${projectId}/labels`)).body;
+			const created = await api.post(`/projects/${projectId}/labels`, { body: { name: "bad", color: "#abc", priority } });
+			expect([created.status, created.body]).toEqual([400, { error: "priority is invalid" }]);
+			const edited = await api.put(`/projects/${projectId}/labels`, { body: { name: "first", color: "#abc", priority } });
+			expect([edited.status, edited.body]).toEqual([400, { error: "priority is invalid" }]);
+			expect((await api.get(`/projects/${projectId}/labels`)).body).toEqual(before);
+		},
+	);
+
+	it("is not part of the deleted record (GitLab 8.16 keeps it beside the label)", async () => {
+		const res = await api.del(`/projects/${projectId}/labels`, { query: { name: "first" } });
+		expect(res.status).toBe(200);
+		expect(Object.keys(res.body)).toEqual(["id", "title", "color", "description", "template", "project_id", "created_at", "updated_at"]);
+		expect(res.body).toMatchObject({ title: "first", color: "#00FF00", description: "d", project_id: projectId });
+		// A label made again under the name starts without one.
+		expect((await api.post(`/projects/${projectId}/labels`, { form: { name: "first", color: "#0f0" } })).status).toBe(200);
+		expect((await priorities()).first).toBeNull();
+	});
+});
+
 describe("multipart forms, as `curl -F` sends them", () => {
 	it("creates a label from the form's fields, and refuses a form that does not parse", async () => {
 		const owner = await createUser(cluster.api());

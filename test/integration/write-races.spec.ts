@@ -101,3 +101,26 @@ it("a deploy key being added to one project is not joined meanwhile by a user wh
 	const bobs = await createProject(as(bob.token));
 	expect((await as(bob.token).post(`/projects/${bobs.id}/deploy_keys`, { body: { title: "shared", key: line } })).status).toBe(201);
 });
+
+it("an enable that read a key just before its last link was removed links nothing, and answers 404 Deploy Key Not Found", async () => {
+	const alice = await createUser(stack.api());
+	const bob = await createUser(stack.api());
+	const hers = await createProject(as(alice.token));
+	const his = await createProject(as(bob.token));
+	await addMember(as(alice.token), hers.id, bob.id, 10);
+	const { line } = await keys.generate("ed25519");
+	const added = await as(alice.token).post(`/projects/${hers.id}/deploy_keys`, { body: { title: "deploy", key: line } });
+	expect(added.status).toBe(201);
+	// Bob's enable is held after its look-up of the key, while alice removes the key's last link (and so the key).
+	const [enabled, removed] = await heldAcross(
+		stack.broker,
+		"keys",
+		"deploy_keys",
+		() => as(bob.token).post(`/projects/${his.id}/deploy_keys/${added.body.id}/enable`),
+		() => as(alice.token).del(`/projects/${hers.id}/deploy_keys/${added.body.id}/disable`),
+	);
+	expect([removed.status, removed.body]).toEqual([200, added.body]);
+	expect([enabled.status, enabled.body]).toEqual([404, { message: "404 Deploy Key Not Found" }]);
+	expect((await as(bob.token).get(`/projects/${his.id}/deploy_keys`)).body).toEqual([]);
+	expect((await stack.api().get("/deploy_keys")).body.map((k: { id: number }) => k.id)).not.toContain(added.body.id);
+});

@@ -1,11 +1,11 @@
 # A script written for GitLab 8.16, through the ruby-gitlab gem (Debian ruby-gitlab): GitLab's
 # service names, the projects list, a users search, a member (and a members search), snippets, a commit's builds by an
-# abbreviated id, an admin's users, and sudo.
-#   ruby ruby-gitlab-compat.rb ENDPOINT ROOT_TOKEN OWNER_TOKEN PROJECT_ID PROJECT_NAME MEMBER_ID MEMBER_USERNAME SHA BUILD_ID
+# abbreviated id, an admin's users, sudo, and enabling a deploy key of another project by id.
+#   ruby ruby-gitlab-compat.rb ENDPOINT ROOT_TOKEN OWNER_TOKEN PROJECT_ID PROJECT_NAME MEMBER_ID MEMBER_USERNAME SHA BUILD_ID KEY_ID
 # prints what the gem read, as JSON (the entities as received), for test/e2e/gitlab-clients.spec.ts to check.
 require 'gitlab'
 require 'json'
-endpoint, root_token, owner_token, pid, project_name, member_id, member_username, sha, build_id = ARGV
+endpoint, root_token, owner_token, pid, project_name, member_id, member_username, sha, build_id, key_id = ARGV
 pid = pid.to_i
 g = Gitlab.client(endpoint: endpoint, private_token: owner_token)
 root = Gitlab.client(endpoint: endpoint, private_token: root_token)
@@ -45,6 +45,19 @@ out['snippet'] = g.create_snippet(pid, title: 'From the gem', file_name: 'gem.rb
 out['snippets'] = g.snippets(pid).map(&:to_h)
 out['commit_builds'] = g.commit_builds(pid, sha[0, 7]).map(&:to_h)
 out['build'] = g.build(pid, build_id.to_i).to_h
+
+# Deploy keys: a key of another of the owner's projects, enabled here by id (GitLab 8.11+), and
+# again (the project has it: the same answer, one link); an unknown key. Before the sudo clients
+# below: the gem keeps `sudo` in class-wide defaults, so every client made after one sends it.
+out['enabled_key'] = g.enable_deploy_key(pid, key_id.to_i).to_h
+out['enabled_again'] = g.enable_deploy_key(pid, key_id.to_i).to_h
+out['deploy_keys'] = g.deploy_keys(pid).map(&:to_h)
+begin
+  g.enable_deploy_key(pid, 999_999_999)
+  out['enable_unknown'] = 'no error'
+rescue Gitlab::Error::NotFound => e
+  out['enable_unknown'] = [e.response_status, e.response_message]
+end
 
 # An admin's users.
 stamp = Time.now.to_i.to_s + rand(1000).to_s

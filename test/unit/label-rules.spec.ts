@@ -1,5 +1,7 @@
-import { checkLabel, normalizeColor, titleErrors } from "../../lib/labels/label-rules";
+import { ServiceBroker } from "moleculer";
+import { checkLabel, labelPriority, normalizeColor, PRIORITY_PARAM, titleErrors } from "../../lib/labels/label-rules";
 import { presentDeletedLabel, presentLabel, presentLabelWithCounts } from "../../presenters/label";
+import { medianNs } from "../support/timing";
 
 describe("label colours", () => {
 	it.each([
@@ -36,6 +38,38 @@ describe("label titles", () => {
 	it('treats an explicit null (JSON `"color": null`) as an invalid value, not a crash', () => {
 		expect(checkLabel({ title: null, color: null }).errors).toEqual({ title: ["can't be blank", "is invalid"], color: ["must be a valid color code"] });
 		expect(checkLabel({ color: 123 }).errors).toEqual({ color: ["must be a valid color code"] });
+	});
+});
+
+describe("label priorities (GitLab 8.16: an Integer from 0, blank allowed)", () => {
+	it.each([
+		[undefined, undefined],
+		[null, null],
+		["", null],
+		["  ", null],
+		[0, 0],
+		[3, 3],
+		["12", 12],
+		[" 7 ", 7],
+		["999999999999999", 999999999999999],
+	])("%j → %j", (raw, priority) => expect(labelPriority(raw)).toBe(priority));
+
+	it.each([-1, 1.5, Number.MAX_SAFE_INTEGER + 1, "-1", "1.5", "foo", "1e3", "9999999999999999", [3], { $gt: 0 }, true])("refuses %j", raw => {
+		expect(labelPriority(raw)).toBe("invalid");
+	});
+
+	it("costs time in proportion to what is sent, spaces included (a megabyte reaches the pattern before `max` refuses it)", () => {
+		const check = new ServiceBroker({ logger: false }).validator!.compile({ priority: PRIORITY_PARAM }) as (params: object) => unknown;
+		const n = 20_000;
+		const hostile = { priority: " ".repeat(n) + "x" };
+		// The same spaces before a digit: a priority (too long for the schema), matched in one pass.
+		const ordinary = { priority: " ".repeat(n) + "1" };
+		expect(labelPriority(ordinary.priority)).toBe(1);
+		expect(check(hostile)).not.toBe(true);
+		expect(labelPriority(hostile.priority)).toBe("invalid");
+		const ratio = medianNs(() => (check(hostile), labelPriority(hostile.priority))) / medianNs(() => (check(ordinary), labelPriority(ordinary.priority)));
+		// Spaces on both sides of optional digits: quadratic (×1,000s here).
+		expect(ratio).toBeLessThan(10);
 	});
 });
 
@@ -77,6 +111,12 @@ describe("label presenters", () => {
 			"priority",
 			"subscribed",
 		]);
+		// A stored priority shows in the list only: create/edit answers and the deleted record stay as the spec has them.
+		const prioritized = { ...doc, priority: 2 };
+		expect(presentLabelWithCounts(prioritized).priority).toBe(2);
+		expect(presentLabelWithCounts({ ...doc, priority: 0 }).priority).toBe(0);
+		expect(presentLabel(prioritized)).toEqual({ name: "bug", color: "#FF0000", description: null });
+		expect(presentDeletedLabel(prioritized)).toEqual(presentDeletedLabel(doc));
 		expect(presentDeletedLabel(doc)).toEqual({
 			id: 4,
 			title: "bug",
