@@ -93,8 +93,13 @@ export class RedisDeliveryLog implements DeliveryLog {
 	}
 
 	async complete(key: string): Promise<void> {
-		await this.redis.set(key, "done", "PX", this.opts.doneMs);
-		this.claims.delete(key);
+		try {
+			await this.redis.set(key, "done", "PX", this.opts.doneMs);
+		} finally {
+			// Not kept when the write failed: nothing releases a claim after a delivery was made, and
+			// a later claim of it is answered by the record in Redis (still ours: "busy" until it expires).
+			this.claims.delete(key);
+		}
 	}
 
 	async release(key: string): Promise<void> {

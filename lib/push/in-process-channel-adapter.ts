@@ -15,7 +15,8 @@
  *
  * Bounded: at most `maxQueued` events waiting per group and `maxPendingBytes` of events in
  * memory (a publish beyond is refused, never an old event dropped), and at most
- * `maxDeadLetters` dead letters (beyond, the oldest is dropped with a warning).
+ * `maxDeadLetters` dead letters holding at most `maxDeadLetterBytes` of events (beyond either,
+ * the oldest is dropped with a warning).
  */
 import path from "path";
 import { Adapters } from "@moleculer/channels";
@@ -58,6 +59,8 @@ export interface InProcessChannelOptions {
 	/** Journal directory; without one, events live in memory only. */
 	dir?: string;
 	maxDeadLetters?: number;
+	/** Payload bytes the dead letters may hold; by default as many as `maxPendingBytes`. */
+	maxDeadLetterBytes?: number;
 	maxQueued?: number;
 	maxPendingBytes?: number;
 }
@@ -68,6 +71,8 @@ const MAX_PENDING_BYTES = 256 * 1024 * 1024;
 /** Compact once the journal is this big and four times the live state. */
 const COMPACT_MIN_BYTES = 8 * 1024 * 1024;
 const RECORD_OVERHEAD = 160;
+/** A delivery record in the journal. */
+const DONE_RECORD_BYTES = 120;
 
 export class ChannelFull extends Error {
 	constructor(what: string) {
@@ -92,6 +97,8 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	private log: AppendLog | null = null;
 	private liveBytes = 0;
 	private pendingBytes = 0;
+	/** Payload bytes of the dead letters (counted per letter). */
+	private deadBytes = 0;
 	private compacting: Promise<void> | null = null;
 	private readonly limits: Required<Omit<InProcessChannelOptions, "dir">>;
 
@@ -108,10 +115,12 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		// The base class sets `connected` itself; this adapter is connected once `connect` has run.
 		this.connected = false;
 		this.declared = Object.fromEntries(Object.entries(groups).map(([c, g]) => [c, [...g]]));
+		const maxPendingBytes = options.maxPendingBytes ?? MAX_PENDING_BYTES;
 		this.limits = {
 			maxDeadLetters: options.maxDeadLetters ?? MAX_DEAD_LETTERS,
+			maxDeadLetterBytes: options.maxDeadLetterBytes ?? maxPendingBytes,
 			maxQueued: options.maxQueued ?? MAX_QUEUED_PER_GROUP,
-			maxPendingBytes: options.maxPendingBytes ?? MAX_PENDING_BYTES,
+			maxPendingBytes,
 		};
 	}
 
@@ -143,8 +152,10 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		for (const m of ordered) {
 			this.liveBytes += messageBytes(m);
 			for (const [group, state] of m.groups) {
-				if (state.dead) this.deadLetters.push(this.deadLetterOf(m, group, state));
-				else {
+				if (state.dead) {
+					this.deadLetters.push(this.deadLetterOf(m, group, state));
+					this.deadBytes += m.data.length;
+				} else {
 					// Counts as delivered once: it may have been in the middle of it, so the worker checks its records.
 					state.deliveries = Math.max(state.deliveries, 1);
 					this.queue(m.channel, group).pending.push(m);
@@ -154,6 +165,8 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			if ([...m.groups.values()].some(s => !s.dead)) this.pendingBytes += m.data.length;
 		}
 		this.log = log;
+		// Bounds lowered since the journal was written hold from the start.
+		this.trimDeadLetters();
 		await this.compact();
 		if (pending || this.deadLetters.length)
 			this.logger.info(`Recovered ${pending} pending deliveries and ${this.deadLetters.length} dead letters from ${file}`);
@@ -169,11 +182,13 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	}
 
 	private maybeCompact(): void {
+		// The delivery records of an event go when its last group finishes with it (ChannelState);
+		// any that came after that, now and then.
+		this.state.pruneIfGrown();
 		const log = this.log;
-		// In memory only, the records of finished events are dropped now and then instead.
-		if (!log) return this.state.pruneIfGrown();
-		if (this.compacting) return;
-		const live = this.liveBytes + this.state.doneKeys.size * 120;
+		if (!log || this.compacting) return;
+		// What a compaction would keep: the unfinished events and the delivery records they still need.
+		const live = this.liveBytes + this.state.doneKeys.size * DONE_RECORD_BYTES;
 		if (log.bytes > COMPACT_MIN_BYTES && log.bytes > 4 * live) void this.compact();
 	}
 
@@ -235,7 +250,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			groups: newGroupStates(groups.keys()),
 		};
 		// In the live state first (a compaction meanwhile keeps it), handed to the groups once on the disk.
-		this.state.messages.set(m.seq, m);
+		this.state.add(m);
 		this.liveBytes += messageBytes(m);
 		this.pendingBytes += m.data.length;
 		if (this.log) {
@@ -256,15 +271,14 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	}
 
 	private forget(m: StoredMessage): void {
-		if (!this.state.messages.delete(m.seq)) return;
+		if (!this.state.remove(m)) return;
 		this.liveBytes -= messageBytes(m);
 	}
 
 	/** A group is finished with a message (delivered, dropped, or its dead letter removed). */
 	private finish(m: StoredMessage, group: string): void {
 		const state = m.groups.get(group);
-		if (!state) return;
-		m.groups.delete(group);
+		if (!state || !this.state.finishGroup(m, group)) return;
 		if (![...m.groups.values()].some(s => !s.dead) && !state.dead) this.pendingBytes -= m.data.length;
 		if (!m.groups.size) this.forget(m);
 		this.note({ t: "a", s: m.seq, g: group });
@@ -332,18 +346,31 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		};
 	}
 
-	/** Makes a message a dead letter of one group; the oldest dead letter goes when there are too many. */
+	/**
+	 * Makes a message a dead letter of one group. It no longer counts against `maxPendingBytes`
+	 * but against `maxDeadLetterBytes`: the oldest dead letters go when there are too many or they
+	 * hold too much.
+	 */
 	private bury(m: StoredMessage, group: string, error: string): void {
 		const state = m.groups.get(group)!;
 		state.dead = { at: new Date().toISOString(), error };
 		if (![...m.groups.values()].some(s => !s.dead)) this.pendingBytes -= m.data.length;
 		this.note({ t: "x", s: m.seq, g: group, e: error, at: state.dead.at });
 		this.deadLetters.push(this.deadLetterOf(m, group, state));
-		while (this.deadLetters.length > this.limits.maxDeadLetters) {
+		this.deadBytes += m.data.length;
+		this.trimDeadLetters();
+	}
+
+	/** Drops the oldest dead letters, with a warning each, while there are too many or they hold too much. */
+	private trimDeadLetters(): void {
+		const { maxDeadLetters, maxDeadLetterBytes } = this.limits;
+		while (this.deadLetters.length && (this.deadLetters.length > maxDeadLetters || this.deadBytes > maxDeadLetterBytes)) {
+			const over =
+				this.deadLetters.length > maxDeadLetters ? `More than ${maxDeadLetters} dead letters` : `Dead letters over ${maxDeadLetterBytes} bytes`;
 			const oldest = this.deadLetters[0];
 			this.removeDeadLetter(oldest.seq, oldest.group);
 			const which = `message ${oldest.seq} of '${oldest.channel}', group '${oldest.group}', dead since ${oldest.deadAt}`;
-			this.logger.warn(`More than ${this.limits.maxDeadLetters} dead letters: dropped the oldest (${which})`);
+			this.logger.warn(`${over}: dropped the oldest (${which})`);
 		}
 	}
 
@@ -351,6 +378,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	removeDeadLetter(seq: number, group: string): boolean {
 		const i = this.deadLetters.findIndex(d => d.seq === seq && d.group === group);
 		if (i < 0) return false;
+		this.deadBytes -= this.deadLetters[i].data.length;
 		this.deadLetters.splice(i, 1);
 		const m = this.state.messages.get(seq);
 		if (m) this.finish(m, group);
@@ -370,7 +398,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			return Promise.resolve("go");
 		},
 		complete: async (key: string): Promise<void> => {
-			this.state.doneKeys.add(key);
+			this.state.addDone(key);
 			this.claimed.delete(key);
 			await this.log?.append({ t: "k", k: key });
 		},

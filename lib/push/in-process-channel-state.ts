@@ -37,22 +37,79 @@ export type JournalRecord =
 	| { t: "k"; k: string }
 	| { t: "s"; s: number };
 
+/** What a delivery record belongs to: an event in one group (see parseDeliveryKey). */
+const deliveryOf = (group: string, eventId: string) => `${group}\u0000${eventId}`;
+
 export class ChannelState {
 	readonly messages = new Map<number, StoredMessage>();
+	/** The workers' delivery records kept: those of an event that may still come to that group. */
 	readonly doneKeys = new Set<string>();
 	seq = 0;
+	/** Event and group → how many unfinished events with that id the group has (a replay is a second one). */
+	private readonly live = new Map<string, number>();
+	/** Event and group → its delivery records, so that they go when the group is finished with it. */
+	private readonly doneOf = new Map<string, string[]>();
 	/** How many delivery records were left by the last prune. */
 	private prunedAt = 0;
 
-	/** In memory only, the records of finished events are dropped now and then (a journal compacts instead). */
+	/**
+	 * Records whose event was finished already when they came (none from the workers of this
+	 * process, which record before they finish) are dropped now and then.
+	 */
 	pruneIfGrown(): void {
 		if (this.doneKeys.size > 2 * this.prunedAt + 10_000) this.pruneDoneKeys();
+	}
+
+	/** An unfinished event, in each of its groups. */
+	add(m: StoredMessage): void {
+		const old = this.messages.get(m.seq);
+		this.messages.set(m.seq, m);
+		for (const g of m.groups.keys()) this.mark(m.eventId, g, 1);
+		if (old && old !== m) for (const g of old.groups.keys()) this.mark(old.eventId, g, -1);
+	}
+
+	/** A group is finished with an event; false when it was already. The event stays until `remove`. */
+	finishGroup(m: StoredMessage, group: string): boolean {
+		if (!m.groups.delete(group)) return false;
+		this.mark(m.eventId, group, -1);
+		return true;
+	}
+
+	/** Forgets an event (finished by every group, or never stored); false when it was not there. */
+	remove(m: StoredMessage): boolean {
+		if (this.messages.get(m.seq) !== m) return false;
+		this.messages.delete(m.seq);
+		for (const g of m.groups.keys()) this.mark(m.eventId, g, -1);
+		return true;
+	}
+
+	/** A delivery made (a worker's `complete`). */
+	addDone(key: string): void {
+		if (this.doneKeys.has(key)) return;
+		this.doneKeys.add(key);
+		const parsed = parseDeliveryKey(key);
+		if (!parsed) return;
+		const id = deliveryOf(parsed.group, parsed.eventId);
+		const keys = this.doneOf.get(id);
+		if (keys) keys.push(key);
+		else this.doneOf.set(id, [key]);
+	}
+
+	/** Counts an event in or out of a group; its delivery records go with the last one out. */
+	private mark(eventId: string | null, group: string, delta: 1 | -1): void {
+		if (eventId === null) return;
+		const id = deliveryOf(group, eventId);
+		const n = (this.live.get(id) ?? 0) + delta;
+		if (n > 0) return void this.live.set(id, n);
+		this.live.delete(id);
+		for (const key of this.doneOf.get(id) ?? []) this.doneKeys.delete(key);
+		this.doneOf.delete(id);
 	}
 
 	apply(r: JournalRecord): void {
 		switch (r.t) {
 			case "p":
-				this.messages.set(r.s, {
+				this.add({
 					seq: r.s,
 					channel: r.c,
 					data: Buffer.from(r.d, "base64"),
@@ -74,12 +131,11 @@ export class ChannelState {
 			}
 			case "a": {
 				const m = this.messages.get(r.s);
-				m?.groups.delete(r.g);
-				if (m && !m.groups.size) this.messages.delete(r.s);
+				if (m && this.finishGroup(m, r.g) && !m.groups.size) this.remove(m);
 				break;
 			}
 			case "k":
-				this.doneKeys.add(r.k);
+				this.addDone(r.k);
 				break;
 			case "s":
 				this.seq = Math.max(this.seq, r.s);
@@ -97,28 +153,18 @@ export class ChannelState {
 				if (state.dead) yield JSON.stringify({ t: "x", s: m.seq, g, e: state.dead.error, at: state.dead.at });
 			}
 		}
-		const live = this.liveEvents();
-		this.pruneDoneKeys(live);
+		this.pruneDoneKeys();
 		for (const key of this.doneKeys) yield JSON.stringify({ t: "k", k: key });
 	}
 
-	/** Event id → groups that may still get it: pending, or a dead letter that may be replayed. */
-	liveEvents(): Map<string, Set<string>> {
-		const live = new Map<string, Set<string>>();
-		for (const m of this.messages.values()) {
-			if (!m.eventId) continue;
-			const set = live.get(m.eventId) ?? new Set<string>();
-			for (const g of m.groups.keys()) set.add(g);
-			live.set(m.eventId, set);
-		}
-		return live;
-	}
-
-	/** A delivery record matters while its event may be delivered to that group again. */
-	pruneDoneKeys(live = this.liveEvents()): void {
+	/** A delivery record matters while its event may be delivered to that group again: pending, or a dead letter that may be replayed. */
+	pruneDoneKeys(): void {
 		for (const key of this.doneKeys) {
 			const parsed = parseDeliveryKey(key);
-			if (!parsed || !live.get(parsed.eventId)?.has(parsed.group)) this.doneKeys.delete(key);
+			const id = parsed && deliveryOf(parsed.group, parsed.eventId);
+			if (id && this.live.has(id)) continue;
+			this.doneKeys.delete(key);
+			if (id) this.doneOf.delete(id);
 		}
 		this.prunedAt = this.doneKeys.size;
 	}

@@ -72,14 +72,22 @@ export class KvDeliveryLog implements DeliveryLog {
 	/** Connects and opens (or creates) the buckets once, on first use. */
 	private open(): Promise<{ records: KV; alive: KV }> {
 		this.buckets ??= (async () => {
-			this.nc = await connect({ ...natsConnectionOptions(this.url), name: "delivery-log", maxReconnectAttempts: -1, waitOnFirstConnect: true });
-			const js = this.nc.jetstream({ timeout: 10_000 });
-			const [records, alive] = await Promise.all(deliveryBuckets({ ...this.opts, aliveMs: this.aliveMs }).map(b => js.views.kv(b.name, b.options)));
-			const beat = () => alive.put(this.instance, sc.encode("1")).catch(() => undefined);
-			await beat();
-			this.heartbeat = setInterval(() => void beat(), Math.max(200, Math.floor(this.aliveMs / 3)));
-			this.heartbeat.unref();
-			return { records, alive };
+			const nc = await connect({ ...natsConnectionOptions(this.url), name: "delivery-log", maxReconnectAttempts: -1, waitOnFirstConnect: true });
+			this.nc = nc;
+			try {
+				const js = nc.jetstream({ timeout: 10_000 });
+				const [records, alive] = await Promise.all(deliveryBuckets({ ...this.opts, aliveMs: this.aliveMs }).map(b => js.views.kv(b.name, b.options)));
+				const beat = () => alive.put(this.instance, sc.encode("1")).catch(() => undefined);
+				await beat();
+				this.heartbeat = setInterval(() => void beat(), Math.max(200, Math.floor(this.aliveMs / 3)));
+				this.heartbeat.unref();
+				return { records, alive };
+			} catch (err) {
+				// The next use connects again: this connection would otherwise stay open (and reconnect) for good.
+				if (this.nc === nc) this.nc = null;
+				await nc.close().catch(() => undefined);
+				throw err;
+			}
 		})().catch(err => {
 			this.buckets = null;
 			throw err;
@@ -129,19 +137,24 @@ export class KvDeliveryLog implements DeliveryLog {
 	}
 
 	async complete(key: string): Promise<void> {
+		// A later claim of it in this process is answered "done" from memory, written or not.
 		this.remember(key);
-		const { records } = await this.open();
-		const deadline = Date.now() + (this.opts.completeRetryMs ?? 30_000);
-		for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
-			try {
-				await records.put(kvKey(key), sc.encode(DONE));
-				break;
-			} catch (err) {
-				if (this.closed || Date.now() + pause > deadline) throw err;
-				await new Promise(r => setTimeout(r, pause));
+		try {
+			const { records } = await this.open();
+			const deadline = Date.now() + (this.opts.completeRetryMs ?? 30_000);
+			for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
+				try {
+					await records.put(kvKey(key), sc.encode(DONE));
+					break;
+				} catch (err) {
+					if (this.closed || Date.now() + pause > deadline) throw err;
+					await new Promise(r => setTimeout(r, pause));
+				}
 			}
+		} finally {
+			// Not kept when the write failed: nothing releases a claim after a delivery was made.
+			this.claims.delete(key);
 		}
-		this.claims.delete(key);
 	}
 
 	async release(key: string): Promise<void> {

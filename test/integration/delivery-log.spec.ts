@@ -126,3 +126,54 @@ describe("key-value delivery log across processes", () => {
 		}
 	});
 });
+
+describe("delivery logs whose store fails", () => {
+	const claimsOf = (log: DeliveryLog) => (log as unknown as { claims: Map<string, unknown> }).claims;
+
+	it("redis: forgets the claims whose record could not be written (nothing releases them after a delivery)", async () => {
+		const log = new RedisDeliveryLog(REDIS_URL, opts);
+		const keys = Array.from({ length: 5 }, (_, i) => deliveryKey(prefix, "g", `e-unrecorded-${i}`, "t"));
+		try {
+			for (const key of keys) expect(await log.claim(key)).toBe("go");
+			expect(claimsOf(log).size).toBe(5);
+			// Redis goes away between the deliveries and their records.
+			(log as unknown as { redis: Redis }).redis.disconnect();
+			for (const key of keys) await expect(log.complete(key)).rejects.toThrow();
+			expect(claimsOf(log).size).toBe(0);
+		} finally {
+			await log.close();
+		}
+	});
+
+	it("kv: forgets the claims whose record could not be written, and still answers them done in this process", async () => {
+		const log = new KvDeliveryLog(NATS_URL, { ...kvOpts, completeRetryMs: 300 });
+		const keys = Array.from({ length: 5 }, (_, i) => deliveryKey(prefix, "g", `e-kv-unrecorded-${i}`, "t"));
+		try {
+			for (const key of keys) expect(await log.claim(key)).toBe("go");
+			expect(claimsOf(log).size).toBe(5);
+			// NATS goes away between the deliveries and their records.
+			await (log as unknown as { nc: { close(): Promise<void> } }).nc.close();
+			for (const key of keys) await expect(log.complete(key)).rejects.toThrow();
+			expect(claimsOf(log).size).toBe(0);
+			expect(await log.claim(keys[0])).toBe("done");
+		} finally {
+			await log.close();
+		}
+	});
+
+	it("kv: closes the connection it made when the buckets cannot be opened, so each use does not leave one more", async () => {
+		const sockets = () => process.getActiveResourcesInfo().filter(r => r === "TCPSocketWrap").length;
+		const settle = () => new Promise(r => setTimeout(r, 200));
+		// Connecting works; creating the bucket is refused.
+		const log = new KvDeliveryLog(NATS_URL, { ...kvOpts, bucket: "not a bucket name" });
+		await settle();
+		const before = sockets();
+		try {
+			for (let i = 0; i < 4; i++) await expect(log.claim(deliveryKey(prefix, "g", `e-kv-nobucket-${i}`, "t"))).rejects.toThrow(/bucket/i);
+			await settle();
+			expect(sockets() - before).toBe(0);
+		} finally {
+			await log.close();
+		}
+	});
+});

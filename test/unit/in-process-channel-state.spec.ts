@@ -57,7 +57,25 @@ describe("the in-process channel's journal state", () => {
 		expect([...again.doneKeys]).toEqual([commented]);
 	});
 
-	it("keeps in-memory delivery records until they have grown well past the last prune", () => {
+	it("drops an event's delivery records when the group is finished with its last copy (a replay is another copy)", () => {
+		const state = replay([
+			publish(1, "ev-1", ["mailer", "tracker"]),
+			{ t: "k", k: mailed },
+			{ t: "x", s: 1, g: "mailer", e: "SMTP down", at: "2026-11-24T08:00:00.000Z" },
+			// The replay: published again, then the letter removed.
+			publish(2, "ev-1", ["mailer", "tracker"]),
+			{ t: "a", s: 1, g: "mailer" },
+			{ t: "a", s: 2, g: "tracker" },
+		]);
+		expect([...state.doneKeys]).toEqual([mailed]);
+		state.apply({ t: "a", s: 1, g: "tracker" });
+		expect([...state.doneKeys]).toEqual([mailed]);
+		state.apply({ t: "a", s: 2, g: "mailer" });
+		expect(state.doneKeys.size).toBe(0);
+		expect(state.messages.size).toBe(0);
+	});
+
+	it("keeps records that came after their event was finished until they have grown well past the last prune", () => {
 		const state = new ChannelState();
 		for (let i = 0; i < 10_000; i++) state.apply({ t: "k", k: deliveryKey("", "mailer", `gone-${i}`, "x") });
 		state.pruneIfGrown();

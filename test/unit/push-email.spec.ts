@@ -182,6 +182,14 @@ describe("push email (GitLab's RepositoryPush mail)", () => {
 		expect(splitRecipients(" a@x.com\n b@y.org  a@x.com c@z.io,d@w.io nope ")).toEqual(expected);
 	});
 
+	it("takes an address given again in another case once, as first spelled (its delivery is keyed in lower case)", () => {
+		const { valid } = splitRecipients("Dev@Example.com ops@example.com dev@example.COM DEV@EXAMPLE.COM");
+		expect(valid).toEqual(["Dev@Example.com", "ops@example.com"]);
+		// push-mailer's targets: one delivery per key.
+		const targets = valid.map(to => `mail:${to.toLowerCase()}`);
+		expect(new Set(targets).size).toBe(targets.length);
+	});
+
 	it("keeps header values on one line", () => {
 		const push = validatePushPayload(pushBody({ userName: "Jane\r\nBcc: x@y.z", commits: [{ message: "a" }] }));
 		const mail = buildPushEmail(push, opts)!;

@@ -53,16 +53,23 @@ function isPlainAddress(text: string): boolean {
 	return text.length <= 254 && /^[^\s@<>(),;:"\\[\]]+@[^\s@<>(),;:"\\[\]]+\.[^\s@<>(),;:"\\[\]]+$/.test(text);
 }
 
-/** `recipients.split` on whitespace, as GitLab: commas are not separators. */
+/**
+ * `recipients.split` on whitespace, as GitLab: commas are not separators. An address given twice
+ * in any case is one recipient (its first spelling): push-mailer keys a delivery on the address
+ * in lower case.
+ */
 export function splitRecipients(recipients: string | null | undefined): { valid: string[]; invalid: string[] } {
 	const valid: string[] = [];
 	const invalid: string[] = [];
+	const seen = new Set<string>();
 	for (const r of String(recipients ?? "")
 		.split(/\s+/)
 		.filter(Boolean)) {
-		if (isPlainAddress(r)) {
-			if (!valid.includes(r)) valid.push(r);
-		} else invalid.push(r);
+		if (!isPlainAddress(r)) invalid.push(r);
+		else if (!seen.has(r.toLowerCase())) {
+			seen.add(r.toLowerCase());
+			valid.push(r);
+		}
 	}
 	return { valid, invalid };
 }
