@@ -93,7 +93,11 @@ export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object
 	};
 	switch (backend.kind) {
 		case "nats":
-			return new PatientNatsAdapter({ ...common, nats: { connectionOptions: { ...natsConnectionOptions(backend.url), name: "channels" } } });
+			// Reconnecting without end, as the transporter does (nats.js gives up after 10 tries, 2 s apart).
+			return new PatientNatsAdapter({
+				...common,
+				nats: { connectionOptions: { ...natsConnectionOptions(backend.url), name: "channels", maxReconnectAttempts: -1 } },
+			});
 		case "redis":
 			return { type: "Redis", options: { ...common, redis: { url: backend.url } } };
 		default:

@@ -7,6 +7,9 @@
  * a node that cannot publish it yet. That moment is the `readiness` part, listed last in the
  * broker's middlewares (moleculer runs `started` hooks in list order, and `stopping` in reverse,
  * so `/ready` turns 503 before anything else stops).
+ *
+ * "Connected" follows the NATS client's own status: it reconnects without end, so the transit
+ * never hears of a lost connection, while every call meanwhile fails.
  */
 import http from "http";
 import type { AddressInfo } from "net";
@@ -14,13 +17,24 @@ import type { Middleware, ServiceBroker } from "moleculer";
 
 type State = "starting" | "up" | "stopping" | "down";
 
+/** The NATS transporter's client (nats.js), whose status events say when it loses and regains the server. */
+interface StatusSource {
+	status(): AsyncIterable<{ type: string }>;
+}
+
+function natsClientOf(broker: ServiceBroker): StatusSource | null {
+	const client = (broker.transit?.tx as { client?: Partial<StatusSource> } | undefined)?.client;
+	return client && typeof client.status === "function" ? (client as StatusSource) : null;
+}
+
 export function HealthMiddleware(port: number): Middleware & { port(): number; readiness: Middleware } {
 	let state: State = "starting";
 	let server: http.Server | undefined;
+	let transporterAway = false;
 	const startedAt = Date.now();
 
 	const body = (broker: ServiceBroker) => {
-		const connected = broker.transit ? broker.transit.connected : true;
+		const connected = broker.transit ? broker.transit.connected && !transporterAway : true;
 		return { state, connected, uptime: Math.round((Date.now() - startedAt) / 1000), timestamp: new Date().toISOString() };
 	};
 
@@ -45,8 +59,16 @@ export function HealthMiddleware(port: number): Middleware & { port(): number; r
 		},
 		readiness: {
 			name: "HealthReadiness",
-			started() {
+			started(broker: ServiceBroker) {
 				if (state === "starting") state = "up";
+				const client = natsClientOf(broker);
+				if (client)
+					void (async () => {
+						for await (const event of client.status()) {
+							if (event.type === "disconnect") transporterAway = true;
+							else if (event.type === "reconnect") transporterAway = false;
+						}
+					})().catch(() => undefined);
 				return Promise.resolve();
 			},
 			// Last in the list, so the first to hear of a stop.
