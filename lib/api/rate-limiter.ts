@@ -9,6 +9,9 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 
 export { RateLimiterRes };
 
+/** A limiter's Redis that says nothing for this long is taken for hung. */
+export const SILENT_REDIS_MS = 1000;
+
 export interface LimiterSpec {
 	/** Names the counters (and their Redis keys). */
 	keyPrefix: string;
@@ -18,9 +21,14 @@ export interface LimiterSpec {
 	duration: number;
 }
 
-/** One Redis connection for a process's limiters: fails fast instead of queueing while Redis is away. */
+/**
+ * One Redis connection for a process's limiters: fails fast instead of queueing while Redis is away.
+ * A Redis that hangs (its socket open, nothing answered) is dropped after a second of silence:
+ * a command's timeout rejects its caller but leaves the command queued on the socket, so every
+ * request would add one more until Redis answers; dropped, the limiters count in memory meanwhile.
+ */
 export function limiterRedis(url: string, logger: Logger): Redis {
-	const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 });
+	const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250, socketTimeout: SILENT_REDIS_MS });
 	let down = false;
 	redis.on("error", (err: Error) => {
 		if (!down) logger.warn(`Rate limiting fell back to memory: Redis is unavailable (${err.message})`);
