@@ -42,6 +42,7 @@ const NatsAdapter = Adapters.NATS as unknown as new (opts: object) => {
 	client: JetStreamClient;
 	connect(): Promise<void>;
 	createConsumerHandler(chan: unknown): ConsumerHandler;
+	createStream(name: string, subjects: string[], options: object): Promise<unknown>;
 };
 
 /** A message that can tell its server the handler is still working on it (a JetStream message). */
@@ -81,6 +82,19 @@ export class PatientNatsAdapter extends NatsAdapter {
 	createConsumerHandler(chan: unknown): ConsumerHandler {
 		const handle = super.createConsumerHandler(chan);
 		return (err, message) => handle(err, withoutFirstWorking(message));
+	}
+
+	/**
+	 * The streams are provisioned before anyone subscribes, with this project's settings: one that
+	 * exists is left as it is. The adapter would add it again with its own settings, which the
+	 * server refuses, and log that as an error at every worker's start.
+	 */
+	async createStream(name: string, subjects: string[], options: object): Promise<unknown> {
+		try {
+			return await this.manager.streams.info(name);
+		} catch {
+			return super.createStream(name, subjects, options);
+		}
 	}
 }
 
