@@ -98,6 +98,54 @@ export class PatientNatsAdapter extends NatsAdapter {
 	}
 }
 
+interface StreamReader {
+	xreadgroupBuffer(...args: unknown[]): Promise<unknown>;
+	xgroup(...args: unknown[]): Promise<unknown>;
+}
+const RedisAdapter = Adapters.Redis as unknown as new (opts: object) => {
+	clients: Map<string, StreamReader>;
+	logger: { warn(...args: unknown[]): void };
+	subscribe(chan: RedisChannel): Promise<void>;
+};
+interface RedisChannel {
+	id: string;
+	name: string;
+	group: string;
+	unsubscribing?: boolean;
+}
+
+/** After a failed read, the next one waits this long (the library reads again at once: a loop of errors). */
+const READ_RETRY_MS = 1000;
+
+/**
+ * Redis Streams, where a consumer group that is gone is made again. A Redis that restarted without
+ * its data (or a replica promoted without the groups) answers every read `NOGROUP`: the library
+ * logged the error and read again at once, thousands of lines a second, and consumed nothing more.
+ */
+export class RegroupingRedisAdapter extends RedisAdapter {
+	async subscribe(chan: RedisChannel): Promise<void> {
+		await super.subscribe(chan);
+		const client = this.clients.get(chan.id);
+		if (!client) return;
+		const read = client.xreadgroupBuffer.bind(client);
+		client.xreadgroupBuffer = async (...args: unknown[]) => {
+			try {
+				return await read(...args);
+			} catch (err) {
+				if (chan.unsubscribing) throw err;
+				if (/^NOGROUP/.test((err as Error).message)) {
+					// From the stream's start: what was published since the data was lost.
+					await client.xgroup("CREATE", chan.name, chan.group, "0", "MKSTREAM").catch(() => undefined);
+					this.logger.warn(`The consumer group '${chan.group}' of '${chan.name}' was gone (Redis lost its data?): made again.`);
+					return null;
+				}
+				await new Promise(resolve => setTimeout(resolve, READ_RETRY_MS));
+				throw err;
+			}
+		};
+	}
+}
+
 /** The adapter for a backend: for NATS, options in object form (the URL-string form of 0.1.8 ignores the URL). */
 export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object {
 	const common = {
@@ -113,7 +161,7 @@ export function adapterFor(backend: ChannelBackend, cfg: ChannelsConfig): object
 				nats: { connectionOptions: { ...natsConnectionOptions(backend.url), name: "channels", maxReconnectAttempts: -1 } },
 			});
 		case "redis":
-			return { type: "Redis", options: { ...common, redis: { url: backend.url } } };
+			return new RegroupingRedisAdapter({ ...common, redis: { url: backend.url } });
 		default:
 			// Durable: its journal under DATA_DIR (events, their state per group, dead letters, delivery records).
 			return new InProcessChannelAdapter(common, { [PUSH_CHANNEL]: PUSH_GROUPS }, { dir: path.join(cfg.dataDir, "channels") });

@@ -1,4 +1,4 @@
-import { adapterFor, PatientNatsAdapter } from "../../middlewares/channels.middleware";
+import { adapterFor, PatientNatsAdapter, RegroupingRedisAdapter } from "../../middlewares/channels.middleware";
 import { InProcessChannelAdapter } from "../../lib/push/in-process-channel-adapter";
 import {
 	channelBackend,
@@ -39,17 +39,16 @@ describe("push channel configuration", () => {
 			maxInFlight: 7,
 			maxRetries: 5,
 			deadLettering: { enabled: true, queueName: "DEAD_PUSH" },
-			nats: { connectionOptions: { servers: ["n1:4222", "n2:4223"], user: "u", pass: "p@ss", name: "channels" } },
+			nats: { connectionOptions: { servers: ["n1:4222", "n2:4223"], user: "u", pass: "p@ss", name: "channels", maxReconnectAttempts: -1 } },
 		});
 		expect(JSON.stringify(adapter.opts)).not.toContain("nats://");
 		const local = adapterFor({ kind: "memory" }, cfg);
 		expect(local).toBeInstanceOf(InProcessChannelAdapter);
 		// The all-in-one channel keeps its journal under DATA_DIR.
 		expect((local as any).options.dir).toBe("/var/lib/gitlab-v3/channels");
-		expect(adapterFor({ kind: "redis", url: "redis://r:6379" }, cfg)).toMatchObject({
-			type: "Redis",
-			options: { redis: { url: "redis://r:6379" }, maxRetries: 5 },
-		});
+		const redis = adapterFor({ kind: "redis", url: "redis://r:6379" }, cfg) as any;
+		expect(redis).toBeInstanceOf(RegroupingRedisAdapter);
+		expect(redis.opts).toMatchObject({ redis: { url: "redis://r:6379" }, maxInFlight: 7, maxRetries: 5 });
 	});
 
 	it("reads a token from a NATS URL", () => {
