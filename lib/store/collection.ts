@@ -15,6 +15,7 @@ import MongooseAdapter from "moleculer-db-adapter-mongoose";
 import mongoose from "mongoose";
 import type Nedb from "@seald-io/nedb";
 import { isUniqueViolation } from "../api/errors";
+import { NedbFile, compactEvery, cutTornTail } from "./nedb-file";
 
 export interface IndexSpec {
 	/** Fields in order. NeDB indexes the first one only (and then never as unique). */
@@ -143,30 +144,44 @@ export class Collection<T extends Doc = Doc> {
 			return;
 		}
 		fs.mkdirSync(this.location.dataDir, { recursive: true });
-		const adapter = new DbService.MemoryAdapter({ filename: path.join(this.location.dataDir, `${this.name}.db`) }) as unknown as NedbStoreAdapter;
-		adapter.init(broker, { schema: {}, settings: {}, logger: broker.getLogger("db") });
+		const logger = broker.getLogger("db");
+		const filename = path.join(this.location.dataDir, `${this.name}.db`);
+		const countersFile = path.join(this.location.dataDir, `${this.name}.counters.db`);
+		// A crash mid-append leaves a torn last line; NeDB would count it as corruption (and refuse to
+		// start past 10% of the file) and glue the next append onto it.
+		for (const file of [filename, countersFile]) {
+			const cut = await cutTornTail(file);
+			if (cut) logger.warn(`${file}: cut a torn last line of ${cut} bytes before loading`);
+		}
+		const adapter = new DbService.MemoryAdapter({ filename }) as unknown as NedbStoreAdapter;
+		adapter.init(broker, { schema: {}, settings: {}, logger });
 		await adapter.connect();
 		const db = adapter.db;
+		const dbFile = new NedbFile(db, logger);
 		await db.ensureIndexAsync({ fieldName: "id", unique: true });
 		for (const ix of indexes) {
 			const [first, ...rest] = Object.keys(ix.fields);
 			if (first !== "id") await db.ensureIndexAsync({ fieldName: first, unique: !!ix.unique && rest.length === 0, sparse: !!ix.sparse });
 		}
 		const Datastore = db.constructor as new (options: Nedb.DataStoreOptions) => Nedb<Counter>;
-		this.counters = new Datastore({ filename: path.join(this.location.dataDir, `${this.name}.counters.db`) });
+		this.counters = new Datastore({ filename: countersFile });
 		await this.counters.loadDatabaseAsync();
+		this.files = [dbFile, new NedbFile(this.counters, logger)];
 		this.adapter = adapter;
 		// Compaction keeps the append-only files from growing without bound: the counters' file takes
-		// a line per id handed out.
-		const counters = this.counters;
-		for (const file of [db, counters]) file.setAutocompactionInterval(this.location.compactEveryMs ?? COMPACT_EVERY_MS);
-		this.stopCompaction = () => {
-			db.stopAutocompaction();
-			counters.stopAutocompaction();
-		};
+		// a line per id handed out. Not NeDB's own timer, whose failed rewrite is an unhandled rejection.
+		this.stopCompaction = compactEvery(this.files, this.location.compactEveryMs ?? COMPACT_EVERY_MS, logger);
 	}
 
-	private stopCompaction?: () => void;
+	private stopCompaction?: () => Promise<void>;
+	/** The NeDB datastores (documents, counters): a write that fails to reach the file is undone, a 503. */
+	private files: NedbFile[] = [];
+
+	/** Throws the 503 while a failed NeDB write could not be undone yet (trying again first). */
+	private async sound(): Promise<void> {
+		// No await at all on the usual path: every read and write comes through here.
+		for (const file of this.files) if (file.isDamaged) await file.sound();
+	}
 
 	/** The adapter, once connected. */
 	private get store(): StoreAdapter {
@@ -175,7 +190,8 @@ export class Collection<T extends Doc = Doc> {
 	}
 
 	async disconnect(): Promise<void> {
-		this.stopCompaction?.();
+		await this.stopCompaction?.();
+		this.stopCompaction = undefined;
 		await this.adapter?.disconnect();
 	}
 
@@ -188,6 +204,7 @@ export class Collection<T extends Doc = Doc> {
 			return (doc as unknown as Counter).seq;
 		}
 		// NeDB runs one operation at a time per datastore, so $inc with returnUpdatedDocs is atomic.
+		await this.sound();
 		const res = await this.counters!.updateAsync({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, returnUpdatedDocs: true });
 		return (res.affectedDocuments as Counter).seq;
 	}
@@ -195,20 +212,24 @@ export class Collection<T extends Doc = Doc> {
 	/** Inserts with a fresh id unless the document has one. Throws UniqueViolation. */
 	async insert(doc: Omit<T, "id"> & { id?: number }): Promise<T> {
 		const id = doc.id ?? (await this.nextId());
+		await this.sound();
 		return plain<T>(await uniqueGuard(() => this.store.insert({ ...doc, id })));
 	}
 
 	async find(query: Doc, opts: FindOptions = {}): Promise<T[]> {
 		const sort = typeof opts.sort === "string" ? opts.sort.split(/[\s,]+/) : opts.sort;
+		await this.sound();
 		const docs = await this.store.find({ query, sort, offset: opts.offset, limit: opts.limit });
 		return docs.map((d: unknown) => plain<T>(d));
 	}
 
 	async findOne(query: Doc): Promise<T | null> {
+		await this.sound();
 		return plain<T>(await this.store.findOne(query)) ?? null;
 	}
 
-	count(query: Doc = {}): Promise<number> {
+	async count(query: Doc = {}): Promise<number> {
+		await this.sound();
 		return this.store.count({ query });
 	}
 
@@ -221,6 +242,7 @@ export class Collection<T extends Doc = Doc> {
 		if (!Object.keys(update).length) return this.count(query);
 		const mongo = this.mongoAdapter;
 		if (mongo) return uniqueGuard(async () => (await mongo.model.updateMany(query, update)).matchedCount);
+		await this.sound();
 		return uniqueGuard(() => this.store.updateMany(query, update));
 	}
 
@@ -233,7 +255,8 @@ export class Collection<T extends Doc = Doc> {
 		return this.findOne({ id });
 	}
 
-	remove(query: Doc): Promise<number> {
+	async remove(query: Doc): Promise<number> {
+		await this.sound();
 		return this.store.removeMany(query);
 	}
 }
