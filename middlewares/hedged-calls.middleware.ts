@@ -5,7 +5,8 @@
  * node's buffers, or that was published while the callee was moving its subscriptions to
  * another node, is lost, and the client would get a 503 after the whole timeout. Here, when
  * the first attempt has no answer after `hedgeAfterMs`, the same call goes out once more (a
- * copy of the context: same params, meta and request id) and the first answer wins.
+ * copy of the context: same params, meta and request id) and the first answer wins (an error of
+ * the first attempt waits for the copy already sent, which may still succeed).
  *
  * Only actions that say so: `hedge: true` (reads, and `events.push`, whose event id and JetStream
  * msgID follow from the request so a second publish is stored once), and cached actions
@@ -41,6 +42,24 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 					let running = 0;
 					let firstError: Error | undefined;
 					const unanswered = new Set<Context>();
+					// An attempt that is never answered (its request was lost, which is why it was sent
+					// twice) stays in the transit's table of requests awaiting an answer: Moleculer's own
+					// clean-up knows the first attempt's id only, and the request timeout (outside this
+					// middleware) ends the call, not the attempts.
+					const forget = () => {
+						for (const lost of unanswered) transit?.removePendingRequest(lost.id);
+						unanswered.clear();
+					};
+					const timeoutMs = ctx.options?.timeout;
+					const lastResort = timeoutMs && timeoutMs > 0 ? setTimeout(forget, timeoutMs) : undefined;
+					lastResort?.unref();
+					const settle = (answer: () => void) => {
+						settled = true;
+						clearTimeout(timer);
+						clearTimeout(lastResort);
+						forget();
+						answer();
+					};
 					const attempt = (c: Context) => {
 						running++;
 						unanswered.add(c);
@@ -48,26 +67,18 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 							value => {
 								running--;
 								unanswered.delete(c);
-								if (settled) return;
-								settled = true;
-								clearTimeout(timer);
-								// The attempt that lost may never be answered (its request was lost, which is why
-								// it was sent twice); nothing else would ever take it out of the transit's table.
-								for (const lost of unanswered) transit?.removePendingRequest(lost.id);
-								resolve(value);
+								if (!settled) settle(() => resolve(value));
 							},
 							(err: Error) => {
 								running--;
 								unanswered.delete(c);
 								firstError ??= err;
-								// An answer, even an error, came back: no reason to send it again.
-								if (!settled && (running === 0 || c === ctx)) {
-									clearTimeout(timer);
-									if (running === 0) {
-										settled = true;
-										reject(firstError);
-									}
-								}
+								if (settled) return;
+								// An answer, even an error, came back: no reason to send it again. The first
+								// attempt's error waits for a copy already sent (it may still succeed); a copy's
+								// error is the answer, as the first attempt, lost, would never give one.
+								if (c === ctx) clearTimeout(timer);
+								if (running === 0 || c !== ctx) settle(() => reject(firstError));
 							},
 						);
 					};
