@@ -72,13 +72,13 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 							(err: Error) => {
 								running--;
 								unanswered.delete(c);
-								firstError ??= err;
+								const answer = (firstError ??= err);
 								if (settled) return;
 								// An answer, even an error, came back: no reason to send it again. The first
 								// attempt's error waits for a copy already sent (it may still succeed); a copy's
 								// error is the answer, as the first attempt, lost, would never give one.
 								if (c === ctx) clearTimeout(timer);
-								if (running === 0 || c !== ctx) settle(() => reject(firstError));
+								if (running === 0 || c !== ctx) settle(() => reject(answer));
 							},
 						);
 					};
