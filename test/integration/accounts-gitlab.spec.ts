@@ -314,24 +314,38 @@ describe("projects", () => {
 		expect(await made({ name: "internal", public: "true", visibility_level: "10" })).toEqual([10, false]);
 	});
 
-	it("POST /projects whose owner membership cannot be written leaves no project behind, and the retry succeeds", async () => {
+	it.each([
+		["the membership's write fails", ["members.insert"]],
+		["the project's write fails", ["projects.insert"]],
+		// The disk filling up between the two writes: nothing can be written or withdrawn after the first.
+		["the membership's write and every removal fail", ["members.insert", "members.remove", "projects.remove"]],
+	])("POST /projects when %s leaves neither a project nor a membership behind, and the retry succeeds", async (_what, failing) => {
 		const creator = await createUser(stack.api());
-		// A store write that fails (a full disk, a lost primary), once, on the second of the two writes.
-		const members = (stack.broker.getLocalService("accounts") as unknown as { db: { members: { insert: (doc: object) => Promise<unknown> } } }).db.members;
-		const realInsert = members.insert.bind(members);
-		members.insert = () => Promise.reject(new Error("disk full"));
+		type Write = (arg: object) => Promise<unknown>;
+		type Store = Record<string, Write> & { find: (query: object) => Promise<unknown[]> };
+		const db = (stack.broker.getLocalService("accounts") as unknown as { db: Record<string, Store> }).db;
+		const real = failing.map(at => {
+			const [name, method] = at.split(".");
+			return [db[name], method, db[name][method]] as const;
+		});
+		for (const [store, method] of real) store[method] = () => Promise.reject(new Error("disk full"));
 		let failed;
 		try {
 			failed = await as(creator.token).post("/projects", { body: { name: "half made" } });
 		} finally {
-			members.insert = realInsert;
+			for (const [store, method, write] of real) store[method] = write;
 		}
 		expect([failed.status, failed.body]).toEqual([500, { message: "500 Internal Server Error" }]);
 		expect((await as(creator.token).get("/projects/owned")).body).toEqual([]);
 		expect((await stack.api().get(`/projects/${encodeURIComponent(`${creator.username}/half-made`)}`)).status).toBe(404);
+		expect(await db.members.find({ user_id: creator.id })).toEqual([]);
 		const retried = await as(creator.token).post("/projects", { body: { name: "half made" } });
 		expect([retried.status, retried.body.path_with_namespace]).toEqual([201, `${creator.username}/half-made`]);
 		expect((await as(creator.token).get(`/projects/${retried.body.id}`)).body.permissions.project_access.access_level).toBe(50);
+		// A name taken: refused, and no membership written for it.
+		const again = await as(creator.token).post("/projects", { body: { name: "half made" } });
+		expect([again.status, again.body]).toEqual([400, { message: { name: ["has already been taken"], path: ["has already been taken"] } }]);
+		expect(((await db.members.find({ user_id: creator.id })) as { project_id: number }[]).map(m => m.project_id)).toEqual([retried.body.id]);
 	});
 });
 

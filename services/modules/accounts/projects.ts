@@ -49,19 +49,27 @@ export const Projects: AccountsModule = {
 					creator_id: owner.id,
 					created_at: now(),
 				};
+				const taken = () => validation({ name: ["has already been taken"], path: ["has already been taken"] });
+				// The unique indexes decide; this read only spares a taken name the writes below.
+				const [samePath, sameName] = await Promise.all([
+					this.db.projects.findOne({ path_key: fields.path_key }),
+					this.db.projects.findOne({ name_key: fields.name_key }),
+				]);
+				if (samePath || sameName) throw taken();
+				// Access is membership: the owner's is written first, under the id the project will have, so
+				// that no failure between the two writes leaves a project nobody can reach with its path
+				// taken. A membership whose project was never made gives nobody anything.
+				const id = await this.db.projects.nextId();
+				const membership = this.memberDoc(id, owner.id, AccessLevel.OWNER);
+				await this.db.members.insert(membership);
 				let stored: ProjectDoc;
 				try {
-					stored = await this.db.projects.insert(fields);
+					stored = await this.db.projects.insert({ ...fields, id });
 				} catch (err) {
-					if (err instanceof UniqueViolation) throw validation({ name: ["has already been taken"], path: ["has already been taken"] });
-					throw err;
-				}
-				try {
-					await this.db.members.insert(this.memberDoc(stored.id, owner.id, AccessLevel.OWNER));
-				} catch (err) {
-					// Access is membership: a project without its owner's would be one nobody can reach
-					// and whose path stays taken. Withdrawn, so the client's retry starts clean.
-					await this.db.projects.remove({ id: stored.id }).catch(() => undefined);
+					await this.db.members.remove({ member_key: membership.member_key }).catch((e: Error) => {
+						this.logger.warn(`The owner's membership of project ${id}, which could not be made, is left: ${e.message}`);
+					});
+					if (err instanceof UniqueViolation) throw taken();
 					throw err;
 				}
 				ctx.meta.$statusCode = 201;
