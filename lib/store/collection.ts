@@ -36,6 +36,8 @@ export interface StoreLocation {
 	mongoUri: string;
 	/** How often NeDB's append-only files are rewritten to what they hold (default 10 minutes). */
 	compactEveryMs?: number;
+	/** How long NeDB writes are refused after one failed to reach its file (default WRITE_PAUSE_MS). */
+	writePauseMs?: number;
 }
 
 const COMPACT_EVERY_MS = 10 * 60 * 1000;
@@ -157,7 +159,7 @@ export class Collection<T extends Doc = Doc> {
 		adapter.init(broker, { schema: {}, settings: {}, logger });
 		await adapter.connect();
 		const db = adapter.db;
-		const dbFile = new NedbFile(db, logger);
+		const dbFile = new NedbFile(db, logger, this.location.writePauseMs);
 		await db.ensureIndexAsync({ fieldName: "id", unique: true });
 		for (const ix of indexes) {
 			const [first, ...rest] = Object.keys(ix.fields);
@@ -166,7 +168,7 @@ export class Collection<T extends Doc = Doc> {
 		const Datastore = db.constructor as new (options: Nedb.DataStoreOptions) => Nedb<Counter>;
 		this.counters = new Datastore({ filename: countersFile });
 		await this.counters.loadDatabaseAsync();
-		this.files = [dbFile, new NedbFile(this.counters, logger)];
+		this.files = [dbFile, new NedbFile(this.counters, logger, this.location.writePauseMs)];
 		this.adapter = adapter;
 		// Compaction keeps the append-only files from growing without bound: the counters' file takes
 		// a line per id handed out. Not NeDB's own timer, whose failed rewrite is an unhandled rejection.
@@ -181,6 +183,12 @@ export class Collection<T extends Doc = Doc> {
 	private async sound(): Promise<void> {
 		// No await at all on the usual path: every read and write comes through here.
 		for (const file of this.files) if (file.isDamaged) await file.sound();
+	}
+
+	/** As `sound`, and a write is refused at once for a while after one failed to reach its file. */
+	private async writable(): Promise<void> {
+		for (const file of this.files) file.refuseWritesWhileFailing();
+		await this.sound();
 	}
 
 	/** The adapter, once connected. */
@@ -204,7 +212,7 @@ export class Collection<T extends Doc = Doc> {
 			return (doc as unknown as Counter).seq;
 		}
 		// NeDB runs one operation at a time per datastore, so $inc with returnUpdatedDocs is atomic.
-		await this.sound();
+		await this.writable();
 		const res = await this.counters!.updateAsync({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, returnUpdatedDocs: true });
 		return (res.affectedDocuments as Counter).seq;
 	}
@@ -212,7 +220,7 @@ export class Collection<T extends Doc = Doc> {
 	/** Inserts with a fresh id unless the document has one. Throws UniqueViolation. */
 	async insert(doc: Omit<T, "id"> & { id?: number }): Promise<T> {
 		const id = doc.id ?? (await this.nextId());
-		await this.sound();
+		await this.writable();
 		return plain<T>(await uniqueGuard(() => this.store.insert({ ...doc, id })));
 	}
 
@@ -242,7 +250,7 @@ export class Collection<T extends Doc = Doc> {
 		if (!Object.keys(update).length) return this.count(query);
 		const mongo = this.mongoAdapter;
 		if (mongo) return uniqueGuard(async () => (await mongo.model.updateMany(query, update)).matchedCount);
-		await this.sound();
+		await this.writable();
 		return uniqueGuard(() => this.store.updateMany(query, update));
 	}
 
@@ -256,7 +264,7 @@ export class Collection<T extends Doc = Doc> {
 	}
 
 	async remove(query: Doc): Promise<number> {
-		await this.sound();
+		await this.writable();
 		return this.store.removeMany(query);
 	}
 }

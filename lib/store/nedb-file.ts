@@ -65,15 +65,32 @@ export async function cutTornTail(file: string): Promise<number> {
 	return size - keep;
 }
 
+/**
+ * After a write fails to reach its file, writes are refused at once (503) this long: each failure
+ * costs a reload of the whole file, which a full disk under load would repeat for every request.
+ */
+export const WRITE_PAUSE_MS = 5000;
+
+async function sizeOf(file: string): Promise<number> {
+	try {
+		return (await fs.promises.stat(file)).size;
+	} catch {
+		return 0;
+	}
+}
+
 /** One NeDB datastore whose writes are either in its file or undone. */
 export class NedbFile {
 	/** Memory may differ from the file: a failed write could not be undone (yet). */
 	private damaged = false;
+	/** Writes are refused until then (ms since the epoch). */
+	private pausedUntil = 0;
 	private readonly nedb: NedbInternals;
 
 	constructor(
 		db: Nedb<Doc> | Nedb<{ _id: string; seq: number }>,
 		private readonly logger: Logger,
+		private readonly writePauseMs = WRITE_PAUSE_MS,
 	) {
 		this.nedb = db as unknown as NedbInternals;
 		const persistence = this.nedb.persistence;
@@ -85,14 +102,23 @@ export class NedbFile {
 				await this.restoreOrMark();
 				throw unavailable();
 			}
+			// Several documents are appended in one go: a failure may leave some of their lines whole,
+			// so the file is cut back to where it ended before, not only to its last whole line.
+			const before = docs.length > 1 ? await sizeOf(this.file) : undefined;
 			try {
 				await append(docs);
 			} catch (err) {
+				this.pausedUntil = Date.now() + this.writePauseMs;
 				this.logger.error(`${this.file}: a write could not be saved (${String(err)}); it is undone and answered 503`);
-				await this.restoreOrMark();
+				await this.restoreOrMark(before);
 				throw unavailable();
 			}
 		};
+	}
+
+	/** Throws the 503 while writes are paused after a failed one (before NeDB changes its memory). */
+	refuseWritesWhileFailing(): void {
+		if (Date.now() < this.pausedUntil) throw unavailable();
 	}
 
 	get file(): string {
@@ -130,8 +156,9 @@ export class NedbFile {
 		});
 	}
 
-	/** Makes memory what the file holds. Only from inside an executor task. */
-	private async restore(): Promise<void> {
+	/** Makes memory what the file holds (cut back to `size` first, when given). Only from inside an executor task. */
+	private async restore(size?: number): Promise<void> {
+		if (size !== undefined && (await sizeOf(this.file)) > size) await fs.promises.truncate(this.file, size);
 		const cut = await cutTornTail(this.file);
 		if (cut) this.logger.warn(`${this.file}: cut a torn last line of ${cut} bytes`);
 		// Read whole: NeDB's line stream would never settle if the read failed.
@@ -140,9 +167,9 @@ export class NedbFile {
 		this.damaged = false;
 	}
 
-	private async restoreOrMark(): Promise<void> {
+	private async restoreOrMark(size?: number): Promise<void> {
 		try {
-			await this.restore();
+			await this.restore(size);
 		} catch (err) {
 			this.damaged = true;
 			this.logger.error(`${this.file}: could not reload after a failed write (${String(err)}); it answers 503 until it can`);

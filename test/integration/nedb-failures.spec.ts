@@ -12,6 +12,7 @@ import vm from "vm";
 import { ServiceBroker } from "moleculer";
 import { toHttpError } from "../../gateway/errors";
 import { Collection, type StoreLocation } from "../../lib/store/collection";
+import { waitFor } from "../support/http";
 
 type Write = (file: string, ...rest: any[]) => Promise<void>;
 // The module NeDB writes its files through: lib/persistence.js calls `storage.<fn>` at each write.
@@ -45,7 +46,8 @@ const failedAppend: Write = () => Promise.reject(enospc());
 let where: StoreLocation;
 let seq = 0;
 beforeEach(() => {
-	where = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-nedb-failures-")), mongoUri: "" };
+	// Each test but the last checks what one failed write leaves, and writes again at once: no pause.
+	where = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-nedb-failures-")), mongoUri: "", writePauseMs: 0 };
 });
 const open = async (name = `failures_${process.pid}_${++seq}`, location = where) => {
 	const c = new Collection(name, { indexes: [{ fields: { title: 1 }, unique: true }] }, location);
@@ -104,6 +106,19 @@ it("an update or a remove whose append fails leaves the old document", async () 
 	await c.disconnect();
 	const again = await open(c.name);
 	expect(await again.find({})).toEqual([{ ...doc, status: "running" }]);
+	await again.disconnect();
+});
+
+it("an update of several documents whose append fails part way keeps none of them changed, the whole lines it wrote included", async () => {
+	const c = await open();
+	const docs = [await c.insert({ title: "x", project: 1 }), await c.insert({ title: "y", project: 1 }), await c.insert({ title: "z", project: 1 })];
+	// Half of the three lines: the first whole, the second torn.
+	failNext("appendFileAsync", fileOf(c), tornAppend);
+	await expect503(c.update({ project: 1 }, { status: "done" }));
+	expect(await c.find({}, { sort: "id" })).toEqual(docs);
+	await c.disconnect();
+	const again = await open(c.name);
+	expect(await again.find({}, { sort: "id" })).toEqual(docs);
 	await again.disconnect();
 });
 
@@ -185,4 +200,32 @@ it("a compaction whose rewrite fails is no unhandled rejection, and the next com
 		await c.disconnect();
 		realProcess.off("unhandledRejection", onUnhandled);
 	}
+});
+
+it("refuses writes at once for a while after one failed, without touching the file, and takes them again after", async () => {
+	const pauseMs = 400;
+	const c = await open(undefined, { ...where, writePauseMs: pauseMs });
+	await c.insert({ title: "a" });
+	failNext("appendFileAsync", fileOf(c), failedAppend);
+	await expect503(c.insert({ title: "b" }));
+	const size = fs.statSync(fileOf(c)).size;
+	const counters = fs.statSync(fileOf(c, true)).size;
+	// Refused before NeDB changes anything: no reload of the whole file for each.
+	for (let i = 0; i < 20; i++) await expect503(c.insert({ title: `c${i}` }));
+	await expect503(c.update({ title: "a" }, { note: "x" }));
+	expect([fs.statSync(fileOf(c)).size, fs.statSync(fileOf(c, true)).size]).toEqual([size, counters]);
+	// Reads go on meanwhile.
+	expect(await c.find({}, { sort: "id" })).toEqual([{ id: 1, title: "a" }]);
+	await waitFor(
+		"writes to be taken again",
+		() =>
+			c.insert({ title: "d" }).then(
+				() => true,
+				() => false,
+			),
+		10 * pauseMs,
+		50,
+	);
+	expect((await c.find({}, { sort: "id" })).map(d => d.title)).toEqual(["a", "d"]);
+	await c.disconnect();
 });
