@@ -37,6 +37,7 @@ interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
 	keysOf(links: DeployKeyLinkDoc[]): Promise<StoredKey[]>;
 	addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey): Promise<StoredKey>;
 	mayJoin(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<boolean>;
+	joinExisting(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<"linked" | "refused" | "again">;
 	link(projectId: number, keyId: number): Promise<boolean>;
 	removeIfUnlinked(keyId: number): Promise<void>;
 }
@@ -196,9 +197,9 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 				const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
 				if (!key) throw deployKeyNotFound();
-				if (await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, keyId) })) return key;
-				if (!(await this.mayJoin(ctx, key, projectId))) throw deployKeyNotFound();
-				if (await this.link(projectId, keyId)) return key;
+				const joined = await this.joinExisting(ctx, key, projectId);
+				if (joined === "refused") throw deployKeyNotFound();
+				if (joined === "linked") return key;
 			}
 			throw conflict("The deploy key changed concurrently, try again");
 		},
@@ -216,10 +217,9 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 				const existing: StoredKey | null = await this.db.deploy_keys.findOne({ fingerprint: input.fingerprint });
 				if (existing) {
-					// The project has it already: answered as it is, no duplicate.
-					if (await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, existing.id) })) return existing;
-					if (!(await this.mayJoin(ctx, existing, projectId))) throw validation(FINGERPRINT_TAKEN);
-					if (await this.link(projectId, existing.id)) return existing;
+					const joined = await this.joinExisting(ctx, existing, projectId);
+					if (joined === "refused") throw validation(FINGERPRINT_TAKEN);
+					if (joined === "linked") return existing;
 					continue;
 				}
 				const now = new Date().toISOString();
@@ -241,9 +241,28 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					if (err instanceof UniqueViolation) continue;
 					throw err;
 				}
-				if (await this.link(projectId, created.id)) return created;
+				let linked: boolean;
+				try {
+					linked = await this.link(projectId, created.id);
+				} catch (err) {
+					// Not left behind unlinked, for anyone to take up once its creation window is over.
+					await this.removeIfUnlinked(created.id).catch(() => undefined);
+					throw err;
+				}
+				if (linked) return created;
 			}
 			throw conflict("The deploy key changed concurrently, try again");
+		},
+
+		/**
+		 * An existing key for this project: "linked" when the project has it (already, or now), "refused"
+		 * when the caller may not join it (mayJoin), "again" when it vanished while being linked.
+		 */
+		async joinExisting(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<"linked" | "refused" | "again"> {
+			// The project has it already: answered as it is, no second link.
+			if (await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, key.id) })) return "linked";
+			if (!(await this.mayJoin(ctx, key, projectId))) return "refused";
+			return (await this.link(projectId, key.id)) ? "linked" : "again";
 		},
 
 		/**

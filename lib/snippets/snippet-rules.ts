@@ -20,8 +20,9 @@ export const MAX_SNIPPET_FILE_NAME_LENGTH = 255;
 
 /**
  * GitLab 8.16's `file_name_regex` (`c++.cpp` is a file name): Ruby's `[[:alnum:]]` is Unicode
- * letters and decimal digits. The message is the one earlier 8.x versions gave (without `+`),
- * which clients and tests of this API know (docs/api.md#snippets).
+ * letters and decimal digits. The message is the one this API has always given, earlier 8.x
+ * versions' (8.16's adds `'+'`): a client that compares it keeps working, and one that sends a
+ * `+` is no longer refused (docs/api.md#snippets).
  */
 const FILE_NAME = /^[\p{Alphabetic}\p{Nd}_\-.@+]*$/u;
 export const FILE_NAME_MESSAGE = "can contain only letters, digits, '_', '-', '@' and '.'.";

@@ -124,3 +124,24 @@ it("an enable that read a key just before its last link was removed links nothin
 	expect((await as(bob.token).get(`/projects/${his.id}/deploy_keys`)).body).toEqual([]);
 	expect((await stack.api().get("/deploy_keys")).body.map((k: { id: number }) => k.id)).not.toContain(added.body.id);
 });
+
+it("a deploy key whose link to its project cannot be written is not left behind unlinked", async () => {
+	const owner = await createUser(stack.api());
+	const project = await createProject(as(owner.token));
+	const { line } = await keys.generate("ed25519");
+	const links = (stack.broker.getLocalService("keys") as unknown as { db: Record<string, { insert: (doc: object) => Promise<unknown> }> }).db
+		.deploy_key_links;
+	const realInsert = links.insert;
+	// A store write that fails (a full disk, a lost primary), once.
+	links.insert = () => Promise.reject(new Error("disk full"));
+	let failed;
+	try {
+		failed = await as(owner.token).post(`/projects/${project.id}/deploy_keys`, { body: { title: "deploy", key: line } });
+	} finally {
+		links.insert = realInsert;
+	}
+	expect([failed.status, failed.body]).toEqual([500, { message: "500 Internal Server Error" }]);
+	// No key in no project, waiting for its window to close and anyone to take it up.
+	expect(((await stack.api().get("/deploy_keys")).body as { key: string }[]).filter(k => k.key === line)).toEqual([]);
+	expect((await as(owner.token).post(`/projects/${project.id}/deploy_keys`, { body: { title: "deploy", key: line } })).status).toBe(201);
+});

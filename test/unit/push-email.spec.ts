@@ -185,9 +185,6 @@ describe("push email (GitLab's RepositoryPush mail)", () => {
 	it("takes an address given again in another case once, as first spelled (its delivery is keyed in lower case)", () => {
 		const { valid } = splitRecipients("Dev@Example.com ops@example.com dev@example.COM DEV@EXAMPLE.COM");
 		expect(valid).toEqual(["Dev@Example.com", "ops@example.com"]);
-		// push-mailer's targets: one delivery per key.
-		const targets = valid.map(to => `mail:${to.toLowerCase()}`);
-		expect(new Set(targets).size).toBe(targets.length);
 	});
 
 	it("keeps header values on one line", () => {
