@@ -7,6 +7,7 @@ import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import { PasswordHasher } from "../../lib/crypto/passwords";
 import { startLocal, type LocalStack } from "../support/broker";
+import { whileFailing } from "../support/races";
 import { addMember, createProject, createUser, type TestUser } from "../support/fixtures";
 import { client } from "../support/http";
 
@@ -321,20 +322,8 @@ describe("projects", () => {
 		["the membership's write and every removal fail", ["members.insert", "members.remove", "projects.remove"]],
 	])("POST /projects when %s leaves neither a project nor a membership behind, and the retry succeeds", async (_what, failing) => {
 		const creator = await createUser(stack.api());
-		type Write = (arg: object) => Promise<unknown>;
-		type Store = Record<string, Write> & { find: (query: object) => Promise<unknown[]> };
-		const db = (stack.broker.getLocalService("accounts") as unknown as { db: Record<string, Store> }).db;
-		const real = failing.map(at => {
-			const [name, method] = at.split(".");
-			return [db[name], method, db[name][method]] as const;
-		});
-		for (const [store, method] of real) store[method] = () => Promise.reject(new Error("disk full"));
-		let failed;
-		try {
-			failed = await as(creator.token).post("/projects", { body: { name: "half made" } });
-		} finally {
-			for (const [store, method, write] of real) store[method] = write;
-		}
+		const db = (stack.broker.getLocalService("accounts") as unknown as { db: Record<string, { find: (query: object) => Promise<unknown[]> }> }).db;
+		const failed = await whileFailing(stack.broker, "accounts", failing, () => as(creator.token).post("/projects", { body: { name: "half made" } }));
 		expect([failed.status, failed.body]).toEqual([500, { message: "500 Internal Server Error" }]);
 		expect((await as(creator.token).get("/projects/owned")).body).toEqual([]);
 		expect((await stack.api().get(`/projects/${encodeURIComponent(`${creator.username}/half-made`)}`)).status).toBe(404);

@@ -10,7 +10,7 @@ import LabelsService from "../../services/labels.service";
 import { startLocal, type LocalStack } from "../support/broker";
 import { addMember, createProject, createUser } from "../support/fixtures";
 import { client } from "../support/http";
-import { heldAcross } from "../support/races";
+import { heldAcross, whileFailing } from "../support/races";
 import { KeyFactory } from "../support/ssh-keys";
 
 let stack: LocalStack;
@@ -129,17 +129,10 @@ it("a deploy key whose link to its project cannot be written is not left behind 
 	const owner = await createUser(stack.api());
 	const project = await createProject(as(owner.token));
 	const { line } = await keys.generate("ed25519");
-	const links = (stack.broker.getLocalService("keys") as unknown as { db: Record<string, { insert: (doc: object) => Promise<unknown> }> }).db
-		.deploy_key_links;
-	const realInsert = links.insert;
-	// A store write that fails (a full disk, a lost primary), once.
-	links.insert = () => Promise.reject(new Error("disk full"));
-	let failed;
-	try {
-		failed = await as(owner.token).post(`/projects/${project.id}/deploy_keys`, { body: { title: "deploy", key: line } });
-	} finally {
-		links.insert = realInsert;
-	}
+	// The key's first link fails to be written (a full disk, a lost primary).
+	const failed = await whileFailing(stack.broker, "keys", ["deploy_key_links.insert"], () =>
+		as(owner.token).post(`/projects/${project.id}/deploy_keys`, { body: { title: "deploy", key: line } }),
+	);
 	expect([failed.status, failed.body]).toEqual([500, { message: "500 Internal Server Error" }]);
 	// No key in no project, waiting for its window to close and anyone to take it up.
 	expect(((await stack.api().get("/deploy_keys")).body as { key: string }[]).filter(k => k.key === line)).toEqual([]);

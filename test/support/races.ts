@@ -47,3 +47,24 @@ export async function heldAcross<A, B>(
 		else delete (store as Partial<Store>)[step];
 	}
 }
+
+/**
+ * Runs `run` with `service`'s store writes named `collection.method` (`"members.insert"`) failing,
+ * as a full disk or a lost primary makes them fail; its result, the writes restored.
+ */
+export async function whileFailing<T>(broker: ServiceBroker, service: string, writes: string[], run: () => Promise<T>): Promise<T> {
+	const db = (broker.getLocalService(service) as unknown as { db: Record<string, Record<string, unknown>> }).db;
+	const real = writes.map(at => {
+		const [collection, method] = at.split(".");
+		return { store: db[collection], method, own: Object.getOwnPropertyDescriptor(db[collection], method) };
+	});
+	for (const { store, method } of real) store[method] = () => Promise.reject(new Error("disk full"));
+	try {
+		return await run();
+	} finally {
+		for (const { store, method, own } of real) {
+			if (own) Object.defineProperty(store, method, own);
+			else delete store[method];
+		}
+	}
+}
