@@ -50,9 +50,8 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 						for (const lost of unanswered) transit?.removePendingRequest(lost.id);
 						unanswered.clear();
 					};
-					const timeoutMs = ctx.options?.timeout;
-					const lastResort = timeoutMs && timeoutMs > 0 ? setTimeout(forget, timeoutMs) : undefined;
-					lastResort?.unref();
+					// Only once a copy is out: the first attempt alone is Moleculer's to clean up.
+					let lastResort: NodeJS.Timeout | undefined;
 					const settle = (answer: () => void) => {
 						settled = true;
 						clearTimeout(timer);
@@ -83,7 +82,14 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 						);
 					};
 					const timer = setTimeout(() => {
-						if (!settled) attempt(ctx.copy());
+						if (settled) return;
+						attempt(ctx.copy());
+						// Both attempts lost: the call's timeout ends the call, this forgets the attempts.
+						const timeoutMs = ctx.options?.timeout;
+						if (timeoutMs && timeoutMs > 0) {
+							lastResort = setTimeout(forget, Math.max(0, timeoutMs - hedgeAfterMs));
+							lastResort.unref();
+						}
 					}, hedgeAfterMs);
 					attempt(ctx);
 				});

@@ -219,8 +219,9 @@ export class Collection<T extends Doc = Doc> {
 
 	/** Inserts with a fresh id unless the document has one. Throws UniqueViolation. */
 	async insert(doc: Omit<T, "id"> & { id?: number }): Promise<T> {
+		// nextId has checked that the files take writes; a given id has not.
 		const id = doc.id ?? (await this.nextId());
-		await this.writable();
+		if (doc.id !== undefined) await this.writable();
 		return plain<T>(await uniqueGuard(() => this.store.insert({ ...doc, id })));
 	}
 

@@ -35,7 +35,7 @@ interface NedbInternals {
 }
 
 /** NeDB's `setAutocompactionInterval` compacts every 5 s at the most often; so does this. */
-export const MIN_COMPACT_EVERY_MS = 5000;
+const MIN_COMPACT_EVERY_MS = 5000;
 
 /** Cuts a torn last line (bytes after the last `\n`) off a file; returns how many bytes went. */
 export async function cutTornTail(file: string): Promise<number> {
