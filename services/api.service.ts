@@ -27,7 +27,7 @@ import { addressKey, countedAgainstAddress, RequestLimits, userKey } from "../ga
 import { mergeAliases } from "../gateway/routes";
 import { docsRoute, forgetOpenApi } from "../gateway/routes/docs.routes";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN, type CachedLookup } from "../lib/accounts/auth-cache";
+import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
 import { safeEqual } from "../lib/crypto/tokens";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
@@ -47,6 +47,8 @@ type Req = IncomingMessage & {
 	body?: unknown;
 	/** The answer came from the shared cache (see callAction). */
 	$cacheHit?: boolean;
+	/** The user's request count, under way since authenticate; authorize awaits it (a 429 first). */
+	$counted?: Promise<void>;
 };
 type Res = ServerResponse;
 type Ctx = Context<unknown, ApiMeta>;
@@ -83,7 +85,7 @@ interface Methods {
 	authenticate(ctx: Ctx, route: unknown, req: Req, res: Res): Promise<Caller | null>;
 	authorize(ctx: Ctx, route: unknown, req: Req): Promise<void>;
 	resolveCaller(ctx: Ctx, res: Res, address: string, token: TokenLookup): Promise<Caller>;
-	cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T>;
+	projectAccess(ctx: Ctx, req: Req, counted: Promise<void>): Promise<ProjectAccess>;
 	internalCaller(ctx: Ctx, req: Req): Promise<void>;
 	linkBase(req: Req): string;
 	// moleculer-web's own, used here (Moleculer binds methods to the service):
@@ -249,10 +251,16 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				throw unauthorized();
 			}
 			const caller = await this.resolveCaller(ctx, res, address, this.recentTokens.lookup(token));
-			await limits.count(res, userKey(caller.id));
+			// Counted against the user while authorize reads the project access (one Redis round trip
+			// less per request); authorize awaits the count before anything else is answered or called.
+			const counted = limits.count(res, userKey(caller.id));
+			counted.catch(() => undefined); // awaited in authorize; never left unhandled
+			req.$counted = counted;
 			// Sudo: counted as the admin, acting as the user named.
 			const sudo = sudoIdentifier(req);
-			return sudo === null ? caller : sudoCaller(caller, sudo, ref => ctx.call<Caller, object>(SUDO_CALLER, { ref }, callOptions));
+			if (sudo === null) return caller;
+			await counted;
+			return sudoCaller(caller, sudo, ref => ctx.call<Caller, object>(SUDO_CALLER, { ref }, callOptions));
 		},
 
 		/**
@@ -260,25 +268,12 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		 * every route, the action's parameters (converted in place), before any cache or service.
 		 */
 		async authorize(ctx: Ctx, route: unknown, req: Req): Promise<void> {
+			const counted = req.$counted ?? Promise.resolve();
 			if (req.$alias && isProjectRoute(req.$alias)) {
-				const ref = req.$params.id;
-				const user = ctx.meta.user ?? null;
-				if (typeof ref !== "string" || !ref.trim()) throw notFound("Project");
-				// Names no project: answered as an unknown one is, without a look-up.
-				if (ref.length > MAX_PROJECT_REF) throw user ? notFound("Project") : unauthorized();
-				const access = await this.cachedCall<ProjectAccess>(ctx, PROJECT_ACCESS, {
-					project: projectRefKey(ref),
-					userId: user ? user.id : 0,
-					admin: !!user?.is_admin,
-				}).catch((err: { code?: number }) => {
-					// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
-					// else asks them to sign in (docs/api.md#authentication), whether or not the project exists.
-					if (!user && err?.code === 404) throw unauthorized();
-					throw err;
-				});
+				const access = await this.projectAccess(ctx, req, counted);
 				ctx.meta.access = access;
 				ctx.meta.projectKey = String(access.project.id);
-			}
+			} else await counted;
 			if (!req.$action) return;
 			await this.edgeValidator.validate(req.$action, req.$params);
 			// The level the action declares (types/moleculer.d.ts), checked before any call or cache read.
@@ -297,10 +292,32 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			}
 		},
 
-		/** An accounts look-up, from the cache when accounts has the answer there, else called. */
-		async cachedCall<T>(ctx: Ctx, spec: CachedLookup, params: Record<string, unknown>): Promise<T> {
-			const hit = await this.cacheReads.read({ name: spec.action, cache: spec.cache }, params, ctx.meta);
-			return hit === undefined ? ctx.call<T, Record<string, unknown>>(spec.action, params, callOptions) : (hit as T);
+		/**
+		 * The project of a /projects/:id/… route and the caller's level in it: read from the shared
+		 * cache while the request is still being counted, called from accounts on a miss. Nothing is
+		 * answered or called before the count says the request may go on.
+		 */
+		async projectAccess(ctx: Ctx, req: Req, counted: Promise<void>): Promise<ProjectAccess> {
+			const ref = req.$params.id;
+			const user = ctx.meta.user ?? null;
+			if (typeof ref !== "string" || !ref.trim()) {
+				await counted;
+				throw notFound("Project");
+			}
+			// Names no project: answered as an unknown one is, without a look-up.
+			if (ref.length > MAX_PROJECT_REF) {
+				await counted;
+				throw user ? notFound("Project") : unauthorized();
+			}
+			const params = { project: projectRefKey(ref), userId: user ? user.id : 0, admin: !!user?.is_admin };
+			const [, hit] = await Promise.all([counted, this.cacheReads.read({ name: PROJECT_ACCESS.action, cache: PROJECT_ACCESS.cache }, params, ctx.meta)]);
+			if (hit !== undefined) return hit as ProjectAccess;
+			return ctx.call<ProjectAccess, object>(PROJECT_ACCESS.action, params, callOptions).catch((err: { code?: number }) => {
+				// Anonymous callers (on `auth: "optional"` routes) reach public projects only; anything
+				// else asks them to sign in (docs/api.md#authentication), whether or not the project exists.
+				if (!user && err?.code === 404) throw unauthorized();
+				throw err;
+			});
 		},
 
 		/**

@@ -1,21 +1,28 @@
 /**
  * Rate limiting per token, shared by every gateway replica through Redis: two gateway processes
- * in front of one accounts service count the same token together.
+ * in front of one accounts service count the same token together. A request over the limit is
+ * refused before anything is looked up for it.
  */
+import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
 import { client } from "../support/http";
-import { createUser, type TestUser } from "../support/fixtures";
+import { createProject, createUser, type TestUser } from "../support/fixtures";
+import { REDIS_URL } from "../support/servers";
 
 const LIMIT = 6;
 let cluster: Cluster;
 let secondGateway: string;
 let user: TestUser;
 let other: TestUser;
+let owner: TestUser;
+let publicProject: { id: number };
 
 beforeAll(async () => {
 	cluster = await startCluster({ nodes: { api: "api", accounts: "accounts" }, env: { RATE_LIMIT_PER_MINUTE: "1000" } });
 	user = await createUser(cluster.api());
 	other = await createUser(cluster.api());
+	owner = await createUser(cluster.api());
+	publicProject = await createProject(cluster.api(), { visibility_level: 20 });
 	// A second replica of the gateway on its own port, same Redis.
 	const { freePort } = await import("../support/processes");
 	const port = await freePort();
@@ -46,4 +53,33 @@ it("counts one token across both replicas and answers 429 beyond the limit", asy
 
 	// Another token has its own budget.
 	expect((await client(secondGateway, other.token).get("/user")).status).toBe(200);
+});
+
+it("answers 429 on project routes before the project is looked up", async () => {
+	await insideOneWindow();
+	const api = client(cluster.url, owner.token);
+	// The owner's own project: its access is looked up (and cached) while there is budget.
+	const ownersProject = await createProject(api);
+	expect((await api.get(`/projects/${ownersProject.id}`)).status).toBe(200);
+	const statuses: number[] = [];
+	for (let i = 2; i < LIMIT; i++) statuses.push((await api.get("/user")).status);
+	expect(statuses).toEqual(Array(LIMIT - 2).fill(200));
+
+	// Over the limit: 429 whether the access is cached, never looked up, or no project at all.
+	for (const ref of [ownersProject.id, publicProject.id, "x".repeat(300)]) {
+		const reply = await api.get(`/projects/${ref}/members`);
+		expect([reply.status, reply.body]).toEqual([429, { message: "429 Too Many Requests" }]);
+		expect(reply.headers.get("ratelimit-remaining")).toBe("0");
+	}
+	// The limited requests had accounts look nothing up: no access entry for the public project,
+	// which the owner may read and had not read before (a look-up would have cached one, as the
+	// owner's own project's is).
+	const redis = new Redis(REDIS_URL);
+	try {
+		const accessKey = (project: number) => `MOL-${cluster.namespace}-accounts.projectAccess:"${project}"|${owner.id}|false`;
+		expect(await redis.exists(accessKey(ownersProject.id))).toBe(1);
+		expect(await redis.exists(accessKey(publicProject.id))).toBe(0);
+	} finally {
+		redis.disconnect();
+	}
 });
