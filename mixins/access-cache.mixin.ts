@@ -4,17 +4,26 @@
  * them (the gateways, and accounts' replicas, whose cacher may be their own memory) drops them.
  *
  * A change names exact keys as `keys` (deleted: one DEL, where a clean would scan every key of
- * Redis); `patterns` are cleaned; a change naming neither cleans every access look-up.
+ * Redis); `patterns` are cleaned; a change naming neither cleans every access look-up. `projects`
+ * names the project references whose write generations go first (lib/cache/write-generations.ts).
  */
 import type { Context, ServiceSchema } from "moleculer";
 import { ACCESS_CHANGED_EVENT, changedTargets, type AccessChange } from "../lib/accounts/auth-cache";
-import { cleanTwice, deleteTwice } from "./cache-cleaner.mixin";
+import { installWriteGenerations } from "../lib/cache/write-generations";
+import { bumpGenerations, cleanTwice, deleteTwice } from "./cache-cleaner.mixin";
 
 export function AccessCacheMixin(): Partial<ServiceSchema> {
 	return {
+		created() {
+			// Guards the access look-ups' stores (a no-op when the cache middleware has already done it).
+			installWriteGenerations(this.broker.cacher);
+		},
 		events: {
 			async [ACCESS_CHANGED_EVENT](ctx: Context<AccessChange>) {
-				const { keys, patterns } = changedTargets(ctx.params);
+				const { keys, patterns, projects } = changedTargets(ctx.params);
+				// A node whose cache is its own memory has generations of its own: bumped before the delete
+				// (on a shared Redis, a repeat of accounts' own bump; membership changes are rare).
+				await bumpGenerations(this.broker, projects, "access look-ups");
 				await Promise.all([
 					deleteTwice(this.broker, keys, "access look-ups"),
 					patterns.length ? cleanTwice(this.broker, patterns, "access look-ups") : undefined,

@@ -12,8 +12,9 @@
  * one clean is enough.
  *
  * Exact keys (a member's access look-ups) are deleted, not cleaned: on Redis a clean is a SCAN of
- * the whole keyspace, a delete one DEL. Those look-ups are not guarded by a generation, so their
- * delete runs twice: at once, and again RECLEAN_DELAY_MS later.
+ * the whole keyspace, a delete one DEL. Those look-ups are guarded by their project reference's
+ * generation (lib/accounts/auth-cache.ts); their delete still runs twice, at once and again
+ * RECLEAN_DELAY_MS later, as do the cleans of entries no generation guards.
  */
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { bumpGeneration, installWriteGenerations, PROJECT_CACHE_KEY } from "../lib/cache/write-generations";
@@ -41,6 +42,13 @@ export async function cleanProject(broker: ServiceBroker, projectId: number | st
 	// The bump first: a read storing between the clean and a later bump would keep its old answer.
 	await bumpGeneration(cacher, projectId).catch(warnOnFailure(broker, what));
 	await cacher.clean(patterns).catch(warnOnFailure(broker, what));
+}
+
+/** Bumps the write generations of several project references; a failing cache never fails the write. */
+export async function bumpGenerations(broker: ServiceBroker, projects: string[], what: string): Promise<void> {
+	const cacher = broker.cacher;
+	if (!cacher) return;
+	await Promise.all(projects.map(project => bumpGeneration(cacher, project).catch(warnOnFailure(broker, what))));
 }
 
 /** Cleans patterns now and once more after RECLEAN_DELAY_MS (for entries no generation guards). */

@@ -58,6 +58,8 @@ interface RedisClientLike {
 interface CacheOpts {
 	enabled?: unknown;
 	keys?: string[];
+	/** The key (a parameter, or `#meta`) whose value names the generation, where it is not the first key. */
+	generation?: string;
 	ttl?: number;
 	lock?: { enabled?: boolean };
 	storedIf?: (params: Record<string, unknown>) => boolean;
@@ -136,12 +138,15 @@ function memoryGenerations(cacher: CacherLike): WriteGenerations {
 	};
 }
 
-/** The project a per-project cached read is for, as its cache key names it (undefined: not per project). */
+/**
+ * The project a per-project cached read is for, as its cache key names it, or as the action's
+ * `generation` names it (the access look-ups: a project reference); undefined: not per project.
+ */
 function projectOf(opts: CacheOpts, ctx: Context): string | undefined {
-	const first = opts.keys?.[0];
-	if (!first || !PROJECT_KEYS.includes(first)) return undefined;
-	const source = first.startsWith("#") ? (ctx.meta as Record<string, unknown>) : (ctx.params as Record<string, unknown>);
-	const value = source?.[first.replace(/^#/, "")];
+	const name = opts.generation ?? opts.keys?.[0];
+	if (!name || (!opts.generation && !PROJECT_KEYS.includes(name))) return undefined;
+	const source = name.startsWith("#") ? (ctx.meta as Record<string, unknown>) : (ctx.params as Record<string, unknown>);
+	const value = source?.[name.replace(/^#/, "")];
 	return typeof value === "string" || typeof value === "number" ? String(value) : undefined;
 }
 

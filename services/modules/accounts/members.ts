@@ -6,12 +6,12 @@
  */
 import { config } from "../../../config";
 import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../../lib/accounts/access";
-import { ACCESS_CHANGED_EVENT, memberAccessKeys, type AccessChange } from "../../../lib/accounts/auth-cache";
+import { ACCESS_CHANGED_EVENT, memberAccessKeys, projectRefs, type AccessChange } from "../../../lib/accounts/auth-cache";
 import { forbidden, notFound, recordNotFound, unprocessable } from "../../../lib/api/errors";
 import { allOf, MEMBER_LIST_PARAMS, searchesMembers, userSearch } from "../../../lib/accounts/listing";
 import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
-import { deleteTwice } from "../../../mixins/cache-cleaner.mixin";
+import { bumpGenerations, deleteTwice } from "../../../mixins/cache-cleaner.mixin";
 import { memberKey, type MemberDoc } from "../../../models/project";
 import { publicUser } from "../../../models/user";
 import { presentMember } from "../../../presenters/project";
@@ -145,14 +145,20 @@ export const Members: AccountsModule = {
 			if (level >= AccessLevel.OWNER && !hasLevel(access, AccessLevel.OWNER)) throw forbidden();
 		},
 
-		/** Cleans the member's cached access to the project here, and tells the gateways and replicas to. */
+		/**
+		 * Cleans the member's cached access to the project here, and tells the gateways and replicas
+		 * to: the project's write generations first (a look-up under way cannot store the old level
+		 * after this), then the entries.
+		 */
 		async memberChanged(ctx: Ctx, access: ProjectAccess, userId: number) {
 			const cacher = this.broker.cacher;
 			if (!cacher) return;
+			const projects = projectRefs(access.project);
+			await bumpGenerations(this.broker, projects, "access look-ups");
 			// Exact keys: deleted (one DEL), never cleaned (a SCAN of all of Redis per key).
 			const keys = memberAccessKeys(cacher, access.project, userId);
 			await deleteTwice(this.broker, keys, "access look-ups");
-			void ctx.broadcast(ACCESS_CHANGED_EVENT, { keys } satisfies AccessChange);
+			void ctx.broadcast(ACCESS_CHANGED_EVENT, { keys, projects } satisfies AccessChange);
 		},
 	},
 };
