@@ -71,7 +71,8 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const query = visibleSnippetsQuery(access.project.id, ctx.meta.user ?? null, access);
 				if (!query) throw notFound("Project");
 				const page = parsePage(ctx.params);
-				const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page) });
+				// The list shows no content (up to MAX_SNIPPET_CONTENT_BYTES each): it stays in the store.
+				const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page), omit: ["content"] });
 				const [found, total] = await Promise.all([rows, this.db.snippets.count(query)]);
 				return paginated(await this.present(ctx, found), total, page);
 			},

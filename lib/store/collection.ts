@@ -47,6 +47,18 @@ export interface FindOptions {
 	sort?: string | string[];
 	offset?: number;
 	limit?: number;
+	/** Fields left in the store (a list that shows no content need not move it): a projection on both back ends. */
+	omit?: string[];
+}
+
+/** moleculer-db's find parameters. */
+type FindParams = { query: Doc; sort?: string[]; offset?: number; limit?: number };
+
+/** A cursor of either back end, before it runs: NeDB's Cursor, or a mongoose Query. */
+interface StoreCursor {
+	projection?(fields: Record<string, 0>): StoreCursor;
+	select?(fields: Record<string, 0>): StoreCursor;
+	exec(callback?: (err: Error | null, docs: unknown[]) => void): Promise<unknown[]> | void;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored documents are open records; models/ gives them shapes
@@ -58,7 +70,9 @@ interface StoreAdapter {
 	connect(): Promise<void>;
 	disconnect(): Promise<void>;
 	insert(doc: Doc): Promise<unknown>;
-	find(params: { query: Doc; sort?: string[]; offset?: number; limit?: number }): Promise<unknown[]>;
+	find(params: FindParams): Promise<unknown[]>;
+	/** What `find` runs: both adapters build the query here. */
+	createCursor(params: FindParams): StoreCursor;
 	findOne(query: Doc): Promise<unknown>;
 	count(params: { query: Doc }): Promise<number>;
 	updateMany(query: Doc, update: Doc): Promise<number>;
@@ -228,8 +242,17 @@ export class Collection<T extends Doc = Doc> {
 	async find(query: Doc, opts: FindOptions = {}): Promise<T[]> {
 		const sort = typeof opts.sort === "string" ? opts.sort.split(/[\s,]+/) : opts.sort;
 		await this.sound();
-		const docs = await this.store.find({ query, sort, offset: opts.offset, limit: opts.limit });
+		const params = { query, sort, offset: opts.offset, limit: opts.limit };
+		const docs = opts.omit?.length ? await this.findWithout(params, opts.omit) : await this.store.find(params);
 		return docs.map((d: unknown) => plain<T>(d));
+	}
+
+	/** The adapter's own query, with a projection leaving `fields` in the store. */
+	private findWithout(params: FindParams, fields: string[]): Promise<unknown[]> {
+		const without = Object.fromEntries(fields.map(f => [f, 0 as const]));
+		const cursor = this.store.createCursor(params);
+		if (this.mongo) return cursor.select!(without).exec() as Promise<unknown[]>;
+		return new Promise((resolve, reject) => void cursor.projection!(without).exec((err, docs) => (err ? reject(err) : resolve(docs))));
 	}
 
 	async findOne(query: Doc): Promise<T | null> {

@@ -85,6 +85,20 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 		await c.disconnect();
 	});
 
+	it("finds without the fields a list leaves in the store, sorted and paged alike", async () => {
+		const c = await open();
+		for (let i = 1; i <= 5; i++) await c.insert({ project_id: 3, project_title: `3|${i}`, content: "x".repeat(1000 * i) });
+		const page = await c.find({ project_id: 3 }, { sort: "-id", offset: 1, limit: 2, omit: ["content"] });
+		expect(page).toEqual([
+			{ id: 4, project_id: 3, project_title: "3|4" },
+			{ id: 3, project_id: 3, project_title: "3|3" },
+		]);
+		// The documents themselves keep them.
+		expect((await c.findOne({ id: 4 }))!.content).toHaveLength(4000);
+		expect((await c.find({ project_id: 3 }, { sort: "id", limit: 1 }))[0].content).toHaveLength(1000);
+		await c.disconnect();
+	});
+
 	it("updates as compare-and-set and refuses updates that break a unique index", async () => {
 		const c = await open();
 		const a = await c.insert({ project_id: 1, project_title: "1|a", status: "pending" });
