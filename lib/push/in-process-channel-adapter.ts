@@ -24,7 +24,10 @@ import type { Channel } from "@moleculer/channels/types/src";
 import type { Logger } from "moleculer";
 import { AppendLog } from "./append-log";
 import type { ClaimResult, DeliveryLog } from "./delivery-log";
-import { ChannelState, newGroupStates, type GroupState, type JournalRecord, type StoredMessage } from "./in-process-channel-state";
+import { ChannelState, newGroupStates, type JournalRecord, type StoredMessage } from "./in-process-channel-state";
+import { DeadLetterShelf, deadLetterOf, type InProcessDeadLetter } from "./in-process-dead-letters";
+
+export type { InProcessDeadLetter };
 
 const BaseAdapter = Adapters.Base;
 
@@ -36,15 +39,6 @@ interface GroupQueue {
 	active: number;
 	chan: Subscription | null;
 	timers: Set<NodeJS.Timeout>;
-}
-
-export interface InProcessDeadLetter {
-	seq: number;
-	channel: string;
-	group: string;
-	data: Buffer;
-	headers: Record<string, string>;
-	deadAt: string;
 }
 
 /** Raw message handed to handlers: the NATS-like surface the retry middleware uses. */
@@ -89,16 +83,13 @@ export class InProcessChannelAdapter extends BaseAdapter {
 	declare serializer: { serialize(payload: unknown): Buffer; deserialize(data: Buffer): unknown };
 	/** channel name → group → queue */
 	readonly queues = new Map<string, Map<string, GroupQueue>>();
-	/** Dead letters, oldest first. */
-	readonly deadLetters: InProcessDeadLetter[] = [];
 	private readonly state = new ChannelState();
 	private readonly claimed = new Set<string>();
 	private declared: Record<string, string[]>;
 	private log: AppendLog | null = null;
 	private liveBytes = 0;
 	private pendingBytes = 0;
-	/** Payload bytes of the dead letters (counted per letter). */
-	private deadBytes = 0;
+	private readonly shelf: DeadLetterShelf;
 	private compacting: Promise<void> | null = null;
 	private readonly limits: Required<Omit<InProcessChannelOptions, "dir">>;
 
@@ -122,6 +113,12 @@ export class InProcessChannelAdapter extends BaseAdapter {
 			maxQueued: options.maxQueued ?? MAX_QUEUED_PER_GROUP,
 			maxPendingBytes,
 		};
+		this.shelf = new DeadLetterShelf(this.limits.maxDeadLetters, this.limits.maxDeadLetterBytes);
+	}
+
+	/** Dead letters, oldest first. */
+	get deadLetters(): readonly InProcessDeadLetter[] {
+		return this.shelf.letters;
 	}
 
 	get durable(): boolean {
@@ -152,10 +149,8 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		for (const m of ordered) {
 			this.liveBytes += messageBytes(m);
 			for (const [group, state] of m.groups) {
-				if (state.dead) {
-					this.deadLetters.push(this.deadLetterOf(m, group, state));
-					this.deadBytes += m.data.length;
-				} else {
+				if (state.dead) this.shelf.add(deadLetterOf(m, group, state));
+				else {
 					// Counts as delivered once: it may have been in the middle of it, so the worker checks its records.
 					state.deliveries = Math.max(state.deliveries, 1);
 					this.queue(m.channel, group).pending.push(m);
@@ -335,17 +330,6 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		}
 	}
 
-	private deadLetterOf(m: StoredMessage, group: string, state: GroupState): InProcessDeadLetter {
-		return {
-			seq: m.seq,
-			channel: m.channel,
-			group,
-			data: m.data,
-			headers: { ...m.headers, "x-original-channel": m.channel, "x-original-group": group, "x-error-message": state.dead?.error ?? "" },
-			deadAt: state.dead?.at ?? "",
-		};
-	}
-
 	/**
 	 * Makes a message a dead letter of one group. It no longer counts against `maxPendingBytes`
 	 * but against `maxDeadLetterBytes`: the oldest dead letters go when there are too many or they
@@ -356,18 +340,14 @@ export class InProcessChannelAdapter extends BaseAdapter {
 		state.dead = { at: new Date().toISOString(), error };
 		if (![...m.groups.values()].some(s => !s.dead)) this.pendingBytes -= m.data.length;
 		this.note({ t: "x", s: m.seq, g: group, e: error, at: state.dead.at });
-		this.deadLetters.push(this.deadLetterOf(m, group, state));
-		this.deadBytes += m.data.length;
+		this.shelf.add(deadLetterOf(m, group, state));
 		this.trimDeadLetters();
 	}
 
 	/** Drops the oldest dead letters, with a warning each, while there are too many or they hold too much. */
 	private trimDeadLetters(): void {
-		const { maxDeadLetters, maxDeadLetterBytes } = this.limits;
-		while (this.deadLetters.length && (this.deadLetters.length > maxDeadLetters || this.deadBytes > maxDeadLetterBytes)) {
-			const over =
-				this.deadLetters.length > maxDeadLetters ? `More than ${maxDeadLetters} dead letters` : `Dead letters over ${maxDeadLetterBytes} bytes`;
-			const oldest = this.deadLetters[0];
+		for (let found = this.shelf.overflowing(); found; found = this.shelf.overflowing()) {
+			const { oldest, over } = found;
 			this.removeDeadLetter(oldest.seq, oldest.group);
 			const which = `message ${oldest.seq} of '${oldest.channel}', group '${oldest.group}', dead since ${oldest.deadAt}`;
 			this.logger.warn(`${over}: dropped the oldest (${which})`);
@@ -376,10 +356,7 @@ export class InProcessChannelAdapter extends BaseAdapter {
 
 	/** Removes a dead letter (replayed, or dropped); false when there is none. */
 	removeDeadLetter(seq: number, group: string): boolean {
-		const i = this.deadLetters.findIndex(d => d.seq === seq && d.group === group);
-		if (i < 0) return false;
-		this.deadBytes -= this.deadLetters[i].data.length;
-		this.deadLetters.splice(i, 1);
+		if (!this.shelf.remove(seq, group)) return false;
 		const m = this.state.messages.get(seq);
 		if (m) this.finish(m, group);
 		return true;
