@@ -35,6 +35,14 @@ export class CacheReads {
 		this.memory = cacher instanceof Cachers.MemoryLRU ? (cacher as unknown as MemoryLruLike) : null;
 	}
 
+	/**
+	 * Whether a hit is the very object the cache keeps (the in-memory cacher without cloning), which
+	 * stays the same until its entry is cleaned or replaced; from Redis every hit is a new object.
+	 */
+	get sharesEntries(): boolean {
+		return !!this.memory && !this.memory.clone;
+	}
+
 	/** The entry's key, as the cacher names it, or null when the action is not cached (or there is no cache). */
 	keyOf(action: CachedAction, params: object, meta: object): string | null {
 		const cacher = this.cacher;

@@ -30,8 +30,8 @@ export type GatewayRequest = IncomingMessage & {
 	query: Record<string, unknown>;
 	originalUrl?: string;
 	body?: unknown;
-	/** The answer came from the shared cache (the gateway's callAction). */
-	$cacheHit?: boolean;
+	/** The answer is the object the in-memory cache keeps (the gateway's callAction), its encoding kept beside it. */
+	$sharedEntry?: boolean;
 	/** The user's request count, under way since authenticate; authorize awaits it (a 429 first). */
 	$counted?: Promise<void>;
 };

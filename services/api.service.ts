@@ -206,7 +206,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		) {
 			const ctx = req.$ctx!;
 			let data = !isStream && req.method === "GET" ? await this.cacheReads.read(req.$endpoint.action, params, ctx.meta) : undefined;
-			req.$cacheHit = data !== undefined;
+			req.$sharedEntry = data !== undefined && this.cacheReads.sharesEntries;
 			if (data === undefined) {
 				const opts = { ...route.callOptions, ...(isStream ? { stream: req } : {}) };
 				data = await ctx.call(req.$endpoint as never, params, opts);
@@ -219,11 +219,13 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		/**
 		 * JSON, encoded once per cached answer: an in-memory cacher returns the very object it keeps
 		 * until the entry is cleaned or replaced, so its encoding is kept beside it (and goes with it).
+		 * A hit from Redis is a new object every time: encoded, not remembered (a weak entry per
+		 * request would only slow the collector down).
 		 * A HEAD is told the length the GET's body has (Node counts only a body it sends).
 		 */
 		encodeResponse(req: Req, res: Res, data: unknown): string {
 			let json: string | undefined;
-			if (!req.$cacheHit || typeof data !== "object" || data === null) json = JSON.stringify(data);
+			if (!req.$sharedEntry || typeof data !== "object" || data === null) json = JSON.stringify(data);
 			else {
 				const encodedHits: WeakMap<object, string> = this.encodedHits;
 				json = encodedHits.get(data);
