@@ -21,11 +21,14 @@
  *   long as it takes, but a Redis that stops answering is still noticed within COMMAND_TIMEOUT_MS
  *   (bounding the whole clean would degrade the cache, and keep it degraded, for a slow clean);
  * - a probe (PING) every PROBE_INTERVAL_MS, or ioredis' `ready`, ends the degraded state, with an
- *   info line.
+ *   info line;
+ * - a missed clean or delete is also handed to a gateway whose Redis works (lib/cache/clean-relay.ts),
+ *   which does it after a new epoch: other nodes read the shared Redis meanwhile.
  * The memory cacher cannot fail this way and is left as it is. Whatever the cacher, keys whose
  * parameters are longer than MAX_CACHE_KEY_PARAMS characters are shortened to a hash.
  */
-import type { Middleware, ServiceBroker } from "moleculer";
+import type { Middleware, Service, ServiceBroker, ServiceSchema } from "moleculer";
+import { CleanRelay } from "../lib/cache/clean-relay";
 import { installWriteGenerations, type WriteGenerations } from "../lib/cache/write-generations";
 
 const COMMAND_TIMEOUT_MS = 500;
@@ -71,9 +74,17 @@ function bounded<T>(work: () => Promise<T>, what: string): Promise<T> {
 	});
 }
 
-export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): void {
+/** What a node whose cache is resilient does for others (lib/cache/clean-relay.ts). */
+export interface ResilientCache {
+	/** A clean another node missed: after a new epoch; remembered, never relayed, if it fails. */
+	cleanForPeer: (patterns: string[], keys: string[]) => Promise<void>;
+}
+
+type Relay = Pick<CleanRelay, "send" | "hides">;
+
+export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike, relay?: Relay): ResilientCache | undefined {
 	const client = cacher.client;
-	if (!client || typeof client.ping !== "function") return;
+	if (!client || typeof client.ping !== "function") return undefined;
 	const logger = broker.getLogger("cache");
 	const original = { get: cacher.get.bind(cacher), set: cacher.set.bind(cacher), del: cacher.del.bind(cacher), clean: cacher.clean.bind(cacher) };
 	const pending = new Set<string>();
@@ -178,6 +189,7 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 	client.on("error", (err: Error) => degrade(err?.message ?? "error"));
 
 	cacher.get = async (key: string) => {
+		if (relay?.hides(key)) return cacher.opts.missingResponse;
 		try {
 			return await bounded(() => original.get(key), "cache GET");
 		} catch (err) {
@@ -193,23 +205,37 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 			return null;
 		}
 	};
+	/** Remembered for the replay, and handed to a gateway meanwhile. */
+	const missed = (patterns: string[], keys: string[]) => (remember(patterns, keys), relay?.send(patterns, keys));
 	cacher.del = async (keys: string | string[]) => {
 		const list = Array.isArray(keys) ? keys : [keys];
-		if (cacher.connected === false) return remember([], list);
+		if (cacher.connected === false) return missed([], list);
 		try {
 			return await bounded(() => original.del(list), "cache DEL");
 		} catch (err) {
-			remember([], list);
 			degrade((err as Error).message);
+			return missed([], list);
 		}
 	};
 	cacher.clean = async (match: string | string[] = "**") => {
 		const patterns = Array.isArray(match) ? match : [match];
-		if (cacher.connected === false) return remember(patterns);
+		if (cacher.connected === false) return missed(patterns, []);
 		try {
 			return await cleanPatterns(patterns, "cache clean");
 		} catch (err) {
-			remember(patterns);
+			degrade((err as Error).message);
+			return missed(patterns, []);
+		}
+	};
+	const cleanForPeer = async (patterns: string[], keys: string[]) => {
+		if (cacher.connected === false) return remember(patterns, keys);
+		try {
+			// As the replay does: a read under way on any node may have seen the data before the write.
+			if (unbounded) await bounded(() => unbounded.newEpoch(), "new cache epoch");
+			if (keys.length) await bounded(() => original.del(keys), "relayed cache DEL");
+			if (patterns.length) await cleanPatterns(patterns, "relayed cache clean");
+		} catch (err) {
+			remember(patterns, keys);
 			degrade((err as Error).message);
 		}
 	};
@@ -220,10 +246,14 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike): 
 		probe = null;
 	};
 	(cacher as unknown as { stopResilience?: () => void }).stopResilience = stop;
+	return { cleanForPeer };
 }
 
 /** Cache keys longer than this end in a hash of their parameters: a key's size never follows a client's input. */
 export const MAX_CACHE_KEY_PARAMS = 256;
+
+/** Each broker's relay, for the gateway's service to subscribe to as it is created. */
+const relays = new WeakMap<ServiceBroker, CleanRelay>();
 
 export function ResilientCacheMiddleware(): Middleware {
 	return {
@@ -234,7 +264,12 @@ export function ResilientCacheMiddleware(): Middleware {
 			// Set on the cacher the broker ended up with (CACHER from the environment replaces a configured one).
 			cacher.opts.maxParamsLength ??= MAX_CACHE_KEY_PARAMS;
 			installWriteGenerations(cacher);
-			makeCacherResilient(broker, cacher);
+			const relay = new CleanRelay(broker);
+			const resilient = makeCacherResilient(broker, cacher, relay);
+			if (resilient) relays.set(broker, relay.servedBy(resilient.cleanForPeer));
+		},
+		serviceCreating(service: Service, schema: ServiceSchema) {
+			relays.get(service.broker)?.subscribe(schema);
 		},
 		stopping(broker: ServiceBroker) {
 			(broker.cacher as unknown as { stopResilience?: () => void } | undefined)?.stopResilience?.();

@@ -162,3 +162,87 @@ describe("resilient cache", () => {
 		(cacher as unknown as { stopResilience(): void }).stopResilience();
 	});
 });
+
+describe("resilient cache and the clean relay (lib/cache/clean-relay.ts)", () => {
+	function relaying() {
+		let up = true;
+		const order: string[] = [];
+		const sent: [string[], string[]][] = [];
+		const answer = <T>(value: T) => (up ? Promise.resolve(value) : Promise.reject(new Error("Connection is closed.")));
+		const client = Object.assign(new EventEmitter(), { options: { enableOfflineQueue: true }, ping: () => answer("PONG") });
+		const generations: WriteGenerations = {
+			read: () => answer(["", ""] as const),
+			bump: () => answer(undefined),
+			setIf: () => answer(true),
+			newEpoch: () => (order.push("epoch"), answer(undefined)),
+		};
+		const cacher = {
+			client,
+			connected: true,
+			generations,
+			opts: { missingResponse: MISS },
+			get: (_key: string) => answer<unknown>("cached"),
+			set: () => answer("OK"),
+			del: (keys: string | string[]) => (order.push(`del ${String(keys)}`), answer(1)),
+			clean: (m: string | string[]) => (order.push(`clean ${String(m)}`), answer(undefined)),
+		};
+		const relay = {
+			send: (patterns: string[], keys: string[]) => (sent.push([patterns, keys]), Promise.resolve()),
+			hides: (key: string) => key === "hidden",
+		};
+		const broker = { getLogger: () => ({ warn: () => undefined, info: () => undefined }) } as unknown as ServiceBroker;
+		const resilient = makeCacherResilient(broker, cacher, relay)!;
+		const stop = () => (cacher as unknown as { stopResilience(): void }).stopResilience();
+		return { cacher, resilient, order, sent, set: (u: boolean) => (up = u), stop };
+	}
+
+	it("hands a clean or delete that failed, or was asked for while degraded, to the relay, and still remembers it", async () => {
+		const t = relaying();
+		t.set(false);
+		await t.cacher.clean('labels.**:"7"');
+		await t.cacher.del("accounts.resolveToken:abc");
+		expect(t.sent).toEqual([
+			[['labels.**:"7"'], []],
+			[[], ["accounts.resolveToken:abc"]],
+		]);
+		// What the stand-in was asked while Redis was away (and failed) is not what the replay does.
+		t.order.length = 0;
+		t.set(true);
+		t.cacher.client.emit("ready");
+		await waitFor("the cache to come back", () => Promise.resolve(t.cacher.connected === true), 5000, 1);
+		expect(t.order).toEqual(["epoch", "del accounts.resolveToken:abc", 'clean labels.**:"7"']);
+		t.stop();
+	});
+
+	it("relays nothing while Redis answers", async () => {
+		const t = relaying();
+		await t.cacher.clean('labels.**:"7"');
+		await t.cacher.del("k");
+		expect(t.sent).toEqual([]);
+		t.stop();
+	});
+
+	it("cleans for another node after a new epoch, never relays it again, and remembers it while its own Redis is away", async () => {
+		const t = relaying();
+		await t.resilient.cleanForPeer(['labels.**:"7"'], ["accounts.resolveToken:abc"]);
+		expect(t.order).toEqual(["epoch", "del accounts.resolveToken:abc", 'clean labels.**:"7"']);
+		t.order.length = 0;
+		t.set(false);
+		await t.resilient.cleanForPeer(['labels.**:"8"'], []);
+		expect(t.cacher.connected).toBe(false);
+		expect(t.sent).toEqual([]);
+		t.order.length = 0;
+		t.set(true);
+		t.cacher.client.emit("ready");
+		await waitFor("the cache to come back", () => Promise.resolve(t.cacher.connected === true), 5000, 1);
+		expect(t.order).toEqual(["epoch", 'clean labels.**:"8"']);
+		t.stop();
+	});
+
+	it("reads an entry a clean for another node is about to remove as a miss", async () => {
+		const t = relaying();
+		await expect(t.cacher.get("hidden")).resolves.toBe(MISS);
+		await expect(t.cacher.get("k")).resolves.toBe("cached");
+		t.stop();
+	});
+});
