@@ -7,6 +7,7 @@
 import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createProject, createUser, type TestUser } from "../support/fixtures";
+import { createLabel as makeLabel, labelNames as labelsOf } from "../support/bounded-labels";
 import { client, waitFor } from "../support/http";
 import { REDIS_URL } from "../support/servers";
 import { TcpProxy } from "../support/tcp-proxy";
@@ -16,28 +17,8 @@ let cluster: Cluster;
 let owner: TestUser;
 let projectId: number;
 
-/** Bounded: a request that waits on the lost Redis fails the test instead of hanging it. */
-const CLIENT_TIMEOUT_MS = 8000;
-
-function bounded<T>(work: Promise<T>, what: string): Promise<T> {
-	let timer: NodeJS.Timeout;
-	const limit = new Promise<never>(
-		(_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${CLIENT_TIMEOUT_MS} ms`)), CLIENT_TIMEOUT_MS)),
-	);
-	return Promise.race([work, limit]).finally(() => clearTimeout(timer));
-}
-
-async function labelNames(): Promise<string[]> {
-	const res = await bounded(client(cluster.url, owner.token).get(`/projects/${projectId}/labels`), "GET labels");
-	expect([res.status, res.text]).toEqual([200, expect.any(String)]);
-	return (res.body as { name: string }[]).map(l => l.name);
-}
-
-async function createLabel(name: string): Promise<void> {
-	const res = await bounded(client(cluster.url, owner.token).post(`/projects/${projectId}/labels`, { body: { name, color: "#123456" } }), "POST label");
-	// GitLab v3 answers a label's creation with 200 (docs/api.md#labels).
-	expect([res.status, res.body]).toEqual([200, { name, color: "#123456", description: null }]);
-}
+const labelNames = () => labelsOf(cluster.url, owner.token, projectId);
+const createLabel = (name: string) => makeLabel(cluster.url, owner.token, projectId, name);
 
 /** The labels lists cached in the shared Redis for this cluster. */
 async function cachedLists(): Promise<string[]> {

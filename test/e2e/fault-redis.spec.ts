@@ -8,6 +8,7 @@
 import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createProject, createUser, type TestUser } from "../support/fixtures";
+import { createLabel as makeLabel, labelNames as labelsOf } from "../support/bounded-labels";
 import { client, waitFor } from "../support/http";
 import { PrivateServer } from "../support/private-servers";
 
@@ -16,27 +17,8 @@ let cluster: Cluster;
 let owner: TestUser;
 let projectId: number;
 
-/** Bounded: a request that waits on a dead or frozen Redis fails the test instead of hanging it. */
-const CLIENT_TIMEOUT_MS = 8000;
-
-function bounded<T>(work: Promise<T>, what: string): Promise<T> {
-	let timer: NodeJS.Timeout;
-	const limit = new Promise<never>(
-		(_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${CLIENT_TIMEOUT_MS} ms`)), CLIENT_TIMEOUT_MS)),
-	);
-	return Promise.race([work, limit]).finally(() => clearTimeout(timer));
-}
-
-async function labelNames(): Promise<string[]> {
-	const res = await bounded(client(cluster.url, owner.token).get(`/projects/${projectId}/labels`), "GET labels");
-	expect([res.status, res.text]).toEqual([200, expect.any(String)]);
-	return (res.body as { name: string }[]).map(l => l.name);
-}
-
-async function createLabel(name: string): Promise<void> {
-	const res = await bounded(client(cluster.url, owner.token).post(`/projects/${projectId}/labels`, { body: { name, color: "#123456" } }), "POST label");
-	expect([res.status, res.body]).toEqual([200, { name, color: "#123456", description: null }]);
-}
+const labelNames = () => labelsOf(cluster.url, owner.token, projectId);
+const createLabel = (name: string) => makeLabel(cluster.url, owner.token, projectId, name);
 
 /** Keys of this cluster in the private Redis: its cache entries and the rate-limit counters. */
 async function redisKeys(): Promise<{ cache: string[]; rateLimit: string[] }> {

@@ -1,0 +1,29 @@
+/**
+ * A project's labels read and made through the gateway with a bound on each answer, for the tests
+ * that take Redis away: a request that waits on a lost, dead or frozen Redis fails the test
+ * instead of hanging it.
+ */
+import { client } from "./http";
+
+const CLIENT_TIMEOUT_MS = 8000;
+
+function bounded<T>(work: Promise<T>, what: string): Promise<T> {
+	let timer: NodeJS.Timeout;
+	const limit = new Promise<never>(
+		(_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${CLIENT_TIMEOUT_MS} ms`)), CLIENT_TIMEOUT_MS)),
+	);
+	return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+/** The project's label names, as the gateway lists them (200). */
+export async function labelNames(url: string, token: string, projectId: number): Promise<string[]> {
+	const res = await bounded(client(url, token).get(`/projects/${projectId}/labels`), "GET labels");
+	expect([res.status, res.text]).toEqual([200, expect.any(String)]);
+	return (res.body as { name: string }[]).map(l => l.name);
+}
+
+/** Makes a label; GitLab v3 answers its creation with 200 (docs/api.md#labels). */
+export async function createLabel(url: string, token: string, projectId: number, name: string): Promise<void> {
+	const res = await bounded(client(url, token).post(`/projects/${projectId}/labels`, { body: { name, color: "#123456" } }), "POST label");
+	expect([res.status, res.body]).toEqual([200, { name, color: "#123456", description: null }]);
+}
