@@ -414,7 +414,8 @@ describe("members", () => {
 		expect([notANumber.status, notANumber.body]).toEqual([400, { error: "per_page is invalid" }]);
 	});
 	it("are narrowed by `query` as GitLab 8.16's User.search narrows them: username or name, anywhere, in any case (admins: e-mail too)", async () => {
-		const owner = await createUser(stack.api());
+		// Digits only after "owner": a made-up username's random letters could hold the `z` searched for below.
+		const owner = await createUser(stack.api(), { username: `owner${process.pid}${Date.now()}` });
 		const project = await createProject(as(owner.token));
 		const tag = Date.now().toString(36);
 		const zelda = await createUser(stack.api(), { username: `zelda${tag}` });
