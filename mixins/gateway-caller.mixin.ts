@@ -49,6 +49,8 @@ function isProjectRoute(alias: { path: string }): boolean {
 }
 /** GitLab's private tokens are 20 characters; later kinds stay far below this. */
 const MAX_TOKEN_LENGTH = 255;
+/** The access look-up as the cache reads name it: made once, read on every project route. */
+const ACCESS_LOOKUP = { name: PROJECT_ACCESS.action, cache: PROJECT_ACCESS.cache };
 /** The gateway's calls of services: one request timeout for all. */
 export const callOptions = { timeout: config.requestTimeoutMs };
 const trustedProxies = trustedProxyList(config.trustedProxies);
@@ -155,7 +157,7 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 					throw user ? notFound("Project") : unauthorized();
 				}
 				const params = { project: projectRefKey(ref), userId: user ? user.id : 0, admin: !!user?.is_admin };
-				const read = this.cacheReads.read({ name: PROJECT_ACCESS.action, cache: PROJECT_ACCESS.cache }, params, ctx.meta);
+				const read = this.cacheReads.read(ACCESS_LOOKUP, params, ctx.meta);
 				const [, hit] = await Promise.all([counted, read]);
 				if (hit !== undefined) return hit as ProjectAccess;
 				return ctx.call<ProjectAccess, object>(PROJECT_ACCESS.action, params, callOptions).catch((err: { code?: number }) => {
