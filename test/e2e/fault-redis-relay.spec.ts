@@ -6,9 +6,9 @@
  */
 import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
-import { createProject, createUser, type TestUser } from "../support/fixtures";
-import { createLabel as makeLabel, labelNames as labelsOf } from "../support/bounded-labels";
-import { client, waitFor } from "../support/http";
+import type { TestUser } from "../support/fixtures";
+import { createLabel as makeLabel, labelledProject, labelNames as labelsOf } from "../support/bounded-labels";
+import { waitFor } from "../support/http";
 import { REDIS_URL } from "../support/servers";
 import { TcpProxy } from "../support/tcp-proxy";
 
@@ -38,10 +38,7 @@ beforeAll(async () => {
 	cluster = await startCluster({ nodes: { api: "api", accounts: "accounts" }, env: { LOG_LEVEL: "info" } });
 	// Its own route to the same Redis, which the test can cut for it alone.
 	await cluster.spawnNode("labels", "labels", { CACHER: proxy.url("redis") });
-	owner = await createUser(cluster.api());
-	projectId = (await createProject(client(cluster.url, owner.token))).id;
-	await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
-	await createLabel("before");
+	({ owner, projectId } = await labelledProject(cluster));
 }, 120000);
 
 afterAll(async () => {

@@ -7,9 +7,9 @@
  */
 import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
-import { createProject, createUser, type TestUser } from "../support/fixtures";
-import { createLabel as makeLabel, labelNames as labelsOf } from "../support/bounded-labels";
-import { client, waitFor } from "../support/http";
+import type { TestUser } from "../support/fixtures";
+import { createLabel as makeLabel, labelledProject, labelNames as labelsOf } from "../support/bounded-labels";
+import { waitFor } from "../support/http";
 import { PrivateServer } from "../support/private-servers";
 
 let redis: PrivateServer;
@@ -36,10 +36,7 @@ const logsOf = (...names: string[]) => names.map(n => cluster.logs(n)).join("\n"
 beforeAll(async () => {
 	redis = await PrivateServer.redis();
 	cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", labels: "labels" }, env: { CACHER: redis.url, LOG_LEVEL: "info" } });
-	owner = await createUser(cluster.api());
-	projectId = (await createProject(client(cluster.url, owner.token))).id;
-	await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
-	await createLabel("before");
+	({ owner, projectId } = await labelledProject(cluster));
 }, 120000);
 
 afterAll(async () => {

@@ -3,6 +3,8 @@
  * that take Redis away: a request that waits on a lost, dead or frozen Redis fails the test
  * instead of hanging it.
  */
+import type { Cluster } from "./cluster";
+import { createProject, createUser, type TestUser } from "./fixtures";
 import { client } from "./http";
 
 const CLIENT_TIMEOUT_MS = 8000;
@@ -29,4 +31,13 @@ export async function createLabel(url: string, token: string, projectId: number,
 	// Plain code: the bench's build compiles test/support without jest.
 	if (res.status !== 200 || body.name !== name || body.color !== "#123456" || body.description !== null)
 		throw new Error(`POST label: ${res.status} ${res.text}`);
+}
+
+/** A new user's project on the cluster, its labels route served, holding one label: `before`. */
+export async function labelledProject(cluster: Cluster): Promise<{ owner: TestUser; projectId: number }> {
+	const owner = await createUser(cluster.api());
+	const projectId = (await createProject(client(cluster.url, owner.token))).id;
+	await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
+	await createLabel(cluster.url, owner.token, projectId, "before");
+	return { owner, projectId };
 }
