@@ -9,6 +9,11 @@
  * middleware). Reading the in-memory cacher skips its per-read bookkeeping (three metric updates
  * with a quantile window, two debug lines: a few microseconds, on the path every request takes
  * three times); the gateway's HTTP metrics count those requests instead.
+ *
+ * An answer read from Redis can come back as the bytes the cache holds (EncodedJson) instead of
+ * parsed: the cacher stored them as `JSON.stringify(answer)`, which is exactly the body parsing
+ * and encoding them again would give, so a hit that is a JSON array or object other than a page
+ * of results is sent as it is (docs/architecture.md#encoded-hits).
  */
 import { Cachers } from "moleculer";
 
@@ -18,6 +23,8 @@ export type CachedAction = { name: string; cache?: boolean | { enabled?: unknown
 interface CacherLike {
 	connected?: boolean;
 	get(key: string): Promise<unknown>;
+	/** The entry's bytes as the cacher stored them, when they are plain JSON (the resilient-cache middleware's, on Redis). */
+	getEncoded?: (key: string) => Promise<Buffer | null>;
 	getCacheKey(action: { name: string }, opts: object, ctx: { params: object; meta: object; headers: object }): string;
 }
 
@@ -27,6 +34,23 @@ interface MemoryLruLike extends CacherLike {
 }
 
 const NO_HEADERS = Object.freeze({});
+
+/** A cached answer as the JSON bytes the cache holds, to be sent as they are. */
+export class EncodedJson {
+	constructor(readonly bytes: Buffer) {}
+}
+
+const OPEN_ARRAY = 0x5b; // [
+const OPEN_OBJECT = 0x7b; // {
+/** How a page of results (lib/api/pagination.ts) begins once encoded: the gateway turns it into rows and headers. */
+const PAGE_START = Buffer.from('{"$paginated":');
+
+/** Whether JSON bytes are an answer the gateway sends unchanged: an array, or an object that is not a page. */
+export function sentAsStored(bytes: Buffer): boolean {
+	const first = bytes[0];
+	if (first === OPEN_ARRAY) return true;
+	return first === OPEN_OBJECT && !bytes.subarray(0, PAGE_START.length).equals(PAGE_START);
+}
 
 export class CacheReads {
 	private readonly memory: MemoryLruLike | null;
@@ -57,6 +81,28 @@ export class CacheReads {
 	 */
 	read(action: CachedAction, params: object, meta: object): Promise<unknown> {
 		return this.readKey(this.keyOf(action, params, meta));
+	}
+
+	/**
+	 * As `read`, for an answer the gateway sends: from a cache that hands out its JSON bytes, an
+	 * array or an object other than a page comes back as those bytes (EncodedJson), anything else
+	 * parsed as the cacher parses it.
+	 */
+	async answer(action: CachedAction, params: object, meta: object): Promise<unknown> {
+		const cacher = this.cacher;
+		const getEncoded = cacher?.getEncoded;
+		if (!getEncoded) return this.read(action, params, meta);
+		const key = this.keyOf(action, params, meta);
+		if (key === null || cacher.connected === false) return undefined;
+		const bytes = await getEncoded(key);
+		if (!bytes || bytes.length === 0) return undefined;
+		if (sentAsStored(bytes)) return new EncodedJson(bytes);
+		try {
+			const value: unknown = JSON.parse(bytes.toString("utf8"));
+			return value === null ? undefined : value;
+		} catch {
+			return undefined; // not what the cacher stores: a miss, as the cacher's own read makes it
+		}
 	}
 
 	/** The entry under a key from keyOf (null: nothing), or undefined while the cache is away. */

@@ -24,10 +24,12 @@
  *   info line;
  * - a missed clean or delete is also handed to a gateway whose Redis works (lib/cache/clean-relay.ts),
  *   which does it after a new epoch: other nodes read the shared Redis meanwhile.
+ * It also gives the cacher `getEncoded`, the entry's bytes unparsed (bounded and degraded as `get`),
+ * where its serializer is plain JSON: the gateway sends such a hit as it is (gateway/cache-reads.ts).
  * The memory cacher cannot fail this way and is left as it is. Whatever the cacher, keys whose
  * parameters are longer than MAX_CACHE_KEY_PARAMS characters are shortened to a hash.
  */
-import type { Middleware, Service, ServiceBroker, ServiceSchema } from "moleculer";
+import { Serializers, type Middleware, type Service, type ServiceBroker, type ServiceSchema } from "moleculer";
 import { CleanRelay } from "../lib/cache/clean-relay";
 import { installWriteGenerations, type WriteGenerations } from "../lib/cache/write-generations";
 
@@ -44,6 +46,7 @@ interface RedisLike {
 	ping(): Promise<unknown>;
 	scan?(cursor: string, ...args: (string | number)[]): Promise<[string, string[]]>;
 	del?(...keys: string[]): Promise<unknown>;
+	getBuffer?(key: string): Promise<Buffer | null>;
 	options: { enableOfflineQueue?: boolean };
 }
 
@@ -52,8 +55,10 @@ interface CacherLike {
 	connected?: boolean;
 	prefix?: string;
 	generations?: WriteGenerations;
+	serializer?: unknown;
 	opts: { missingResponse?: unknown; maxParamsLength?: number | null };
 	get(key: string): Promise<unknown>;
+	getEncoded?: (key: string) => Promise<Buffer | null>;
 	set(key: string, data: unknown, ttl?: number): Promise<unknown>;
 	del(keys: string | string[]): Promise<unknown>;
 	clean(match?: string | string[]): Promise<unknown>;
@@ -197,6 +202,19 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike, r
 			return cacher.opts.missingResponse;
 		}
 	};
+	// Plain JSON only: what another serializer stores is not the body the gateway would send.
+	const getBuffer = client.getBuffer?.bind(client);
+	if (getBuffer && cacher.serializer instanceof Serializers.JSON) {
+		cacher.getEncoded = async (key: string) => {
+			if (relay?.hides(key)) return null;
+			try {
+				return await bounded(() => getBuffer((cacher.prefix ?? "") + key), "cache GET");
+			} catch (err) {
+				degrade((err as Error).message);
+				return null;
+			}
+		};
+	}
 	cacher.set = async (key: string, data: unknown, ttl?: number) => {
 		try {
 			return await bounded(() => original.set(key, data, ttl), "cache SET");

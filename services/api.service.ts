@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from "http";
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { config } from "../config";
-import { type CachedAction } from "../gateway/cache-reads";
+import { EncodedJson, type CachedAction } from "../gateway/cache-reads";
 import { bodyReader, checkAnnouncedLength, closeAfterAnswer, QS_OPTIONS } from "../gateway/body";
 import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/client-address";
 import { toHttpError } from "../gateway/errors";
@@ -72,6 +72,8 @@ interface ApiSettings extends ServiceSettingSchema {
 /** The parts of a moleculer-web route that callAction uses. */
 interface RouteLike {
 	callOptions?: object;
+	/** The route's own settings; `encodedHits`: its onAfterCall sends an EncodedJson hit's bytes as JSON. */
+	opts?: { encodedHits?: boolean };
 	onAfterCall?: (this: ApiThis, ctx: Ctx, route: RouteLike, req: Req, res: Res, data: unknown) => unknown;
 }
 
@@ -117,7 +119,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				authentication: false,
 				authorization: false,
 				bodyParsers: false,
-				use: [bodyReader({ limit: config.maxBodyBytes, text: true })],
+				use: [bodyReader({ limit: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs, text: true })],
 				callOptions,
 				aliases: mergeAliases("internal"),
 				async onBeforeCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req) {
@@ -133,10 +135,12 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				authentication: true,
 				authorization: true,
 				bodyParsers: false,
-				use: [bodyReader({ limit: config.maxBodyBytes })],
+				use: [bodyReader({ limit: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs })],
 				callOptions,
 				aliases: mergeAliases("api"),
 				mappingPolicy: "restrict",
+				// A cache hit from Redis may come back as its JSON bytes (gateway/cache-reads.ts): sent as they are.
+				encodedHits: true,
 				onBeforeCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req) {
 					ctx.meta.clientAddress = clientAddress(req, trustedProxies);
 					// Credentials and whom an admin acts as are the gateway's business, never a service parameter.
@@ -144,6 +148,10 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					delete req.$params.sudo;
 				},
 				onAfterCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req, res: Res, data: unknown) {
+					if (data instanceof EncodedJson) {
+						ctx.meta.$responseType = JSON_TYPE;
+						return data.bytes;
+					}
 					if (!ctx.meta.$responseType && isJsonBody(data)) ctx.meta.$responseType = JSON_TYPE;
 					// moleculer-web wants a Location on every 201; without one from the service it is the URL posted to.
 					if (ctx.meta.$statusCode === 201 && !ctx.meta.$location) ctx.meta.$location = (req.originalUrl ?? req.url ?? "").split("?")[0];
@@ -194,7 +202,8 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		/**
 		 * moleculer-web's call of the route's action, with one step first: a GET whose action declares
 		 * `cache` is answered from the shared cache when the entry is there, so a hit crosses no
-		 * transporter (and in one process makes no action context). The rest is moleculer-web's own.
+		 * transporter (and in one process makes no action context); on a route with `encodedHits`, a
+		 * hit may be the JSON bytes Redis holds, sent unparsed. The rest is moleculer-web's own.
 		 */
 		async callAction(
 			route: RouteLike,
@@ -205,14 +214,18 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			isStream: boolean,
 		) {
 			const ctx = req.$ctx!;
-			let data = !isStream && req.method === "GET" ? await this.cacheReads.read(req.$endpoint.action, params, ctx.meta) : undefined;
-			req.$sharedEntry = data !== undefined && this.cacheReads.sharesEntries;
+			const reads = this.cacheReads;
+			const action = req.$endpoint.action;
+			let data: unknown;
+			if (!isStream && req.method === "GET")
+				data = route.opts?.encodedHits ? await reads.answer(action, params, ctx.meta) : await reads.read(action, params, ctx.meta);
+			req.$sharedEntry = data !== undefined && reads.sharesEntries;
 			if (data === undefined) {
 				const opts = { ...route.callOptions, ...(isStream ? { stream: req } : {}) };
 				data = await ctx.call(req.$endpoint as never, params, opts);
 			}
 			if (route.onAfterCall) data = await route.onAfterCall.call(this, ctx, route, req, res, data);
-			this.sendResponse(req, res, data, req.$endpoint.action);
+			this.sendResponse(req, res, data, action);
 			return true;
 		},
 

@@ -43,7 +43,8 @@ export async function startFrameworkBaseline(
 		startProcess({
 			name: `framework-${role}`,
 			args: [__filename, role, role === "action" ? "-" : String(port), bodyFile, nats?.url ?? "-", nats?.namespace ?? "-", serializer],
-			env: { PATH: process.env.PATH ?? "" },
+			// BENCH_NODE_OPTIONS profiles the baselines too, as it does the stack's processes (support/stack.ts).
+			env: { PATH: process.env.PATH ?? "", ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) },
 			ready,
 		});
 	try {

@@ -106,6 +106,35 @@ describe("labels", () => {
 		expect((await api.post(`/projects/${projectId}/labels`, { body: { name: "Apple & Pear", color: "#00ff00" } })).status).toBe(200);
 	});
 
+	it("answers a list from the cache with exactly the bytes the service's answer had, as JSON (HEAD: its length)", async () => {
+		const path = `/projects/${projectId}/labels`;
+		const name = "Ünïcödé 😀 \u2028 <&>";
+		await api.post(path, { body: { name, color: "#123456", description: 'a "quote", a \\ and a tab\t' } });
+		const miss = await api.get(path); // the write cleaned the list: the labels service answers and fills the cache
+		const hit = await api.get(path); // from Redis, never parsed on the way
+		expect(miss.status).toBe(200);
+		expect(hit.status).toBe(200);
+		expect(hit.text).toBe(miss.text);
+		expect(hit.body.map((l: { name: string }) => l.name)).toContain(name);
+		for (const reply of [miss, hit]) {
+			expect(reply.headers.get("content-type")).toBe("application/json");
+			expect(reply.headers.get("content-length")).toBe(String(Buffer.byteLength(miss.text)));
+		}
+		const head = await api.request("HEAD", path);
+		expect(head.status).toBe(200);
+		expect(head.text).toBe("");
+		expect(head.headers.get("content-type")).toBe("application/json");
+		expect(head.headers.get("content-length")).toBe(String(Buffer.byteLength(miss.text)));
+		// A page of a list is still turned into its rows and GitLab's headers when it comes from the cache.
+		const pages = [await api.get(path, { query: { per_page: 1 } }), await api.get(path, { query: { per_page: 1 } })];
+		for (const page of pages) {
+			expect(page.body).toHaveLength(1);
+			expect(page.headers.get("x-total")).toBe("3");
+		}
+		expect(pages[1].text).toBe(pages[0].text);
+		expect((await api.del(path, { query: { name } })).status).toBe(200);
+	});
+
 	it("paginates with GitLab's headers when asked", async () => {
 		const res = await api.get(`/projects/${projectId}/labels`, { query: { page: 2, per_page: 1 } });
 		expect(res.status).toBe(200);

@@ -4,24 +4,35 @@
  * before the cache serves again. (test/e2e/fault-redis.spec.ts does the same against a real Redis.)
  */
 import { EventEmitter } from "events";
-import type { ServiceBroker } from "moleculer";
+import { Serializers, type ServiceBroker } from "moleculer";
 import type { WriteGenerations } from "../../lib/cache/write-generations";
 import { makeCacherResilient } from "../../middlewares/resilient-cache.middleware";
 import { waitFor } from "../support/http";
 
 const MISS = undefined;
 
-function setup() {
+/** The resilient wrapper's read of an entry's bytes (where the serializer is plain JSON). */
+type WithEncoded = { getEncoded?: (key: string) => Promise<Buffer | null> };
+const encodedOf = (cacher: object) => (cacher as WithEncoded).getEncoded;
+
+function setup(serializer: unknown = new Serializers.JSON()) {
 	let mode: "up" | "down" | "stalled" = "up";
+	const read: string[] = [];
 	const cleaned: string[][] = [];
 	const deleted: string[][] = [];
 	const logs: string[] = [];
 	const answer = <T>(value: T): Promise<T> =>
 		mode === "up" ? Promise.resolve(value) : mode === "down" ? Promise.reject(new Error("Connection is closed.")) : new Promise<T>(() => undefined);
-	const client = Object.assign(new EventEmitter(), { options: { enableOfflineQueue: true }, ping: () => answer("PONG") });
+	const client = Object.assign(new EventEmitter(), {
+		options: { enableOfflineQueue: true },
+		ping: () => answer("PONG"),
+		getBuffer: (key: string) => (read.push(key), answer(Buffer.from('["cached"]'))),
+	});
 	const cacher = {
 		client,
 		connected: true,
+		prefix: "MOL-ns-",
+		serializer,
 		opts: { missingResponse: MISS },
 		get: (_key: string) => answer<unknown>("cached"),
 		set: (_key: string, _data: unknown) => answer("OK"),
@@ -32,7 +43,7 @@ function setup() {
 	const broker = { getLogger: () => logger } as unknown as ServiceBroker;
 	makeCacherResilient(broker, cacher);
 	const stop = () => (cacher as unknown as { stopResilience(): void }).stopResilience();
-	return { cacher, client, cleaned, deleted, logs, set: (m: typeof mode) => (mode = m), stop };
+	return { cacher, client, cleaned, deleted, logs, read, set: (m: typeof mode) => (mode = m), stop };
 }
 
 describe("resilient cache", () => {
@@ -45,6 +56,7 @@ describe("resilient cache", () => {
 	it("serves a failed read as a miss, degrades with one warning, and never rejects a write", async () => {
 		const t = setup();
 		t.set("down");
+		await expect(encodedOf(t.cacher)!("k")).resolves.toBeNull();
 		await expect(t.cacher.get("k")).resolves.toBe(MISS);
 		await expect(t.cacher.set("k", 1)).resolves.toBeNull();
 		expect(t.cacher.connected).toBe(false);
@@ -59,6 +71,27 @@ describe("resilient cache", () => {
 		await expect(t.cacher.get("k")).resolves.toBe(MISS);
 		expect(t.cacher.connected).toBe(false);
 		t.stop();
+	});
+
+	it("bounds a stalled read of an entry's bytes as well, and degrades", async () => {
+		const t = setup();
+		t.set("stalled");
+		await expect(encodedOf(t.cacher)!("k")).resolves.toBeNull();
+		expect(t.cacher.connected).toBe(false);
+		t.stop();
+	});
+
+	it("reads an entry's bytes under the cacher's prefix, only where its serializer is plain JSON", async () => {
+		const t = setup();
+		expect((await encodedOf(t.cacher)!("labels.list:7"))?.toString()).toBe('["cached"]');
+		expect(t.read).toEqual(["MOL-ns-labels.list:7"]);
+		t.stop();
+		// Another serializer's bytes are not the JSON the gateway sends.
+		for (const other of [new Serializers.JSONExt(), new Serializers.MsgPack(), null]) {
+			const o = setup(other);
+			expect(encodedOf(o.cacher)).toBeUndefined();
+			o.stop();
+		}
 	});
 
 	it("remembers cleans and deletes asked for while degraded and replays them (deletes as deletes) before serving again", async () => {
@@ -129,7 +162,11 @@ describe("resilient cache", () => {
 		let up = false;
 		const order: string[] = [];
 		const answer = <T>(value: T) => (up ? Promise.resolve(value) : Promise.reject(new Error("Connection is closed.")));
-		const client = Object.assign(new EventEmitter(), { options: { enableOfflineQueue: true }, ping: () => answer("PONG") });
+		const client = Object.assign(new EventEmitter(), {
+			options: { enableOfflineQueue: true },
+			ping: () => answer("PONG"),
+			getBuffer: () => answer(Buffer.from("[1]")),
+		});
 		const generations: WriteGenerations = {
 			read: () => answer(["", ""] as const),
 			bump: () => (order.push("bump"), answer(undefined)),
@@ -140,6 +177,7 @@ describe("resilient cache", () => {
 			client,
 			connected: true,
 			generations,
+			serializer: new Serializers.JSON(),
 			opts: { missingResponse: MISS },
 			get: (_key: string) => answer<unknown>("cached"),
 			set: () => answer("OK"),
@@ -169,7 +207,11 @@ describe("resilient cache and the clean relay (lib/cache/clean-relay.ts)", () =>
 		const order: string[] = [];
 		const sent: [string[], string[]][] = [];
 		const answer = <T>(value: T) => (up ? Promise.resolve(value) : Promise.reject(new Error("Connection is closed.")));
-		const client = Object.assign(new EventEmitter(), { options: { enableOfflineQueue: true }, ping: () => answer("PONG") });
+		const client = Object.assign(new EventEmitter(), {
+			options: { enableOfflineQueue: true },
+			ping: () => answer("PONG"),
+			getBuffer: () => answer(Buffer.from("[1]")),
+		});
 		const generations: WriteGenerations = {
 			read: () => answer(["", ""] as const),
 			bump: () => answer(undefined),
@@ -180,6 +222,7 @@ describe("resilient cache and the clean relay (lib/cache/clean-relay.ts)", () =>
 			client,
 			connected: true,
 			generations,
+			serializer: new Serializers.JSON(),
 			opts: { missingResponse: MISS },
 			get: (_key: string) => answer<unknown>("cached"),
 			set: () => answer("OK"),
@@ -243,6 +286,8 @@ describe("resilient cache and the clean relay (lib/cache/clean-relay.ts)", () =>
 		const t = relaying();
 		await expect(t.cacher.get("hidden")).resolves.toBe(MISS);
 		await expect(t.cacher.get("k")).resolves.toBe("cached");
+		await expect(encodedOf(t.cacher)!("hidden")).resolves.toBeNull();
+		expect((await encodedOf(t.cacher)!("k"))?.toString()).toBe("[1]");
 		t.stop();
 	});
 });
