@@ -198,6 +198,8 @@ export function loadConfig(env: Env = process.env) {
 		headersTimeoutMs: int(env, "HEADERS_TIMEOUT_MS", 10000, 1000, 600000),
 		/** A connection on which nothing moves for this long is closed (slow bodies, stalled readers). */
 		idleTimeoutMs: int(env, "IDLE_TIMEOUT_MS", 30000, 1000, 3600000),
+		/** A request body read into memory (JSON, forms, trace chunks) must have arrived within this time. */
+		bodyTimeoutMs: int(env, "BODY_TIMEOUT_MS", 60000, 1000, 3600000),
 		/** Entries the in-memory cache keeps at most (least recently used go first). */
 		cacheMaxEntries: int(env, "CACHE_MAX_ENTRIES", 10000, 100, 10000000),
 		maxBodyBytes: bytes(env, "MAX_BODY_BYTES", 1024 * 1024),

@@ -9,14 +9,16 @@
  * file parts are not read), and text/plain where a route asks for it; UTF-8 only; `Content-Encoding` gzip,
  * deflate or br, with the limit applied to the decoded bytes. Anything else is a 4xx in GitLab's
  * form: 400 for a body that does not parse, 413 past the limit, 415 for an unknown encoding or
- * charset.
+ * charset, 408 for a body still coming after `timeoutMs` (one that trickles a byte at a time never
+ * leaves its connection idle, so the idle timeout alone would let it hold the connection for the
+ * whole request time).
  */
 import busboy from "busboy";
 import type { IncomingMessage, ServerResponse } from "http";
 import qs from "qs";
 import type { Readable } from "stream";
 import zlib from "zlib";
-import { ApiError, tooLarge } from "../lib/api/errors";
+import { ApiError, requestTimeout, tooLarge } from "../lib/api/errors";
 
 /** Deeper JSON is refused before it is parsed (GitLab's bodies are a few levels deep). */
 export const MAX_JSON_DEPTH = 32;
@@ -26,6 +28,8 @@ export const QS_OPTIONS: qs.IParseOptions = { depth: 5, parameterLimit: 1000, ar
 
 export interface BodyOptions {
 	limit: number;
+	/** The whole body within this time, from its first byte read. */
+	timeoutMs: number;
 	/** Also take `text/plain` (a build trace chunk). */
 	text?: boolean;
 }
@@ -154,11 +158,12 @@ function decoded(req: IncomingMessage): Readable {
 	}
 }
 
-/** The bytes of `source`, failing as soon as they pass `limit`; any stream error is a 400. */
-function readAll(source: Readable, limit: number): Promise<Buffer> {
+/** The bytes of `source`, failing as soon as they pass `limit` or `timeoutMs`; any stream error is a 400. */
+function readAll(source: Readable, limit: number, timeoutMs: number): Promise<Buffer> {
 	return new Promise((resolve, reject) => {
 		const chunks: Buffer[] = [];
 		let size = 0;
+		const deadline = setTimeout(() => fail(requestTimeout()), timeoutMs);
 		const fail = (err: Error) => {
 			cleanup();
 			reject(err);
@@ -175,6 +180,7 @@ function readAll(source: Readable, limit: number): Promise<Buffer> {
 		const onError = () => fail(invalidBody());
 		const onClose = () => fail(invalidBody());
 		const cleanup = () => {
+			clearTimeout(deadline);
 			source.off("data", onData);
 			source.off("end", onEnd);
 			source.off("error", onError);
@@ -226,7 +232,7 @@ export function bodyReader(opts: BodyOptions) {
 		} catch (err) {
 			return next(err);
 		}
-		readAll(source, opts.limit)
+		readAll(source, opts.limit, opts.timeoutMs)
 			.finally(() => {
 				if (source !== req) source.destroy();
 			})

@@ -32,6 +32,7 @@ export const validation = (errors: Record<string, string[]>) => new ApiError(400
 /** `render_api_error!(message, 422)`: `{"message":"Access level is not known"}`. */
 export const unprocessable = (message: string) => new ApiError(422, { message });
 export const tooLarge = () => new ApiError(413, { message: "413 Request Entity Too Large" });
+export const requestTimeout = () => new ApiError(408, { message: "408 Request Timeout" });
 export const RETRY_AFTER_HEADER = "Retry-After";
 /** `429 Too Many Requests`, with Retry-After in whole seconds (at least 1). */
 export const tooManyRequests = (retryAfterMs: number) =>

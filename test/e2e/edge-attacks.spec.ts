@@ -28,6 +28,7 @@ const AUTH_FAILURES = 5;
 const MAX_CONNECTIONS = 40;
 const IDLE_TIMEOUT_MS = 3000;
 const HEADERS_TIMEOUT_MS = 2000;
+const BODY_TIMEOUT_MS = 4000;
 /** Login guesses a second in the flood. */
 const ATTACK_RATE = 50;
 
@@ -40,6 +41,7 @@ const ENV = {
 	MAX_CONNECTIONS: String(MAX_CONNECTIONS),
 	HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
 	IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS),
+	BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
 	CACHE_MAX_ENTRIES: "100",
 	MAX_ARTIFACT_BYTES: "10mb",
 };
@@ -395,6 +397,19 @@ describe.each([
 			const outcome = await trickle(port, [head("Content-Length: 100\r\n") + "{", "", "", "", "", ""], IDLE_TIMEOUT_MS);
 			expect(outcome.closed).toBe(true);
 		}, 30000);
+
+		it("a body that keeps trickling in is answered 408 at BODY_TIMEOUT_MS, and the connection closed", async () => {
+			// A byte well within the idle timeout each time: the connection never goes idle, and the whole
+			// body would take 30 s. It is cut at the body's deadline, long before its end.
+			const gapMs = IDLE_TIMEOUT_MS / 6;
+			const body = '{"name":"' + "x".repeat(58) + '"}';
+			const chunks = [head(`Content-Length: ${body.length}\r\nPRIVATE-TOKEN: ${root}\r\n`), ...body];
+			const outcome = await trickle(port, chunks, gapMs, IDLE_TIMEOUT_MS * 3);
+			expect(outcome.closed).toBe(true);
+			expect(/^HTTP\/1\.1 (\d{3})/.exec(outcome.received)?.[1]).toBe("408");
+			expect(outcome.received).toContain('{"message":"408 Request Timeout"}');
+			expect(outcome.written).toBeLessThan(Buffer.byteLength(chunks.join("")));
+		}, 60000);
 
 		it("an announced body larger than the route takes is refused at once, and the connection closed", async () => {
 			for (const [what, request] of [
