@@ -4,7 +4,8 @@
  * only when it stopped sending). Here a body is refused the moment it is known to be too large,
  * and the connection is closed after the answer (see `closeAfterAnswer`).
  *
- * What is accepted, per route: JSON (at most MAX_JSON_DEPTH levels, no `__proto__` keys), forms
+ * What is accepted, per route: JSON (at most MAX_JSON_DEPTH levels, no `__proto__` keys; also a
+ * body sent without a Content-Type, as Grape reads it in the API's default format), forms
  * (qs, bounded) urlencoded or multipart (`curl -F`: its text fields, as GitLab's Rack takes them;
  * file parts are not read), and text/plain where a route asks for it; UTF-8 only; `Content-Encoding` gzip,
  * deflate or br, with the limit applied to the decoded bytes. Anything else is a 4xx in GitLab's
@@ -126,7 +127,7 @@ type BodyKind = "json" | "form" | "multipart" | "text";
 
 function kindOf(contentType: string, opts: BodyOptions): BodyKind | null {
 	const type = contentType.split(";")[0].trim().toLowerCase();
-	if (type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)) return "json";
+	if (type === "" || type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)) return "json";
 	if (type === "application/x-www-form-urlencoded") return "form";
 	if (type === "multipart/form-data") return "multipart";
 	if (opts.text && type === "text/plain") return "text";

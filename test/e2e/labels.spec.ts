@@ -3,6 +3,7 @@
  * Redis as cacher, driven over HTTP as a v3 client would.
  */
 import { spawnSync } from "child_process";
+import http from "http";
 import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
 import { REDIS_URL } from "../support/servers";
@@ -150,6 +151,28 @@ describe("labels", () => {
 				`<${cluster.url}/projects/${projectId}/labels?page=1&per_page=1>; rel="first", ` +
 				`<${cluster.url}/projects/${projectId}/labels?page=2&per_page=1>; rel="last"`,
 		);
+	});
+
+	it("reads a body sent without a Content-Type as JSON, as GitLab (Grape's default format) does", async () => {
+		// fetch always names a type: a plain http request, as `requests.post(url, data=json.dumps(...))` sends it.
+		const post = (body: string) =>
+			new Promise<{ status: number; text: string }>((resolve, reject) => {
+				const url = new URL(`${cluster.url}/projects/${projectId}/labels`);
+				const req = http.request(url, { method: "POST", headers: { "PRIVATE-TOKEN": owner.token, "Content-Length": Buffer.byteLength(body) } }, res => {
+					let text = "";
+					res.setEncoding("utf8");
+					res.on("data", chunk => (text += chunk));
+					res.on("end", () => resolve({ status: res.statusCode!, text }));
+				});
+				req.on("error", reject);
+				req.end(body);
+			});
+		const created = await post(JSON.stringify({ name: "untyped", color: "#abcdef" }));
+		expect(created.status).toBe(200);
+		expect(JSON.parse(created.text)).toEqual({ name: "untyped", color: "#ABCDEF", description: null });
+		const broken = await post("name=untyped2&color=%23abcdef");
+		expect([broken.status, JSON.parse(broken.text)]).toEqual([400, { message: '400 (Bad request) "body" is invalid' }]);
+		expect((await api.del(`/projects/${projectId}/labels`, { query: { name: "untyped" } })).status).toBe(200);
 	});
 
 	it("refuses a duplicate name with 409 before looking at the colour", async () => {
