@@ -1,7 +1,10 @@
 /**
  * 1. Gateway overhead: `GET /projects/:id/labels` (20 labels) through the whole stack, all-in-one
  * and split over NATS with the Redis cacher, each against three baselines measured in the same
- * run, one deployment at a time so the CPU is not shared between them:
+ * run. The deployment and its baselines are all started first, then loaded in turns, one at a time
+ * (an idle process costs nothing), three rounds: on a shared machine a slow minute falls on all of
+ * them alike, and each one's latencies are every response of its three loads, its throughput the
+ * median load's. The baselines:
  * - a bare Node http server in its own process returning the same bytes (the physical floor);
  * - a minimal moleculer-web gateway with one local action returning the same data (the all-in-one
  *   shape's framework limit);
@@ -17,10 +20,12 @@
 import type { BenchContext, Goal, Row, Scenario } from "../scenario";
 import { NATS_URL, type StackOptions } from "../support/stack";
 import { single, round } from "../support/stats";
-import type { LoadResult } from "../support/load";
-import { cpuShares, deploymentCpuAccount } from "../support/cpu";
+import { mergeLoads, type LoadResult } from "../support/load";
+import { addCpuSamples, cpuShares, deploymentCpuAccount, type CpuSample } from "../support/cpu";
 
 const LABELS = 20;
+/** Measured loads of each deployment and baseline, taken in turns. */
+const ROUNDS = 3;
 
 interface Case {
 	name: string;
@@ -77,11 +82,24 @@ function compare(ctx: BenchContext, what: string, result: LoadResult, against: s
 	];
 }
 
+/** What one case measures in turns: the deployment and its baselines, all started before the first load. */
+interface Subject {
+	name: string;
+	url: string;
+	/** Processes whose CPU is kept with the rows (none: not accounted). */
+	procs: { name: string; child: { pid?: number } }[];
+	runs: LoadResult[];
+	cpu: CpuSample[];
+}
+
 const scenario: Scenario = {
 	name: "gateway overhead",
 	description: `GET /projects/:id/labels (${LABELS} labels) vs bare node http and minimal moleculer-web, same data`,
 	async run(ctx: BenchContext): Promise<Row[]> {
 		const rows: Row[] = [];
+		// Each load runs ROUNDS times, in turns with its baselines', so that a slower minute of a shared
+		// machine falls on all of them alike; a quick run checks the harness with one round.
+		const rounds = ctx.quick ? 1 : ROUNDS;
 		for (const c of CASES) {
 			ctx.log(`starting ${c.name}`);
 			const stack = await ctx.startStack(c.stack);
@@ -97,52 +115,57 @@ const scenario: Scenario = {
 				throw new Error(`expected ${LABELS} labels, got ${sample.bytes.toString().slice(0, 200)}`);
 			const headers = { "PRIVATE-TOKEN": stack.rootToken };
 
-			ctx.log(`load: ${c.name}`);
-			const account = deploymentCpuAccount(stack.processes);
-			const full = checked(c.name, await ctx.load({ url: stack.url + path, headers }));
-			const cpu = cpuShares(account.stop());
-			await stack.stop();
-
 			const bare = await ctx.startBareServer(sample.bytes, { "Content-Type": sample.headers.get("content-type") ?? "application/json" });
-			ctx.log(`load: bare server`);
-			const bareLoad = checked("bare server", await ctx.load({ url: bare.url, headers }));
-			bare.proc.child.kill("SIGKILL");
-
 			const frameworkNats = c.framework.nats ? { url: NATS_URL, namespace: `${stack.namespace}-fw` } : undefined;
 			const framework = await ctx.startFrameworkBaseline(sample.bytes, frameworkNats);
-			ctx.log(`load: ${c.framework.name}`);
-			const frameworkAccount = deploymentCpuAccount(framework.procs);
-			const frameworkLoad = checked(c.framework.name, await ctx.load({ url: framework.url, headers }));
-			const frameworkCpu = cpuShares(frameworkAccount.stop());
-			for (const p of framework.procs) p.child.kill("SIGKILL");
+			const binary =
+				c.framework.binaryName && frameworkNats
+					? await ctx.startFrameworkBaseline(sample.bytes, { ...frameworkNats, namespace: `${frameworkNats.namespace}-notepack` }, "Notepack")
+					: null;
+			const subject = (name: string, url: string, procs: Subject["procs"]): Subject => ({ name, url, procs, runs: [], cpu: [] });
+			const full = subject(c.name, stack.url + path, stack.processes);
+			const bareServer = subject("bare server", bare.url, []);
+			const minimal = subject(c.framework.name, framework.url, framework.procs);
+			const notepack = binary && c.framework.binaryName ? subject(c.framework.binaryName, binary.url, []) : null;
+			const subjects = [full, bareServer, minimal, ...(notepack ? [notepack] : [])];
+			for (let round = 1; round <= rounds; round++)
+				for (const s of subjects) {
+					ctx.log(`load ${round}/${rounds}: ${s.name}`);
+					const account = s.procs.length ? deploymentCpuAccount(s.procs) : null;
+					s.runs.push(checked(s.name, await ctx.load({ url: s.url, headers })));
+					if (account) s.cpu.push(account.stop());
+				}
+			await stack.stop();
+			bare.proc.child.kill("SIGKILL");
+			for (const p of [...framework.procs, ...(binary?.procs ?? [])]) p.child.kill("SIGKILL");
 
-			const extra = { requests: full.requests, responseBytes: sample.bytes.length, connections: ctx.connections, seconds: ctx.duration, ...cpu };
-			rows.push(...compare(ctx, c.name, full, "bare node http, same bytes", bareLoad, extra));
-			rows.push(...compare(ctx, c.name, full, c.framework.name, frameworkLoad, extra, c.framework.goal));
+			const [fullLoad, bareLoad, frameworkLoad] = [full, bareServer, minimal].map(s => mergeLoads(s.runs));
+			const extra = {
+				requests: fullLoad.requests,
+				responseBytes: sample.bytes.length,
+				connections: ctx.connections,
+				seconds: ctx.duration,
+				rounds,
+				...cpuShares(addCpuSamples(full.cpu)),
+			};
+			rows.push(...compare(ctx, c.name, fullLoad, "bare node http, same bytes", bareLoad, extra));
+			rows.push(...compare(ctx, c.name, fullLoad, c.framework.name, frameworkLoad, extra, c.framework.goal));
 			if (c.tailGoal)
 				rows.push({
 					case: c.name,
 					metric: `latency ms p99 @ c=${ctx.connections}`,
-					value: single(full.latency.p99 ?? NaN),
+					value: single(fullLoad.latency.p99 ?? NaN),
 					baseline: "its own median",
-					baselineValue: single(full.latency.median ?? NaN),
+					baselineValue: single(fullLoad.latency.median ?? NaN),
 					better: "lower",
 					extra,
 					goal: c.tailGoal,
 				});
-			const frameworkExtra = { requests: frameworkLoad.requests, ...frameworkCpu };
+			const frameworkExtra = { requests: frameworkLoad.requests, rounds, ...cpuShares(addCpuSamples(minimal.cpu)) };
 			rows.push(...compare(ctx, c.framework.name, frameworkLoad, "bare node http, same bytes", bareLoad, frameworkExtra));
-
-			if (c.framework.binaryName && frameworkNats) {
-				const binary = await ctx.startFrameworkBaseline(
-					sample.bytes,
-					{ ...frameworkNats, namespace: `${frameworkNats.namespace}-notepack` },
-					"Notepack",
-				);
-				ctx.log(`load: ${c.framework.binaryName}`);
-				const binaryLoad = checked(c.framework.binaryName, await ctx.load({ url: binary.url, headers }));
-				for (const p of binary.procs) p.child.kill("SIGKILL");
-				rows.push(...compare(ctx, c.framework.binaryName, binaryLoad, c.framework.name, frameworkLoad, { requests: binaryLoad.requests }));
+			if (notepack && c.framework.binaryName) {
+				const binaryLoad = mergeLoads(notepack.runs);
+				rows.push(...compare(ctx, c.framework.binaryName, binaryLoad, c.framework.name, frameworkLoad, { requests: binaryLoad.requests, rounds }));
 			}
 		}
 		return rows;

@@ -93,6 +93,19 @@ export function deploymentCpuAccount(processes: { name: string; child: { pid?: n
 	});
 }
 
+/** Windows of the same account taken in turns with others, added up. */
+export function addCpuSamples(samples: CpuSample[]): CpuSample {
+	const byProcess: Record<string, number> = {};
+	for (const s of samples) for (const [name, ms] of Object.entries(s.byProcess)) byProcess[name] = (byProcess[name] ?? 0) + ms;
+	const idle = samples.every(s => s.idleMs !== undefined) ? samples.reduce((t, s) => t + s.idleMs!, 0) : undefined;
+	return {
+		byProcess,
+		...(idle === undefined ? {} : { idleMs: idle }),
+		wallMs: samples.reduce((t, s) => t + s.wallMs, 0),
+		availableMs: samples.reduce((t, s) => t + s.availableMs, 0),
+	};
+}
+
 /**
  * `{cpu<Name>Pct: …}`: each process's share of one core over the window, for a row's `extra`, and
  * `cpuIdlePct`, the time no process ran, in the same unit (so all of them add up to the cores × 100).

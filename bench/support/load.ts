@@ -5,7 +5,7 @@
  * event (hrtime, sub-millisecond) and summarised exactly.
  */
 import autocannon from "autocannon";
-import { summarize, type Summary } from "./stats";
+import { percentile, summarize, type Summary } from "./stats";
 
 export interface LoadOptions {
 	url: string;
@@ -25,9 +25,11 @@ export interface LoadOptions {
 }
 
 export interface LoadResult {
-	/** Completed requests per second over the measured run. */
+	/** Completed requests per second over the measured run (merged runs: the median of theirs). */
 	rps: number;
 	latency: Summary;
+	/** Every response time, ms (for merging runs). */
+	samples: number[];
 	requests: number;
 	/** Connection errors and timeouts, and responses outside 2xx: a valid run has none. */
 	errors: number;
@@ -61,9 +63,32 @@ export async function runLoad(opts: LoadOptions, defaults: { connections: number
 	return {
 		rps: samples.length / seconds,
 		latency: summarize(samples),
+		samples,
 		requests: samples.length,
 		errors: result.errors + result.timeouts,
 		non2xx: result.non2xx,
+		statusCodes,
+	};
+}
+
+/**
+ * Runs of the same load, taken in turns with other loads (bench scenario 1), as one result: every
+ * response time in one distribution, and the median run's throughput, which a run slowed by a
+ * neighbour on a shared machine moves least.
+ */
+export function mergeLoads(runs: LoadResult[]): LoadResult {
+	const samples = runs.flatMap(r => r.samples);
+	const rates = runs.map(r => r.rps).sort((a, b) => a - b);
+	const statusCodes: Record<string, number> = {};
+	for (const r of runs) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+	const sum = (pick: (r: LoadResult) => number) => runs.reduce((total, r) => total + pick(r), 0);
+	return {
+		rps: percentile(rates, 50),
+		latency: summarize(samples),
+		samples,
+		requests: samples.length,
+		errors: sum(r => r.errors),
+		non2xx: sum(r => r.non2xx),
 		statusCodes,
 	};
 }
