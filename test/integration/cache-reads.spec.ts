@@ -29,7 +29,7 @@ const labels: ServiceSchema = {
 			params: { kind: { type: "string" } },
 			handler(ctx) {
 				const kind = (ctx.params as { kind: string }).kind;
-				if (kind === "array") return [{ name: "Äpfel & \"Birnen\" 😀 \u2028", id: 1 }];
+				if (kind === "array") return [{ name: 'Äpfel & "Birnen" 😀 \u2028', id: 1 }];
 				if (kind === "object") return { name: "bug", nested: { n: 1.5e-7 } };
 				if (kind === "text") return "plain";
 				return null;
@@ -128,7 +128,10 @@ it("sends unchanged JSON arrays and objects, not pages of results nor other valu
 });
 
 it("gives an answer from a cache that hands out bytes only once they are there, and nothing while it is away", async () => {
-	const entries = new Map<string, Buffer>([["k", Buffer.from("[1]")], ["odd", Buffer.from("not json")]]);
+	const entries = new Map<string, Buffer>([
+		["k", Buffer.from("[1]")],
+		["odd", Buffer.from("not json")],
+	]);
 	const cacher = {
 		connected: true,
 		get: () => Promise.reject(new Error("must not be asked")),
