@@ -128,11 +128,20 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 				if (needed !== undefined && !(ctx.meta.access && hasLevel(ctx.meta.access, needed))) throw forbidden();
 			},
 
-			/** The token's owner (from the cache when accounts has it there); an unknown token counts against the address. */
+			/**
+			 * The token's owner: kept from a recent request (gateway/auth.ts), else from the cache when
+			 * accounts has it there, else from accounts; an unknown token counts against the address.
+			 */
 			async resolveCaller(this: CallerThis, ctx: Ctx, res: Res, address: string, token: TokenLookup): Promise<Caller> {
+				const recentTokens: RecentTokens = this.recentTokens;
+				const kept = recentTokens.ownerOf(token);
+				if (kept) return kept;
 				try {
 					const hit = await this.cacheReads.readKey(token.key);
-					return hit === undefined ? await ctx.call<Caller, object>(RESOLVE_TOKEN.action, { tokenHash: token.hash }, callOptions) : (hit as Caller);
+					const owner =
+						hit === undefined ? await ctx.call<Caller, object>(RESOLVE_TOKEN.action, { tokenHash: token.hash }, callOptions) : (hit as Caller);
+					recentTokens.keepOwner(token, owner);
+					return owner;
 				} catch (err) {
 					if ((err as { code?: number }).code === 401) await this.limits.count(res, addressKey(address));
 					throw err;

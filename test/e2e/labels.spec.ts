@@ -7,7 +7,8 @@ import http from "http";
 import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
 import { REDIS_URL } from "../support/servers";
-import { client } from "../support/http";
+import { client, waitFor } from "../support/http";
+import { hashToken } from "../../lib/crypto/tokens";
 import { createProject, createUser, roleMatrix, type TestUser } from "../support/fixtures";
 
 let cluster: Cluster;
@@ -397,6 +398,40 @@ describe("the Redis label cache", () => {
 			expect((await as(owner.token).get(`/projects/${a}/labels`)).body.map((l: { name: string }) => l.name)).toEqual(["fresh"]);
 		} finally {
 			redis.disconnect();
+		}
+	});
+});
+
+describe("a token's owner", () => {
+	it("is read from the shared cache by the first request only, then kept by the gateway", async () => {
+		const probe = new Redis(REDIS_URL);
+		const monitor = await probe.monitor(); // a connection of its own
+		const user = await createUser(cluster.api());
+		const tokenKey = `MOL-${cluster.namespace}-accounts.resolveToken:"${hashToken(user.token)}"`;
+		const reads: string[] = [];
+		let seen = "";
+		monitor.on("monitor", (_time: string, args: string[]) => {
+			if (String(args[0]).toLowerCase() !== "get") return;
+			if (args[1] === tokenKey) reads.push(args[1]);
+			else if (String(args[1]).startsWith("sentinel-")) seen = String(args[1]);
+		});
+		// Redis runs commands in order: once a later GET is seen, the requests' reads have all been seen.
+		const settled = async () => {
+			const sentinel = `sentinel-${Math.random()}`;
+			await probe.get(sentinel);
+			await waitFor("the monitor to catch up", () => seen === sentinel, 5000, 10);
+		};
+		try {
+			expect((await as(user.token).get("/user")).status).toBe(200);
+			await settled();
+			const first = reads.length;
+			expect(first).toBeGreaterThanOrEqual(1); // the gateway's read (and accounts' own, on a miss)
+			for (let i = 0; i < 5; i++) expect((await as(user.token).get("/user")).body.username).toBe(user.username);
+			await settled();
+			expect(reads).toHaveLength(first);
+		} finally {
+			monitor.disconnect();
+			probe.disconnect();
 		}
 	});
 });

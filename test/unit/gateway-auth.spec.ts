@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "http";
-import { extractToken, RecentTokens } from "../../gateway/auth";
+import { extractToken, OWNER_KEPT_MS, RecentTokens } from "../../gateway/auth";
 import { hashToken } from "../../lib/crypto/tokens";
 
 const req = (over: Partial<{ headers: Record<string, string>; query: Record<string, unknown>; body: unknown; originalUrl: string; remote: string }>) =>
@@ -38,6 +38,20 @@ describe("recent tokens", () => {
 		expect(recent.lookup("abcdefghij1234567890")).not.toBe(first);
 		expect(recent.lookup("abcdefghij1234567890")).toEqual(first);
 		expect(named).toHaveLength(4);
+	});
+
+	it("keep a token's owner once it is resolved, for OWNER_KEPT_MS, and lose it with the token", () => {
+		const recent = new RecentTokens(hash => `accounts.resolveToken:"${hash}"`, 2);
+		const owner = { id: 7, username: "jane", is_admin: false };
+		const found = recent.lookup("abcdefghij1234567890");
+		expect(recent.ownerOf(found, 1_000)).toBeUndefined(); // never resolved: nothing kept
+		recent.keepOwner(found, owner, 1_000);
+		expect(recent.ownerOf(recent.lookup("abcdefghij1234567890"), 1_000 + OWNER_KEPT_MS - 1)).toBe(owner);
+		expect(recent.ownerOf(found, 1_000 + OWNER_KEPT_MS)).toBeUndefined();
+		recent.keepOwner(found, owner, 50_000);
+		recent.lookup("second-token-000000a");
+		recent.lookup("third-token-0000000b"); // pushes out the oldest, with its owner
+		expect(recent.ownerOf(recent.lookup("abcdefghij1234567890"), 50_000)).toBeUndefined();
 	});
 
 	it("name no look-up when there is no cache to read", () => {
