@@ -102,4 +102,17 @@ export class RecentTokens {
 		found.owner = owner;
 		found.ownerUntil = now + OWNER_KEPT_MS;
 	}
+
+	/**
+	 * Forgets the owners of the look-ups a change of access cleans (ACCESS_CHANGED_EVENT): those
+	 * under the keys it names, and every one when it names a pattern (cleans are rare).
+	 */
+	forgetOwners(keys: string[], patterns: string[]): void {
+		const named = new Set(keys);
+		for (const found of this.recent.values())
+			if (patterns.length > 0 || (found.key !== null && named.has(found.key))) {
+				found.owner = undefined;
+				found.ownerUntil = undefined;
+			}
+	}
 }

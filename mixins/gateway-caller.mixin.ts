@@ -15,7 +15,15 @@ import { clientAddress, trustedProxyList } from "../gateway/client-address";
 import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_TOKEN } from "../lib/accounts/auth-cache";
+import {
+	ACCESS_CHANGED_EVENT,
+	changedTargets,
+	MAX_PROJECT_REF,
+	PROJECT_ACCESS,
+	projectRefKey,
+	RESOLVE_TOKEN,
+	type AccessChange,
+} from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
 import { limiterRedis } from "../lib/api/rate-limiter";
@@ -199,6 +207,11 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 			/** Parameter schemas may have changed with the services. */
 			"$services.changed"(this: CallerThis) {
 				this.edgeValidator.forget();
+			},
+			/** The token owners kept here go with the cached look-ups a change cleans (mixins/access-cache.mixin.ts). */
+			[ACCESS_CHANGED_EVENT](this: CallerThis, ctx: Context<AccessChange>) {
+				const { keys, patterns } = changedTargets(ctx.params);
+				this.recentTokens.forgetOwners(keys, patterns);
 			},
 		},
 

@@ -54,6 +54,17 @@ describe("recent tokens", () => {
 		expect(recent.ownerOf(recent.lookup("abcdefghij1234567890"), 50_000)).toBeUndefined();
 	});
 
+	it("forget the owners of the look-ups a change of access cleans: those it names, every one for a pattern", () => {
+		const recent = new RecentTokens(hash => `accounts.resolveToken:"${hash}"`);
+		const owner = { id: 7, username: "jane", is_admin: false };
+		const [a, b] = ["token-a-000000000000", "token-b-000000000000"].map(t => recent.lookup(t));
+		for (const found of [a, b]) recent.keepOwner(found, owner, 0);
+		recent.forgetOwners([a.key!, 'accounts.projectAccess:"1"|7|false'], []);
+		expect([recent.ownerOf(a, 1), recent.ownerOf(b, 1)]).toEqual([undefined, owner]);
+		recent.forgetOwners([], ['accounts.projectAccess:"1"|*']);
+		expect(recent.ownerOf(b, 1)).toBeUndefined();
+	});
+
 	it("name no look-up when there is no cache to read", () => {
 		expect(new RecentTokens(() => null).lookup("abcdefghij1234567890")).toEqual({ hash: hashToken("abcdefghij1234567890"), key: null });
 	});
