@@ -15,6 +15,11 @@ const MISS = undefined;
 type WithEncoded = { getEncoded?: (key: string) => Promise<Buffer | null> };
 const encodedOf = (cacher: object) => (cacher as WithEncoded).getEncoded;
 
+/** A stand-in ioredis client: PING answers through `answer` (up, down or stalled), and the commands given. */
+function standInClient(answer: <T>(value: T) => Promise<T>, commands: object = {}) {
+	return Object.assign(new EventEmitter(), { options: { enableOfflineQueue: true }, ping: () => answer("PONG") }, commands);
+}
+
 function setup(serializer: unknown = new Serializers.JSON()) {
 	let mode: "up" | "down" | "stalled" = "up";
 	const read: string[] = [];
@@ -23,11 +28,7 @@ function setup(serializer: unknown = new Serializers.JSON()) {
 	const logs: string[] = [];
 	const answer = <T>(value: T): Promise<T> =>
 		mode === "up" ? Promise.resolve(value) : mode === "down" ? Promise.reject(new Error("Connection is closed.")) : new Promise<T>(() => undefined);
-	const client = Object.assign(new EventEmitter(), {
-		options: { enableOfflineQueue: true },
-		ping: () => answer("PONG"),
-		getBuffer: (key: string) => (read.push(key), answer(Buffer.from('["cached"]'))),
-	});
+	const client = standInClient(answer, { getBuffer: (key: string) => (read.push(key), answer(Buffer.from('["cached"]'))) });
 	const cacher = {
 		client,
 		connected: true,
@@ -129,9 +130,7 @@ describe("resilient cache", () => {
 		const steps: string[] = [];
 		const removed: string[] = [];
 		const slow = <T>(value: T) => new Promise<T>(resolve => setTimeout(() => resolve(value), 150));
-		const client = Object.assign(new EventEmitter(), {
-			options: { enableOfflineQueue: true },
-			ping: () => Promise.resolve("PONG"),
+		const client = standInClient(value => Promise.resolve(value), {
 			scan: (cursor: string, ...args: (string | number)[]) => {
 				steps.push(`${cursor} ${args.join(" ")}`);
 				const i = Number(cursor);
@@ -162,11 +161,7 @@ describe("resilient cache", () => {
 		let up = false;
 		const order: string[] = [];
 		const answer = <T>(value: T) => (up ? Promise.resolve(value) : Promise.reject(new Error("Connection is closed.")));
-		const client = Object.assign(new EventEmitter(), {
-			options: { enableOfflineQueue: true },
-			ping: () => answer("PONG"),
-			getBuffer: () => answer(Buffer.from("[1]")),
-		});
+		const client = standInClient(answer);
 		const generations: WriteGenerations = {
 			read: () => answer(["", ""] as const),
 			bump: () => (order.push("bump"), answer(undefined)),
@@ -207,11 +202,7 @@ describe("resilient cache and the clean relay (lib/cache/clean-relay.ts)", () =>
 		const order: string[] = [];
 		const sent: [string[], string[]][] = [];
 		const answer = <T>(value: T) => (up ? Promise.resolve(value) : Promise.reject(new Error("Connection is closed.")));
-		const client = Object.assign(new EventEmitter(), {
-			options: { enableOfflineQueue: true },
-			ping: () => answer("PONG"),
-			getBuffer: () => answer(Buffer.from("[1]")),
-		});
+		const client = standInClient(answer, { getBuffer: () => answer(Buffer.from("[1]")) });
 		const generations: WriteGenerations = {
 			read: () => answer(["", ""] as const),
 			bump: () => answer(undefined),
