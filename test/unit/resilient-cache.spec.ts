@@ -172,7 +172,6 @@ describe("resilient cache", () => {
 			client,
 			connected: true,
 			generations,
-			serializer: new Serializers.JSON(),
 			opts: { missingResponse: MISS },
 			get: (_key: string) => answer<unknown>("cached"),
 			set: () => answer("OK"),
