@@ -193,28 +193,21 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike, r
 	client.on("close", () => degrade("connection closed"));
 	client.on("error", (err: Error) => degrade(err?.message ?? "error"));
 
-	cacher.get = async (key: string) => {
-		if (relay?.hides(key)) return cacher.opts.missingResponse;
+	/** A read: a miss for an entry a relayed clean is removing, bounded, and a miss (degrading) on failure. */
+	const read = async <T>(key: string, work: () => Promise<T>, miss: T): Promise<T> => {
+		if (relay?.hides(key)) return miss;
 		try {
-			return await bounded(() => original.get(key), "cache GET");
+			return await bounded(work, "cache GET");
 		} catch (err) {
 			degrade((err as Error).message);
-			return cacher.opts.missingResponse;
+			return miss;
 		}
 	};
+	cacher.get = (key: string) => read(key, () => original.get(key), cacher.opts.missingResponse);
 	// Plain JSON only: what another serializer stores is not the body the gateway would send.
 	const getBuffer = client.getBuffer?.bind(client);
-	if (getBuffer && cacher.serializer instanceof Serializers.JSON) {
-		cacher.getEncoded = async (key: string) => {
-			if (relay?.hides(key)) return null;
-			try {
-				return await bounded(() => getBuffer((cacher.prefix ?? "") + key), "cache GET");
-			} catch (err) {
-				degrade((err as Error).message);
-				return null;
-			}
-		};
-	}
+	if (getBuffer && cacher.serializer instanceof Serializers.JSON)
+		cacher.getEncoded = (key: string) => read<Buffer | null>(key, () => getBuffer((cacher.prefix ?? "") + key), null);
 	cacher.set = async (key: string, data: unknown, ttl?: number) => {
 		try {
 			return await bounded(() => original.set(key, data, ttl), "cache SET");
