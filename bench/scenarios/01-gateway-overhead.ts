@@ -118,15 +118,15 @@ const scenario: Scenario = {
 			const bare = await ctx.startBareServer(sample.bytes, { "Content-Type": sample.headers.get("content-type") ?? "application/json" });
 			const frameworkNats = c.framework.nats ? { url: NATS_URL, namespace: `${stack.namespace}-fw` } : undefined;
 			const framework = await ctx.startFrameworkBaseline(sample.bytes, frameworkNats);
-			const binary =
-				c.framework.binaryName && frameworkNats
-					? await ctx.startFrameworkBaseline(sample.bytes, { ...frameworkNats, namespace: `${frameworkNats.namespace}-notepack` }, "Notepack")
-					: null;
+			const binaryName = frameworkNats ? c.framework.binaryName : undefined;
+			const binary = binaryName
+				? await ctx.startFrameworkBaseline(sample.bytes, { ...frameworkNats!, namespace: `${frameworkNats!.namespace}-notepack` }, "Notepack")
+				: null;
 			const subject = (name: string, url: string, procs: Subject["procs"]): Subject => ({ name, url, procs, runs: [], cpu: [] });
 			const full = subject(c.name, stack.url + path, stack.processes);
 			const bareServer = subject("bare server", bare.url, []);
 			const minimal = subject(c.framework.name, framework.url, framework.procs);
-			const notepack = binary && c.framework.binaryName ? subject(c.framework.binaryName, binary.url, []) : null;
+			const notepack = binary && binaryName ? subject(binaryName, binary.url, []) : null;
 			const subjects = [full, bareServer, minimal, ...(notepack ? [notepack] : [])];
 			for (let round = 1; round <= rounds; round++)
 				for (const s of subjects) {
@@ -163,9 +163,9 @@ const scenario: Scenario = {
 				});
 			const frameworkExtra = { requests: frameworkLoad.requests, rounds, ...cpuShares(addCpuSamples(minimal.cpu)) };
 			rows.push(...compare(ctx, c.framework.name, frameworkLoad, "bare node http, same bytes", bareLoad, frameworkExtra));
-			if (notepack && c.framework.binaryName) {
+			if (notepack) {
 				const binaryLoad = mergeLoads(notepack.runs);
-				rows.push(...compare(ctx, c.framework.binaryName, binaryLoad, c.framework.name, frameworkLoad, { requests: binaryLoad.requests, rounds }));
+				rows.push(...compare(ctx, notepack.name, binaryLoad, c.framework.name, frameworkLoad, { requests: binaryLoad.requests, rounds }));
 			}
 		}
 		return rows;
