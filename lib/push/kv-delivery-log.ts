@@ -10,7 +10,8 @@
  * that is older than `pendingMs` is taken over with a compare-and-set on its revision.
  *
  * Round trips: a first claim is one write, `complete` one write (retried while a stream leader
- * is being elected, so that a delivery made is not made again); a claim on a record that exists
+ * is being elected, so that a delivery made is not made again; the records completed in one turn
+ * of the event loop share a socket write); a claim on a record that exists
  * reads it (any replica answers) and, to take it over, writes once more. What this process
  * completed is also kept in memory, so its own redeliveries cost nothing.
  */
@@ -33,6 +34,23 @@ const DONE = "done";
 /** Completed keys remembered in memory (a redelivery to this process then needs no round trip). */
 const LOCAL_DONE_MAX = 50_000;
 const WRONG_LAST_SEQUENCE = 10071;
+
+/**
+ * Resolves on the event loop's next turn, together with every other caller of this turn. Records
+ * written right after it leave in one socket write: nats.js sends what was queued when the
+ * current task's microtasks end, and deliveries finish one socket callback at a time (each would
+ * otherwise be a write of its own, and a read for the NATS server).
+ */
+let turn: Promise<void> | null = null;
+function nextTurn(): Promise<void> {
+	turn ??= new Promise<void>(resolve =>
+		setImmediate(() => {
+			turn = null;
+			resolve();
+		}),
+	);
+	return turn;
+}
 
 const conflict = (err: unknown) => (err as { api_error?: { err_code?: number } })?.api_error?.err_code === WRONG_LAST_SEQUENCE;
 
@@ -142,6 +160,7 @@ export class KvDeliveryLog implements DeliveryLog {
 		try {
 			const { records } = await this.open();
 			const deadline = Date.now() + (this.opts.completeRetryMs ?? 30_000);
+			await nextTurn();
 			for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
 				try {
 					await records.put(kvKey(key), sc.encode(DONE));

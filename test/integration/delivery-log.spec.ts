@@ -3,6 +3,7 @@
  * NATS, and the in-memory twin.
  */
 import Redis from "ioredis";
+import net from "net";
 import { connect, StringCodec } from "nats";
 import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type DeliveryLog } from "../../lib/push/delivery-log";
 import { KvDeliveryLog, kvKey } from "../../lib/push/kv-delivery-log";
@@ -123,6 +124,29 @@ describe("key-value delivery log across processes", () => {
 			expect(await log.claim(key)).toBe("go");
 		} finally {
 			await Promise.all([log.close(), other.close()]);
+		}
+	});
+
+	it("writes the records completed in one turn of the event loop together: one socket write, not one each", async () => {
+		const keys = Array.from({ length: 20 }, (_, i) => deliveryKey(prefix, "g", `e-kv-turn-${i}`, "t"));
+		// A slow heartbeat, so that nothing else of this log writes to NATS meanwhile.
+		const log = new KvDeliveryLog(NATS_URL, { ...kvOpts, aliveMs: 60_000 });
+		const fresh = new KvDeliveryLog(NATS_URL, kvOpts);
+		const natsPort = Number(new URL(NATS_URL).port);
+		const write = jest.spyOn(net.Socket.prototype, "write");
+		try {
+			for (const key of keys) expect(await log.claim(key)).toBe("go");
+			write.mockClear();
+			// Deliveries finish one socket callback at a time: here, one immediate each.
+			await Promise.all(keys.map(key => new Promise<void>((resolve, reject) => setImmediate(() => void log.complete(key).then(resolve, reject)))));
+			const toNats = write.mock.contexts.filter(socket => (socket as net.Socket).remotePort === natsPort);
+			expect(toNats.length).toBe(1);
+			write.mockRestore();
+			// Every one of them was written (a process without this one's memory reads them).
+			for (const key of keys) expect(await fresh.claim(key)).toBe("done");
+		} finally {
+			write.mockRestore();
+			await Promise.all([log.close(), fresh.close()]);
 		}
 	});
 });
