@@ -57,6 +57,25 @@ it("pipelines concurrent sends on one connection: every send confirmed, the line
 	expect(p.size).toBe(1);
 });
 
+it("writes a send's lines and its PING to the socket at once: one write, not one a line", async () => {
+	const p = pool({ nick: "onewrite" });
+	const before = dev.messages.length;
+	await p.send(target("#dev"), ["warm"]);
+	await waitFor("the first line", () => dev.messages.length > before);
+	const start = dev.messages.length;
+	const socket = net.Socket.prototype as unknown as Record<"_write" | "_writev", (...args: unknown[]) => void>;
+	const writes = [jest.spyOn(socket, "_write"), jest.spyOn(socket, "_writev")];
+	try {
+		await p.send(target("#dev"), ["first", "second"]);
+		const toIrc = writes.flatMap(w => w.mock.contexts).filter(s => (s as net.Socket).remotePort === irc.port);
+		expect(toIrc.length).toBe(1);
+	} finally {
+		for (const w of writes) w.mockRestore();
+	}
+	await waitFor("two lines", () => dev.messages.length >= start + 2);
+	expect(dev.messages.slice(start).map(m => m.text)).toEqual(["first", "second"]);
+});
+
 it("sends a line longer than one IRC message in several, as irc-framework splits it", async () => {
 	const p = pool({ nick: "longbot" });
 	const start = dev.messages.length;

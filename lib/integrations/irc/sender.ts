@@ -40,6 +40,19 @@ const MAX_INCOMING_LINE_BYTES = 16 * 1024;
  * looked), and a bound on what a server may send without a newline: past it the connection ends.
  */
 class GuardedTransport extends NetTransport {
+	/**
+	 * The lines written together (a send's lines and its PING) leave in one socket write: the socket
+	 * is corked until the current microtasks and ticks are done, instead of one write each.
+	 */
+	writeLine(line: string, cb?: () => void): void {
+		const socket = this.socket;
+		if (socket && !socket.writableCorked) {
+			socket.cork();
+			process.nextTick(() => socket.uncork());
+		}
+		super.writeLine(line, cb);
+	}
+
 	onSocketData(data: Buffer): void {
 		super.onSocketData(data);
 		if (this.incoming_buffer.length <= MAX_INCOMING_LINE_BYTES) return;
