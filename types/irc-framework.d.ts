@@ -40,7 +40,6 @@ declare module "irc-framework/src/transports/net" {
 		setEncoding(encoding: string): boolean;
 		_onSocketCreate(options: Record<string, unknown>, socket: import("net").Socket): void;
 		onSocketData(data: Buffer): void;
-		writeLine(line: string, cb?: () => void): void;
 		close(force?: boolean): void;
 		connect(): void;
 	}

@@ -6,9 +6,11 @@
  */
 import crypto from "crypto";
 import fs from "fs";
+import net from "net";
 import path from "path";
 import nodemailer, { type SendMailOptions, type Transporter } from "nodemailer";
 import { PermanentError, TransientError } from "../../outbound/errors";
+import { writeInTurns } from "../../outbound/write-in-turns";
 
 export interface MailerOptions {
 	smtpUrl: string;
@@ -32,6 +34,33 @@ function smtpError(err: unknown): Error {
 	return new TransientError(msg, e.responseCode);
 }
 
+type SocketCallback = (err: Error | null, socketOptions?: { connection: net.Socket }) => void;
+
+/**
+ * nodemailer's `getSocket`: connects to the host and port nodemailer would (its defaults: localhost,
+ * 587 or 465 for smtps), within `timeoutMs`, and hands over a socket whose writes of one turn
+ * leave together: a mail's headers, body and final dot in one write instead of three
+ * (lib/outbound/write-in-turns.ts). nodemailer greets, upgrades to TLS and times out as ever.
+ */
+function smtpSocket(timeoutMs: number) {
+	return (options: { host?: string; port?: number | string; secure?: boolean }, callback: SocketCallback): void => {
+		const port = Number(options.port) || (options.secure ? 465 : 587);
+		const socket = net.connect({ host: options.host || "localhost", port });
+		const fail = (err: Error) => {
+			clearTimeout(timer);
+			socket.destroy();
+			callback(err);
+		};
+		const timer = setTimeout(() => fail(Object.assign(new Error("Connection timeout"), { code: "ETIMEDOUT" })), timeoutMs);
+		socket.once("error", fail);
+		socket.once("connect", () => {
+			clearTimeout(timer);
+			socket.off("error", fail);
+			callback(null, { connection: writeInTurns(socket) });
+		});
+	};
+}
+
 export function createMailer(opts: MailerOptions): Mailer {
 	if (opts.smtpUrl) {
 		const transport: Transporter = nodemailer.createTransport({
@@ -43,6 +72,7 @@ export function createMailer(opts: MailerOptions): Mailer {
 			connectionTimeout: opts.timeoutMs,
 			greetingTimeout: opts.timeoutMs,
 			socketTimeout: opts.timeoutMs,
+			getSocket: smtpSocket(opts.timeoutMs),
 		} as never);
 		const where = new URL(opts.smtpUrl);
 		return {

@@ -14,6 +14,7 @@ import { Client } from "irc-framework";
 import NetTransport from "irc-framework/src/transports/net";
 import { PermanentError, TransientError } from "../../outbound/errors";
 import { checkIrcPort, guardedLookup, isBlockedAddress, SsrfError } from "../../outbound/ssrf-guard";
+import { writeInTurns } from "../../outbound/write-in-turns";
 import { serverKey, type IrcTarget } from "./recipients";
 
 export interface IrcSenderOptions {
@@ -37,22 +38,10 @@ const MAX_INCOMING_LINE_BYTES = 16 * 1024;
 
 /**
  * irc-framework's TCP/TLS transport with the guarded DNS lookup (the socket goes where the guard
- * looked), and a bound on what a server may send without a newline: past it the connection ends.
+ * looked), the writes of one turn of the event loop in one syscall, and a bound on what a server
+ * may send without a newline: past it the connection ends.
  */
 class GuardedTransport extends NetTransport {
-	/**
-	 * The lines written together (a send's lines and its PING) leave in one socket write: the socket
-	 * is corked until the current microtasks and ticks are done, instead of one write each.
-	 */
-	writeLine(line: string, cb?: () => void): void {
-		const socket = this.socket;
-		if (socket && !socket.writableCorked) {
-			socket.cork();
-			process.nextTick(() => socket.uncork());
-		}
-		super.writeLine(line, cb);
-	}
-
 	onSocketData(data: Buffer): void {
 		super.onSocketData(data);
 		if (this.incoming_buffer.length <= MAX_INCOMING_LINE_BYTES) return;
@@ -76,7 +65,8 @@ class GuardedTransport extends NetTransport {
 			: net.connect({ host, port, lookup });
 		// Lines are small and a PING follows them: without this, Nagle + delayed ACK add ~40 ms each.
 		socket.setNoDelay(true);
-		this.socket = socket;
+		// ...and a send's lines and its PING leave in one write.
+		this.socket = writeInTurns(socket);
 		this._onSocketCreate(o, socket);
 	}
 }

@@ -1,0 +1,87 @@
+/**
+ * The push mailer's SMTP side against a real smtp-server: pooled delivery in two writes a mail,
+ * and how failures are sorted (5xx permanent; refused, silent or 4xx servers transient).
+ */
+import net from "net";
+import { createMailer, type Mailer } from "../../lib/integrations/email/mailer";
+import { PermanentError, TransientError } from "../../lib/outbound/errors";
+import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
+
+let sink: SmtpSink;
+const mailers: Mailer[] = [];
+const mailer = (smtpUrl: string, timeoutMs = 3000) => {
+	const m = createMailer({ smtpUrl, dataDir: "/nonexistent", timeoutMs, poolSize: 1 });
+	mailers.push(m);
+	return m;
+};
+const message = (subject: string) => ({ from: "gitlab@example.com", to: "dev@example.com", subject, text: "line one\n.\nline three\n" });
+
+beforeAll(async () => {
+	sink = await startSmtpSink();
+});
+
+afterEach(() => sink.accept());
+
+afterAll(async () => {
+	for (const m of mailers) m.close();
+	await sink?.stop();
+});
+
+it("sends a mail on a pooled connection in two writes: the envelope, then the whole message", async () => {
+	const m = mailer(sink.url);
+	await m.send(message("warm-up"), "k1");
+	const socket = net.Socket.prototype as unknown as Record<"_write" | "_writev", (...args: unknown[]) => void>;
+	const writes = [jest.spyOn(socket, "_write"), jest.spyOn(socket, "_writev")];
+	try {
+		await m.send(message("measured"), "k2");
+		const toSink = writes.flatMap(w => w.mock.contexts).filter(s => (s as net.Socket).remotePort === sink.port);
+		// MAIL FROM, RCPT TO and DATA pipelined; after the 354, headers, body and the final dot.
+		expect(toSink.length).toBe(2);
+	} finally {
+		for (const w of writes) w.mockRestore();
+	}
+	const mail = sink.messages.find(x => x.subject === "measured");
+	expect(mail?.text).toBe("line one\n.\nline three\n");
+	expect(sink.envelopes.at(-1)).toEqual({ from: "gitlab@example.com", to: ["dev@example.com"] });
+});
+
+it("answers a refused message (5xx) as permanent, a deferred one (4xx) as transient", async () => {
+	const m = mailer(sink.url);
+	sink.refuse(550);
+	await expect(m.send(message("refused"), "k3")).rejects.toThrow(PermanentError);
+	sink.refuse(451);
+	await expect(m.send(message("deferred"), "k4")).rejects.toThrow(TransientError);
+	sink.accept();
+	await m.send(message("accepted again"), "k5");
+	expect(sink.messages.map(x => x.subject)).toContain("accepted again");
+});
+
+it("answers a server that is not listening as transient", async () => {
+	const closed = net.createServer();
+	await new Promise<void>(resolve => closed.listen(0, "127.0.0.1", resolve));
+	const port = (closed.address() as net.AddressInfo).port;
+	await new Promise(resolve => closed.close(resolve));
+	const err = await mailer(`smtp://127.0.0.1:${port}`)
+		.send(message("nobody"), "k6")
+		.catch((e: unknown) => e);
+	expect(err).toBeInstanceOf(TransientError);
+	expect((err as Error).message).toMatch(/^SMTP: .*ECONNREFUSED/);
+});
+
+it("gives up on a server that accepts but never greets, within its time limit, as transient", async () => {
+	const sockets: net.Socket[] = [];
+	const silent = net.createServer(s => void sockets.push(s));
+	await new Promise<void>(resolve => silent.listen(0, "127.0.0.1", resolve));
+	try {
+		const port = (silent.address() as net.AddressInfo).port;
+		const err = await mailer(`smtp://127.0.0.1:${port}`, 300)
+			.send(message("silence"), "k7")
+			.catch((e: unknown) => e);
+		expect(err).toBeInstanceOf(TransientError);
+		// Whichever of nodemailer's two timers (socket, greeting) fires first.
+		expect((err as Error).message).toMatch(/^SMTP: (Timeout|Greeting never received)$/);
+	} finally {
+		for (const s of sockets) s.destroy();
+		await new Promise(resolve => silent.close(resolve));
+	}
+});
