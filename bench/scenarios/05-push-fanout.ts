@@ -9,7 +9,9 @@
  * - latency: events posted at a steady RATE per second (open loop: each POST leaves on time
  *   whatever the previous ones do), end-to-end per delivery (POST sent → peer received it);
  * - loss and duplicates over every event of the run (each delivery must arrive exactly once).
- * The CPU each process used during the burst is kept with the rows (which one was the limit).
+ * The CPU each process used during the burst is kept with the rows (which one was the limit), and
+ * the deployment's CPU and read/write syscalls per event are rows of their own: unlike events/s,
+ * the syscalls do not move with the machine's speed or its neighbours.
  *
  * Deployments: the split one (gateway, accounts, integrations, events and the three workers as
  * seven processes, JetStream on the shared NATS, Redis cacher) and the all-in-one process with
@@ -23,7 +25,7 @@ import http from "http";
 import { performance } from "perf_hooks";
 import { deletePushChannel } from "../../lib/push/provisioning";
 import type { BenchContext, Row, Scenario } from "../scenario";
-import { cpuShares, deploymentCpuAccount, type CpuSample } from "../support/cpu";
+import { cpuShares, deploymentCost, deploymentCpuAccount, type CpuSample } from "../support/cpu";
 import { marker, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
 import { NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
 import { round, single, summarize, type Summary } from "../support/stats";
@@ -59,7 +61,10 @@ interface Measured {
 	events: number;
 	lost: number;
 	duplicates: number;
+	/** What every process used during the measured bursts. */
 	cpu: CpuSample;
+	/** Events of the measured bursts. */
+	measuredEvents: number;
 }
 
 const sha = (s: string) => crypto.createHash("sha1").update(s).digest("hex");
@@ -242,6 +247,7 @@ async function measure(ctx: BenchContext, stack: Stack, peers: RemotePeers, burs
 		lost,
 		duplicates,
 		cpu,
+		measuredEvents: MEASURED_BURSTS * burst,
 	};
 }
 
@@ -307,6 +313,8 @@ const scenario: Scenario = {
 		const aioCase = "all-in-one process, in-process channel";
 		const throughput = `events/s through 3 workers, median of ${MEASURED_BURSTS} bursts of ${burst} @ c=${CONCURRENCY} after ${warmBursts} warm-up`;
 		const eps = (m: Measured) => single(round(m.eventsPerSecond, 1));
+		/** The deployment's cost per event of the measured bursts: it does not move with the machine's speed as events/s does. */
+		const perEvent = (m: Measured, what: "cpuMs" | "syscalls", digits: number) => single(round(deploymentCost(m.cpu)[what] / m.measuredEvents, digits));
 		const latency = (m: Measured): Summary => {
 			const s = summarize(m.latencies);
 			return { median: round(s.median, 1), p99: s.p99 === null ? null : round(s.p99, 1) };
@@ -331,6 +339,22 @@ const scenario: Scenario = {
 				better: "higher",
 				extra: extra(allInOne),
 				goal: { max: 1.0 },
+			},
+			{
+				case: splitCase,
+				metric: "CPU ms per event, every process of the deployment (NATS and Redis too; not the load generator nor the peers), measured bursts",
+				value: perEvent(split, "cpuMs", 2),
+				baseline: aioCase,
+				baselineValue: perEvent(allInOne, "cpuMs", 2),
+				better: "lower",
+			},
+			{
+				case: splitCase,
+				metric: "read and write syscalls per event, the same processes (/proc/<pid>/io)",
+				value: perEvent(split, "syscalls", 1),
+				baseline: aioCase,
+				baselineValue: perEvent(allInOne, "syscalls", 1),
+				better: "lower",
 			},
 			{
 				case: splitCase,

@@ -22,6 +22,19 @@ export function cpuMs(pid: number | undefined): number | null {
 	}
 }
 
+/** Read and write syscalls (of any file: sockets, pipes, files) a process has made so far (/proc/<pid>/io), or null. */
+export function syscalls(pid: number | undefined): number | null {
+	if (!pid) return null;
+	try {
+		const io = fs.readFileSync(`/proc/${pid}/io`, "utf8");
+		const count = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, "m").exec(io)?.[1] ?? NaN);
+		const total = count("syscr") + count("syscw");
+		return Number.isFinite(total) ? total : null;
+	} catch {
+		return null;
+	}
+}
+
 /** The pid of every process whose command line contains `needle` (e.g. `nats-server`), or []. */
 export function pidsOf(needle: string): number[] {
 	const out: number[] = [];
@@ -51,6 +64,8 @@ export function machineIdleMs(): number | null {
 export interface CpuSample {
 	/** Name → CPU ms used between start and stop. */
 	byProcess: Record<string, number>;
+	/** Name → read and write syscalls made between start and stop (where /proc tells). */
+	syscallsByProcess: Record<string, number>;
 	/** CPU ms no process used meanwhile (all cores), when the machine tells. */
 	idleMs?: number;
 	/** Wall-clock ms between start and stop. */
@@ -61,21 +76,29 @@ export interface CpuSample {
 
 /** Starts a CPU account of named processes; `stop()` returns what each used meanwhile. */
 export function cpuAccount(processes: Record<string, number | undefined>): { stop(): CpuSample } {
-	const start = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuMs(pid)]));
+	const read = (counter: (pid: number | undefined) => number | null) =>
+		Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, counter(pid)]));
+	const since = (start: Record<string, number | null>, counter: (pid: number | undefined) => number | null) => {
+		const used: Record<string, number> = {};
+		for (const [name, pid] of Object.entries(processes)) {
+			const before = start[name];
+			const after = counter(pid);
+			if (before !== null && after !== null) used[name] = after - before;
+		}
+		return used;
+	};
+	const cpuAtStart = read(cpuMs);
+	const syscallsAtStart = read(syscalls);
 	const idleAtStart = machineIdleMs();
 	const t0 = Date.now();
 	return {
 		stop() {
 			const wallMs = Date.now() - t0;
-			const byProcess: Record<string, number> = {};
-			for (const [name, pid] of Object.entries(processes)) {
-				const before = start[name];
-				const after = cpuMs(pid);
-				if (before !== null && after !== null) byProcess[name] = after - before;
-			}
+			const byProcess = since(cpuAtStart, cpuMs);
+			const syscallsByProcess = since(syscallsAtStart, syscalls);
 			const idleNow = machineIdleMs();
 			const idleMs = idleAtStart !== null && idleNow !== null ? idleNow - idleAtStart : undefined;
-			return { byProcess, idleMs, wallMs, availableMs: wallMs * os.cpus().length };
+			return { byProcess, syscallsByProcess, idleMs, wallMs, availableMs: wallMs * os.cpus().length };
 		},
 	};
 }
@@ -95,11 +118,15 @@ export function deploymentCpuAccount(processes: { name: string; child: { pid?: n
 
 /** Windows of the same account taken in turns with others, added up. */
 export function addCpuSamples(samples: CpuSample[]): CpuSample {
-	const byProcess: Record<string, number> = {};
-	for (const s of samples) for (const [name, ms] of Object.entries(s.byProcess)) byProcess[name] = (byProcess[name] ?? 0) + ms;
+	const add = (pick: (s: CpuSample) => Record<string, number>) => {
+		const sum: Record<string, number> = {};
+		for (const s of samples) for (const [name, n] of Object.entries(pick(s))) sum[name] = (sum[name] ?? 0) + n;
+		return sum;
+	};
 	const idle = samples.every(s => s.idleMs !== undefined) ? samples.reduce((t, s) => t + s.idleMs!, 0) : undefined;
 	return {
-		byProcess,
+		byProcess: add(s => s.byProcess),
+		syscallsByProcess: add(s => s.syscallsByProcess),
 		...(idle === undefined ? {} : { idleMs: idle }),
 		wallMs: samples.reduce((t, s) => t + s.wallMs, 0),
 		availableMs: samples.reduce((t, s) => t + s.availableMs, 0),
@@ -116,4 +143,17 @@ export function cpuShares(sample: CpuSample): Record<string, number> {
 	for (const [name, ms] of Object.entries(sample.byProcess)) out[`cpu${name[0].toUpperCase()}${name.slice(1)}Pct`] = pct(ms);
 	if (sample.idleMs !== undefined) out.cpuIdlePct = pct(sample.idleMs);
 	return out;
+}
+
+/**
+ * What a deployment spent on a piece of work, every process but the harness's own (the load
+ * generator, the peers): its CPU ms and its read and write syscalls, the latter a count that does
+ * not depend on how fast or busy the machine is.
+ */
+export function deploymentCost(sample: CpuSample, harness: string[] = ["loadGenerator", "peers"]): { cpuMs: number; syscalls: number } {
+	const total = (counts: Record<string, number>) =>
+		Object.entries(counts)
+			.filter(([name]) => !harness.includes(name))
+			.reduce((t, [, n]) => t + n, 0);
+	return { cpuMs: total(sample.byProcess), syscalls: total(sample.syscallsByProcess) };
 }
