@@ -40,7 +40,8 @@ type SocketCallback = (err: Error | null, socketOptions?: { connection: net.Sock
  * nodemailer's `getSocket`: connects to the host and port nodemailer would (its defaults: localhost,
  * 587 or 465 for smtps), within `timeoutMs`, and hands over a socket whose writes of one turn
  * leave together: a mail's headers, body and final dot in one write instead of three
- * (lib/outbound/write-in-turns.ts). nodemailer greets, upgrades to TLS and times out as ever.
+ * (lib/outbound/write-in-turns.ts). nodemailer greets, upgrades to TLS and times out as ever;
+ * over TLS its own TLS socket writes below the wrapper, so only plain SMTP is coalesced.
  */
 function smtpSocket(timeoutMs: number) {
 	return (options: { host?: string; port?: number | string; secure?: boolean }, callback: SocketCallback): void => {
