@@ -1,11 +1,25 @@
 /**
- * Line protocols write a message in pieces and then wait for the peer's answer: an SMTP mail's
- * headers, body and final dot; IRC lines and the PING after them. Each piece would be a syscall
- * of its own (and a read for the peer). Here the socket is corked at its first write in a turn
- * of the event loop and uncorked when the turn ends, so the pieces leave in one `writev`.
+ * Writes gathered per turn of the event loop. A worker's writes come one peer answer (one socket
+ * callback) at a time, and line protocols write a message in pieces before they wait for the
+ * answer: an SMTP mail's headers, body and final dot; IRC lines and the PING after them. Each
+ * write would be a syscall of its own (and a read for the peer); gathered, they leave in one.
  */
 import type net from "net";
 
+let turn: Promise<void> | null = null;
+
+/** Resolves when the current turn of the event loop ends, together for every caller of this turn. */
+export function nextTurn(): Promise<void> {
+	turn ??= new Promise<void>(resolve =>
+		setImmediate(() => {
+			turn = null;
+			resolve();
+		}),
+	);
+	return turn;
+}
+
+/** Corks the socket at its first write in a turn and uncorks it when the turn ends: the turn's writes leave in one `writev`. */
 export function writeInTurns<S extends net.Socket>(socket: S): S {
 	const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
 	let corked = false;
@@ -13,7 +27,7 @@ export function writeInTurns<S extends net.Socket>(socket: S): S {
 		if (!corked) {
 			corked = true;
 			socket.cork();
-			setImmediate(() => {
+			void nextTurn().then(() => {
 				corked = false;
 				socket.uncork();
 			});

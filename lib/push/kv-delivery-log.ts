@@ -19,6 +19,7 @@ import crypto from "crypto";
 import { connect, StringCodec, type KV, type NatsConnection } from "nats";
 import { parseDeliveryKey, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "./delivery-log";
 import { natsConnectionOptions } from "./channel";
+import { nextTurn } from "../outbound/write-in-turns";
 
 export interface KvDeliveryLogOptions extends DeliveryLogOptions {
 	/** Names of the records bucket and the workers' heartbeat bucket. */
@@ -34,23 +35,6 @@ const DONE = "done";
 /** Completed keys remembered in memory (a redelivery to this process then needs no round trip). */
 const LOCAL_DONE_MAX = 50_000;
 const WRONG_LAST_SEQUENCE = 10071;
-
-/**
- * Resolves on the event loop's next turn, together with every other caller of this turn. Records
- * written right after it leave in one socket write: nats.js sends what was queued when the
- * current task's microtasks end, and deliveries finish one socket callback at a time (each would
- * otherwise be a write of its own, and a read for the NATS server).
- */
-let turn: Promise<void> | null = null;
-function nextTurn(): Promise<void> {
-	turn ??= new Promise<void>(resolve =>
-		setImmediate(() => {
-			turn = null;
-			resolve();
-		}),
-	);
-	return turn;
-}
 
 const conflict = (err: unknown) => (err as { api_error?: { err_code?: number } })?.api_error?.err_code === WRONG_LAST_SEQUENCE;
 
@@ -160,6 +144,8 @@ export class KvDeliveryLog implements DeliveryLog {
 		try {
 			const { records } = await this.open();
 			const deadline = Date.now() + (this.opts.completeRetryMs ?? 30_000);
+			// Deliveries finish one peer answer at a time: the records of one turn leave in one NATS write
+			// (nats.js sends what was queued once the current task's microtasks end).
 			await nextTurn();
 			for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
 				try {
