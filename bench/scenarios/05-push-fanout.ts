@@ -25,7 +25,7 @@ import http from "http";
 import { performance } from "perf_hooks";
 import { deletePushChannel } from "../../lib/push/provisioning";
 import type { BenchContext, Row, Scenario } from "../scenario";
-import { cpuShares, deploymentCost, deploymentCpuAccount, type CpuSample } from "../support/cpu";
+import { cpuShares, deploymentCost, deploymentCpuAccount, syscallsPerEvent, type CpuSample } from "../support/cpu";
 import { marker, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
 import { NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
 import { round, single, summarize, type Summary } from "../support/stats";
@@ -308,6 +308,7 @@ const scenario: Scenario = {
 			duplicates: m.duplicates,
 			...m.perWorker,
 			...cpuShares(m.cpu),
+			...syscallsPerEvent(m.cpu, m.measuredEvents),
 		});
 		const splitCase = "split over NATS JetStream + Redis (7 processes)";
 		const aioCase = "all-in-one process, in-process channel";

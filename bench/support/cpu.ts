@@ -145,6 +145,14 @@ export function cpuShares(sample: CpuSample): Record<string, number> {
 	return out;
 }
 
+/** `{syscalls<Name>PerEvent: …}`: each process's read and write syscalls per event, for a row's `extra` (where a write per event goes). */
+export function syscallsPerEvent(sample: CpuSample, events: number): Record<string, number> {
+	const out: Record<string, number> = {};
+	for (const [name, n] of Object.entries(sample.syscallsByProcess))
+		out[`syscalls${name[0].toUpperCase()}${name.slice(1)}PerEvent`] = Math.round((10 * n) / Math.max(1, events)) / 10;
+	return out;
+}
+
 /**
  * What a deployment spent on a piece of work, every process but the harness's own (the load
  * generator, the peers): its CPU ms and its read and write syscalls, the latter a count that does

@@ -37,11 +37,7 @@ const PushMailer: ServiceSchema<ServiceSettingSchema, PushWorkerMethods, { maile
 			if (invalid.length) this.logger.warn(`Push ${event.id}, project ${event.push.project_id}: skipped ${invalid.length} invalid recipient(s)`);
 			return valid.map((to, i) => ({
 				target: `mail:${to.toLowerCase()}`,
-				run: () =>
-					this.mailer.send(
-						{ from: mail.from, to, replyTo: mail.replyTo, subject: mail.subject, text: mail.text, headers: mail.headers },
-						`${event.id}-${i}-${to}`,
-					),
+				run: () => this.mailer.send({ ...mail, to }, `${event.id}-${i}-${to}`),
 			}));
 		},
 	},

@@ -1,8 +1,13 @@
 /**
  * The push mailer's SMTP side against a real smtp-server: pooled delivery in two writes a mail,
- * and how failures are sorted (5xx permanent; refused, silent or 4xx servers transient).
+ * and how failures are sorted (5xx permanent; refused, silent or 4xx servers transient); without
+ * SMTP, one .eml file per delivery.
  */
+import fs from "fs";
 import net from "net";
+import os from "os";
+import path from "path";
+import { simpleParser } from "mailparser";
 import { createMailer, type Mailer } from "../../lib/integrations/email/mailer";
 import { PermanentError, TransientError } from "../../lib/outbound/errors";
 import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
@@ -14,7 +19,14 @@ const mailer = (smtpUrl: string, timeoutMs = 3000) => {
 	mailers.push(m);
 	return m;
 };
-const message = (subject: string) => ({ from: "gitlab@example.com", to: "dev@example.com", subject, text: "line one\n.\nline three\n" });
+const message = (subject: string) => ({
+	from: { name: "Jane", address: "gitlab@example.com" },
+	to: "dev@example.com",
+	replyTo: "gitlab@example.com",
+	subject,
+	text: "line one\n.\nline three\n",
+	headers: { "X-GitLab-Project": "p" },
+});
 
 beforeAll(async () => {
 	sink = await startSmtpSink();
@@ -78,10 +90,27 @@ it("gives up on a server that accepts but never greets, within its time limit, a
 			.send(message("silence"), "k7")
 			.catch((e: unknown) => e);
 		expect(err).toBeInstanceOf(TransientError);
-		// Whichever of nodemailer's two timers (socket, greeting) fires first.
+		// Whichever of SMTPConnection's two timers (socket, greeting) fires first.
 		expect((err as Error).message).toMatch(/^SMTP: (Timeout|Greeting never received)$/);
 	} finally {
 		for (const s of sockets) s.destroy();
 		await new Promise(resolve => silent.close(resolve));
+	}
+});
+
+it("without SMTP writes one .eml file per delivery, and a repeated delivery rewrites the same file", async () => {
+	const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "mailer-files-"));
+	try {
+		const m = createMailer({ smtpUrl: "", dataDir, timeoutMs: 1000 });
+		await m.send(message("to a file"), "event-1-0-dev@example.com");
+		await m.send(message("to a file, again"), "event-1-0-dev@example.com");
+		const files = fs.readdirSync(path.join(dataDir, "mail"));
+		expect(files).toEqual([expect.stringMatching(/^event-1-0-dev_example\.com-[0-9a-f]{12}\.eml$/)]);
+		const mail = await simpleParser(fs.readFileSync(path.join(dataDir, "mail", files[0])));
+		expect(mail.subject).toBe("to a file, again");
+		expect(mail.text).toBe("line one\n.\nline three\n");
+		expect(mail.from?.value).toEqual([{ name: "Jane", address: "gitlab@example.com" }]);
+	} finally {
+		fs.rmSync(dataDir, { recursive: true, force: true });
 	}
 });

@@ -2,7 +2,7 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { addCpuSamples, cpuAccount, deploymentCost, syscalls, type CpuSample } from "../../bench/support/cpu";
+import { addCpuSamples, cpuAccount, deploymentCost, syscalls, syscallsPerEvent, type CpuSample } from "../../bench/support/cpu";
 
 it("counts this process's read and write syscalls, and none for a process that is gone", () => {
 	const file = path.join(os.tmpdir(), `bench-cpu-${process.pid}`);
@@ -34,4 +34,10 @@ it("adds windows up, and leaves the load generator and the peers out of a deploy
 	const both = addCpuSamples([window(100, 50), window(300, 70)]);
 	expect(both.syscallsByProcess).toEqual({ api: 800, nats: 40, loadGenerator: 240, peers: 20 });
 	expect(deploymentCost(both)).toEqual({ cpuMs: 420, syscalls: 840 });
+	expect(syscallsPerEvent(both, 80)).toEqual({
+		syscallsApiPerEvent: 10,
+		syscallsNatsPerEvent: 0.5,
+		syscallsLoadGeneratorPerEvent: 3,
+		syscallsPeersPerEvent: 0.3,
+	});
 });
