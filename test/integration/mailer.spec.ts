@@ -3,6 +3,7 @@
  * and how failures are sorted (5xx permanent; refused, silent or 4xx servers transient); without
  * SMTP, one .eml file per delivery.
  */
+import { spawn } from "child_process";
 import fs from "fs";
 import net from "net";
 import os from "os";
@@ -95,6 +96,35 @@ it("gives up on a server that accepts but never greets, within its time limit, a
 	} finally {
 		for (const s of sockets) s.destroy();
 		await new Promise(resolve => silent.close(resolve));
+	}
+});
+
+it("gives up connecting to a server that takes no more connections (SYNs dropped), within its time limit, as transient", async () => {
+	// A listener whose process does not accept (its thread blocked for 10 s, then it exits on its own):
+	// once its queue (backlog 1) is full, the kernel drops new SYNs.
+	const code = `const s = require("net").createServer();
+		s.listen({ port: 0, host: "127.0.0.1", backlog: 1 }, () => {
+			process.stdout.write(s.address().port + "\\n");
+			setTimeout(() => {
+				Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10000);
+				process.exit(0);
+			}, 50);
+		});`;
+	const stuck = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "ignore"] });
+	const fillers: net.Socket[] = [];
+	try {
+		const port = await new Promise<number>(resolve => stuck.stdout.once("data", (d: Buffer) => resolve(Number(String(d).trim()))));
+		await new Promise(resolve => setTimeout(resolve, 200));
+		for (let i = 0; i < 4; i++) fillers.push(net.connect(port, "127.0.0.1").on("error", () => undefined));
+		await new Promise(resolve => setTimeout(resolve, 200));
+		const err = await mailer(`smtp://127.0.0.1:${port}`, 300)
+			.send(message("unanswered"), "k8")
+			.catch((e: unknown) => e);
+		expect(err).toBeInstanceOf(TransientError);
+		expect((err as Error).message).toBe("SMTP: Connection timeout");
+	} finally {
+		for (const f of fillers) f.destroy();
+		stuck.kill("SIGKILL");
 	}
 });
 
