@@ -168,7 +168,7 @@ export class SmtpPool {
 		return new Promise((resolve, reject) => {
 			let settled = false;
 			const fail = (err: Error) => {
-				if (settled) return this.dropIdle(session);
+				if (settled) return this.lost(session);
 				settled = true;
 				session.closed = true;
 				connection.close();
@@ -189,14 +189,9 @@ export class SmtpPool {
 		});
 	}
 
-	/** A session the server closed or broke after it was handed out: if idle, it leaves the pool now. */
-	private dropIdle(session: Session): void {
-		if (session.closed) return;
-		session.closed = true;
-		const at = this.idle.indexOf(session);
-		if (at < 0) return; // busy: its send fails and discards it
-		this.idle.splice(at, 1);
-		this.open--;
-		this.waiting.shift()?.(null);
+	/** A session the server closed or broke after it opened: an idle one leaves the pool now, a busy one when its send fails. */
+	private lost(session: Session): void {
+		if (this.idle.includes(session)) this.discard(session);
+		else session.closed = true;
 	}
 }
