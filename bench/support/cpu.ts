@@ -133,6 +133,9 @@ export function addCpuSamples(samples: CpuSample[]): CpuSample {
 	};
 }
 
+/** A process's field in a row's `extra`: `cpu` + `api` + `Pct` → `cpuApiPct`. */
+const field = (prefix: string, name: string, suffix: string) => `${prefix}${name[0].toUpperCase()}${name.slice(1)}${suffix}`;
+
 /**
  * `{cpu<Name>Pct: …}`: each process's share of one core over the window, for a row's `extra`, and
  * `cpuIdlePct`, the time no process ran, in the same unit (so all of them add up to the cores × 100).
@@ -140,7 +143,7 @@ export function addCpuSamples(samples: CpuSample[]): CpuSample {
 export function cpuShares(sample: CpuSample): Record<string, number> {
 	const out: Record<string, number> = {};
 	const pct = (ms: number) => Math.round((1000 * ms) / Math.max(1, sample.wallMs)) / 10;
-	for (const [name, ms] of Object.entries(sample.byProcess)) out[`cpu${name[0].toUpperCase()}${name.slice(1)}Pct`] = pct(ms);
+	for (const [name, ms] of Object.entries(sample.byProcess)) out[field("cpu", name, "Pct")] = pct(ms);
 	if (sample.idleMs !== undefined) out.cpuIdlePct = pct(sample.idleMs);
 	return out;
 }
@@ -149,7 +152,7 @@ export function cpuShares(sample: CpuSample): Record<string, number> {
 export function syscallsPerEvent(sample: CpuSample, events: number): Record<string, number> {
 	const out: Record<string, number> = {};
 	for (const [name, n] of Object.entries(sample.syscallsByProcess))
-		out[`syscalls${name[0].toUpperCase()}${name.slice(1)}PerEvent`] = Math.round((10 * n) / Math.max(1, events)) / 10;
+		out[field("syscalls", name, "PerEvent")] = Math.round((10 * n) / Math.max(1, events)) / 10;
 	return out;
 }
 

@@ -2,7 +2,7 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { addCpuSamples, cpuAccount, deploymentCost, syscalls, syscallsPerEvent, type CpuSample } from "../../bench/support/cpu";
+import { addCpuSamples, cpuAccount, cpuShares, deploymentCost, syscalls, syscallsPerEvent, type CpuSample } from "../../bench/support/cpu";
 
 it("counts this process's read and write syscalls, and none for a process that is gone", () => {
 	const file = path.join(os.tmpdir(), `bench-cpu-${process.pid}`);
@@ -40,4 +40,5 @@ it("adds windows up, and leaves the load generator and the peers out of a deploy
 		syscallsLoadGeneratorPerEvent: 3,
 		syscallsPeersPerEvent: 0.3,
 	});
+	expect(cpuShares(both)).toEqual({ cpuApiPct: 20, cpuNatsPct: 1, cpuLoadGeneratorPct: 6, cpuPeersPct: 0.5 });
 });
