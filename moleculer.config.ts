@@ -11,6 +11,7 @@ import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
 import { HealthMiddleware } from "./middlewares/health.middleware";
 import { HedgedCallsMiddleware } from "./middlewares/hedged-calls.middleware";
+import { NodeLivenessMiddleware } from "./middlewares/node-liveness.middleware";
 import { RequestMetricsMiddleware } from "./middlewares/request-metrics.middleware";
 import { ResilientCacheMiddleware } from "./middlewares/resilient-cache.middleware";
 import { ServicesCheckMiddleware } from "./middlewares/services-check.middleware";
@@ -58,6 +59,7 @@ const brokerConfig: BrokerOptions = {
 	// ActionSchemas: each action's declaration reaches other nodes whole (see the middleware).
 	// ResilientCache: a Redis outage degrades the cache (bounded, logged, replayed) instead of failing requests.
 	// HedgedCalls: a read (or a push) whose request was lost with a NATS node is sent again after a second.
+	// NodeLiveness: a known node's INFO counts as a heartbeat (a node restarted in place is not dropped).
 	// Then Moleculer's internal middlewares, in their order, with request metrics that measure the
 	// gateway's HTTP entry point cheaply (see the middleware). Health's readiness last: ready once all have started.
 	internalMiddlewares: false,
@@ -68,6 +70,7 @@ const brokerConfig: BrokerOptions = {
 		ResilientCacheMiddleware(),
 		...ChannelsMiddlewares(config),
 		HedgedCallsMiddleware(Math.min(HEDGE_AFTER_MS, Math.floor(config.requestTimeoutMs / 2))),
+		NodeLivenessMiddleware(),
 		...ServiceBroker.INTERNAL_MIDDLEWARES.map(name => (name === "Metrics" ? RequestMetricsMiddleware() : name)),
 		health.readiness,
 	],
