@@ -6,7 +6,7 @@
  * itself with INFO as soon as it connects, but sends its first heartbeat only one interval later.
  * Counted from the old process's last heartbeat, that gap can pass the timeout: the peers then
  * declare the node gone and drop its services while it is serving, and each answers 503 until the
- * next heartbeat brings it back (docs/architecture.md#start-ports-health-shutdown).
+ * next heartbeat brings it back (docs/architecture.md#restarted-nodes).
  */
 import type { Middleware, ServiceBroker } from "moleculer";
 
