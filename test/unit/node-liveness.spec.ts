@@ -35,8 +35,10 @@ async function restartedNode(middlewares: ReturnType<typeof NodeLivenessMiddlewa
 	const registry = broker.registry as unknown as RegistryInternals;
 	registry.processNodeInfo(info("first-process"));
 	const node = registry.nodes.get("builds-1")!;
-	// The old process's last heartbeat, then the kill and the restart took longer than the timeout.
-	node.lastHeartbeatTime = Math.round(process.uptime()) - HEARTBEAT_TIMEOUT - 5;
+	// The old process's last heartbeat, then the kill and the restart took longer than the timeout
+	// (never 0, which Moleculer reads as "no heartbeat yet").
+	const longAgo = Math.round(process.uptime()) - HEARTBEAT_TIMEOUT - 5;
+	node.lastHeartbeatTime = longAgo === 0 ? -1 : longAgo;
 	// The new process connects and announces itself; its first heartbeat is an interval away.
 	registry.processNodeInfo(info("second-process"));
 	registry.discoverer.checkRemoteNodes();
