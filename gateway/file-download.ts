@@ -2,8 +2,8 @@
  * Artifacts and traces, served by the gateway from the artifact store, as GitLab's Workhorse
  * serves them for Rails (docs/architecture.md#artifacts): the builds service authorizes the
  * download and says where the file is (lib/builds/transfer-grants.ts); the bytes go from the store
- * to the client here, through `pipeline` (the client's pace sets the reads, so a slow client never
- * makes the gateway buffer), and never cross the transporter.
+ * to the client here (the client's pace sets the reads, so a slow client never makes the gateway
+ * buffer), and never cross the transporter.
  *
  * The answer has Content-Length, the grant's Content-Type (with `X-Content-Type-Options: nosniff`)
  * and Content-Disposition, a strong ETag (If-None-Match → 304) and `Accept-Ranges: bytes`: one
@@ -13,7 +13,6 @@
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Context } from "moleculer";
-import { pipeline } from "stream/promises";
 import { ApiError, notFound } from "../lib/api/errors";
 import type { ArtifactStorage, OpenedFile } from "../lib/builds/artifact-store";
 import type { DownloadGrant } from "../lib/builds/transfer-grants";
@@ -97,7 +96,7 @@ async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, gran
 		opened = await store.openObject(grant.key, length > 0 ? { start, end } : undefined);
 		// Gone since the grant (erased, replaced), or shorter than granted: not the file that was authorized.
 		if (!opened || opened.size < grant.size) {
-			opened?.stream.destroy();
+			await opened?.close();
 			throw notFound();
 		}
 	}
@@ -110,22 +109,22 @@ async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, gran
 		"Accept-Ranges": "bytes",
 	};
 	if (noneMatch(req.headers["if-none-match"], grant.etag)) {
-		opened?.stream.destroy();
+		await opened?.close();
 		res.writeHead(304, { ETag: grant.etag, "Accept-Ranges": "bytes" });
 		res.end();
 		return;
 	}
 	if (range.kind === "unsatisfiable") {
-		opened?.stream.destroy();
+		await opened?.close();
 		throw rangeNotSatisfiable(grant.size);
 	}
 	if (range.kind === "partial") headers["Content-Range"] = contentRange(start, end, grant.size);
 	headers["Content-Length"] = String(length);
 	res.writeHead(range.kind === "partial" ? 206 : 200, headers);
 	if (!opened || length === 0 || isHead(req)) {
-		opened?.stream.destroy();
+		await opened?.close();
 		res.end();
 		return;
 	}
-	await pipeline(opened.stream, res);
+	await opened.sendTo(res);
 }

@@ -1,17 +1,24 @@
 /**
- * The file streams under the artifact store (lib/builds/artifact-store.ts): reading a stored
+ * The file streams under the artifact store (lib/builds/artifact-store.ts): sending a stored
  * file (or a range of it) from one open handle, writing an upload with a byte limit and early
  * flushes, and keeping a failed upload's producer from blocking. I/O, no policy.
  */
 import fs from "fs";
 import { Transform, type Readable, type TransformCallback, type Writable } from "stream";
-import { pipeline } from "stream/promises";
+import { finished, pipeline } from "stream/promises";
 import { ArtifactInterrupted, ArtifactTooLarge } from "./artifact-errors";
 
 export interface OpenedFile {
-	stream: Readable;
 	/** Size of the whole file (not of the range asked for). */
 	size: number;
+	/**
+	 * Writes the bytes asked for to `sink` and ends it, then closes the file. Rejects when the file
+	 * ends early or the sink closes first. The sink must be done with a chunk once it calls back (a
+	 * socket or an HTTP response is; a transform that passes chunks on is not): the memory is reused.
+	 */
+	sendTo(sink: Writable): Promise<void>;
+	/** Closes the file unsent. */
+	close(): Promise<void>;
 }
 
 export interface ByteRange {
@@ -22,9 +29,9 @@ export interface ByteRange {
 }
 
 /**
- * Bytes per read of a stored file, and the most its stream reads ahead. A download that the client
- * stops reading holds at most two chunks in the process (one read ahead, one in the response's
- * buffer): 512 KiB, so a few hundred slow readers fit in the gateway's memory. Through loopback
+ * Bytes per read of a stored file. A download reads into two buffers of this size in turn, one
+ * being written while the other is read into, so one that the client stops reading holds 512 KiB
+ * of the process, and a few hundred slow readers fit in the gateway's memory. Through loopback
  * 256 KiB reads serve some 85% of what 1 MiB reads do, nearly twice what 64 KiB (the default) do.
  */
 const READ_CHUNK = 256 * 1024;
@@ -89,14 +96,65 @@ export async function openForRead(file: string, range?: ByteRange): Promise<Open
 		throw err;
 	}
 	try {
-		// Size and stream from the same open file: a concurrent replace or removal cannot split them.
+		// Size and bytes from the same open file: a concurrent replace or removal cannot split them.
 		const { size } = await handle.stat();
-		const stream = handle.createReadStream({ ...(range ? { start: range.start, end: range.end } : {}), highWaterMark: READ_CHUNK });
-		return { stream, size };
+		return new LocalFile(handle, size, range ?? { start: 0, end: size - 1 });
 	} catch (err) {
 		await handle.close();
 		throw err;
 	}
+}
+
+/** A file of the shared volume, open for one send. */
+class LocalFile implements OpenedFile {
+	constructor(
+		private readonly handle: fs.promises.FileHandle,
+		readonly size: number,
+		private readonly range: ByteRange,
+	) {}
+
+	async sendTo(sink: Writable): Promise<void> {
+		try {
+			await sendRange(this.handle, this.range.start, this.range.end + 1, sink);
+		} finally {
+			await this.close();
+		}
+	}
+
+	close(): Promise<void> {
+		return this.handle.close();
+	}
+}
+
+const ignore = () => {};
+
+/**
+ * Bytes `from` (inclusive) to `to` (exclusive) of an open file into `sink`, which it ends. Reads go
+ * into two buffers in turn, and a buffer is read into again only once the sink has called back for
+ * what it held: a download allocates nothing per chunk, where a file stream makes a new buffer for
+ * each, and collecting those took much of a busy gateway's time (docs/architecture.md#artifacts).
+ * The sink's pace sets the reads, so a slow client never makes the process buffer.
+ */
+async function sendRange(handle: fs.promises.FileHandle, from: number, to: number, sink: Writable): Promise<void> {
+	// Settles when the sink has finished, or as soon as it closes or fails before that.
+	const done = finished(sink, { readable: false });
+	done.catch(ignore);
+	const buffers = [Buffer.allocUnsafeSlow(Math.min(READ_CHUNK, to - from)), Buffer.allocUnsafeSlow(Math.min(READ_CHUNK, to - from))];
+	const write = (chunk: Buffer) => {
+		const written = new Promise<void>((resolve, reject) => sink.write(chunk, err => (err ? reject(err) : resolve())));
+		written.catch(ignore); // a failed write is seen through `done`, or when its buffer's turn comes
+		return written;
+	};
+	const written: (Promise<void> | undefined)[] = [undefined, undefined];
+	for (let at = from, turn = 0; at < to; turn ^= 1) {
+		if (written[turn]) await Promise.race([written[turn], done]);
+		const { bytesRead } = await handle.read(buffers[turn], 0, Math.min(buffers[turn].length, to - at), at);
+		if (bytesRead === 0) throw new Error(`file ended at byte ${at} of ${to}`);
+		at += bytesRead;
+		written[turn] = write(buffers[turn].subarray(0, bytesRead));
+	}
+	sink.end();
+	await done;
 }
 
 /**

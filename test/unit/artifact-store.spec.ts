@@ -5,9 +5,9 @@ import type { AddressInfo } from "net";
 import os from "os";
 import path from "path";
 import { once } from "events";
-import { PassThrough, Readable } from "stream";
+import { PassThrough, Readable, Writable } from "stream";
 import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, TraceTooLarge, UploadGone } from "../../lib/builds/artifact-errors";
-import { ArtifactStore, MAX_TRACE_BYTES } from "../../lib/builds/artifact-store";
+import { ArtifactStore, MAX_TRACE_BYTES, type OpenedFile } from "../../lib/builds/artifact-store";
 
 let root: string;
 let store: ArtifactStore;
@@ -31,6 +31,31 @@ async function readAll(stream: Readable): Promise<Buffer> {
 	for await (const chunk of stream) parts.push(Buffer.from(chunk));
 	return Buffer.concat(parts);
 }
+
+/**
+ * A sink that takes each chunk's bytes only when it calls back (after `delayMs`), as a socket
+ * does: were a chunk's memory reused before that, what it keeps would be the later bytes.
+ */
+function lateCopyingSink(delayMs = 0): Writable & { bytes(): Buffer } {
+	const parts: Buffer[] = [];
+	const sink = new Writable({
+		write(chunk: Buffer, _enc, done) {
+			setTimeout(() => {
+				parts.push(Buffer.from(chunk));
+				done();
+			}, delayMs);
+		},
+	});
+	return Object.assign(sink, { bytes: () => Buffer.concat(parts) });
+}
+
+async function sendAll(opened: OpenedFile): Promise<Buffer> {
+	const sink = lateCopyingSink();
+	await opened.sendTo(sink);
+	return sink.bytes();
+}
+
+const openFiles = () => fs.readdirSync("/proc/self/fd").length;
 
 /** Deterministic pseudo-random bytes in `chunk`-sized pieces, never held whole in memory. */
 function* bytes(total: number, chunk = 64 * 1024, seed = 1): Generator<Buffer> {
@@ -236,10 +261,10 @@ describe("ArtifactStore reads and removal", () => {
 		const stored = await store.writeArtifact(5, 6, Readable.from([Buffer.from("0123456789")]));
 		const whole = await store.openArtifact(5, 6, stored.file);
 		expect(whole!.size).toBe(10);
-		expect((await readAll(whole!.stream)).toString()).toBe("0123456789");
+		expect((await sendAll(whole!)).toString()).toBe("0123456789");
 		const part = await store.openArtifact(5, 6, stored.file, { start: 3, end: 6 });
 		expect(part!.size).toBe(10);
-		expect((await readAll(part!.stream)).toString()).toBe("3456");
+		expect((await sendAll(part!)).toString()).toBe("3456");
 	});
 
 	it("measures a stored file, and answers null once it is gone", async () => {
@@ -283,7 +308,7 @@ describe("ArtifactStore traces", () => {
 		expect(await store.appendTrace(1, 9, "$ make\n")).toBe(7);
 		expect(await store.appendTrace(1, 9, Buffer.from("ok ✓\n"))).toBe(7 + Buffer.byteLength("ok ✓\n"));
 		const opened = await store.openTrace(1, 9);
-		expect((await readAll(opened!.stream)).toString()).toBe("$ make\nok ✓\n");
+		expect((await sendAll(opened!)).toString()).toBe("$ make\nok ✓\n");
 		await store.removeTrace(1, 9);
 		await store.removeTrace(1, 9);
 		expect(await store.traceSize(1, 9)).toBe(0);
@@ -293,7 +318,7 @@ describe("ArtifactStore traces", () => {
 		await store.appendTrace(4, 4, "0123456789");
 		const part = await store.openTrace(4, 4, { start: 2, end: 5 });
 		expect(part!.size).toBe(10);
-		expect((await readAll(part!.stream)).toString()).toBe("2345");
+		expect((await sendAll(part!)).toString()).toBe("2345");
 	});
 
 	it("refuses an append that would take the trace past its limit, whole", async () => {
@@ -312,7 +337,7 @@ describe("ArtifactStore traces", () => {
 	it("keeps every line of concurrent appends", async () => {
 		const lines = Array.from({ length: 200 }, (_, i) => `line ${i}\n`);
 		await Promise.all(lines.map(l => store.appendTrace(2, 3, l)));
-		const text = (await readAll((await store.openTrace(2, 3))!.stream)).toString();
+		const text = (await sendAll((await store.openTrace(2, 3))!)).toString();
 		expect(text.split("\n").filter(Boolean).sort()).toEqual(lines.map(l => l.trim()).sort());
 	});
 });
@@ -417,25 +442,69 @@ describe("ArtifactStore.openObject (by key, as the gateway reads)", () => {
 		expect(key).toBe(`2/3/${stored.file}`);
 		expect(store.traceKey(2, 3)).toBe("2/3/trace.log");
 		const whole = await store.openObject(key);
-		expect([whole!.size, (await readAll(whole!.stream)).toString()]).toEqual([10, "0123456789"]);
+		expect([whole!.size, (await sendAll(whole!)).toString()]).toEqual([10, "0123456789"]);
 		const part = await store.openObject(key, { start: 7, end: 9 });
-		expect([part!.size, (await readAll(part!.stream)).toString()]).toEqual([10, "789"]);
-		expect((await readAll((await store.openObject("2/3/trace.log"))!.stream)).toString()).toBe("line\n");
+		expect([part!.size, (await sendAll(part!)).toString()]).toEqual([10, "789"]);
+		expect((await sendAll((await store.openObject("2/3/trace.log"))!)).toString()).toBe("line\n");
 		await store.removeArtifact(2, 3, stored.file);
 		expect(await store.openObject(key)).toBeNull();
 	});
 
-	it("reads ahead at most 256 KiB of a file that nobody consumes (a paused download)", async () => {
+	it("sends byte for byte, whole and by ranges across its reads, reusing a read's memory only once the sink is done with it", async () => {
+		const size = 2 * 1024 * 1024 + 12345;
+		const data = Buffer.concat([...bytes(size, 64 * 1024, 7)]);
+		await store.appendTrace(2, 3, data);
+		const whole = lateCopyingSink(2);
+		await (await store.openObject("2/3/trace.log"))!.sendTo(whole);
+		expect(sha256(whole.bytes())).toBe(sha256(data));
+		for (const [start, end] of [
+			[0, 0],
+			[100, 262144 + 99],
+			[262143, 262144],
+			[1000, size - 1],
+			[size - 1, size - 1],
+		]) {
+			const part = lateCopyingSink(1);
+			await (await store.openObject("2/3/trace.log", { start, end }))!.sendTo(part);
+			expect([start, end, sha256(part.bytes())]).toEqual([start, end, sha256(data.subarray(start, end + 1))]);
+		}
+	});
+
+	it("reads no further than two reads (512 KiB) ahead of a sink that stops taking them, and closes the file when the sink goes", async () => {
 		const size = 8 * 1024 * 1024;
 		await store.appendTrace(2, 3, Buffer.alloc(size, 1));
+		const before = openFiles();
 		const opened = (await store.openObject("2/3/trace.log"))!;
 		expect(opened.size).toBe(size);
-		// Nothing reads it: the stream fills its buffer once and stops there.
-		await once(opened.stream, "readable");
-		expect(opened.stream.readableLength).toBeGreaterThan(0);
-		expect(opened.stream.readableLength).toBeLessThanOrEqual(256 * 1024);
-		expect(opened.stream.readableHighWaterMark).toBeLessThanOrEqual(256 * 1024);
-		opened.stream.destroy();
+		let calls = 0;
+		const stuck = new Writable({ highWaterMark: 1, write: () => void calls++ });
+		const sending = opened.sendTo(stuck);
+		await new Promise(r => setTimeout(r, 100));
+		// One chunk with the sink, the next read waiting behind it, and nothing more read.
+		expect([calls, stuck.writableLength]).toEqual([1, 512 * 1024]);
+		stuck.destroy();
+		await expect(sending).rejects.toThrow(/premature close/i);
+		expect(openFiles()).toBe(before);
+	});
+
+	it("fails a send when the file turns out shorter than it was opened as, without ending the sink", async () => {
+		await store.appendTrace(2, 3, Buffer.alloc(1024 * 1024, 2));
+		const before = openFiles();
+		const opened = (await store.openObject("2/3/trace.log"))!;
+		await fs.promises.truncate(store.objectPath("2/3/trace.log"), 300 * 1024);
+		const sink = lateCopyingSink();
+		await expect(opened.sendTo(sink)).rejects.toThrow("file ended at byte 307200 of 1048576");
+		expect([sink.writableEnded, sink.bytes().length]).toEqual([false, 300 * 1024]);
+		expect(openFiles()).toBe(before);
+	});
+
+	it("closes a file opened and never sent", async () => {
+		await store.appendTrace(2, 3, "x");
+		const before = openFiles();
+		const opened = (await store.openObject("2/3/trace.log"))!;
+		expect(openFiles()).toBe(before + 1);
+		await opened.close();
+		expect(openFiles()).toBe(before);
 	});
 
 	it("refuses any key it does not make, so nothing outside the root is ever opened", async () => {
