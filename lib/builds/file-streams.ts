@@ -136,18 +136,32 @@ const ignore = () => {};
  * The sink's pace sets the reads, so a slow client never makes the process buffer.
  */
 async function sendRange(handle: fs.promises.FileHandle, from: number, to: number, sink: Writable): Promise<void> {
-	// Settles when the sink has finished, or as soon as it closes or fails before that.
+	// The sink's failure (closed or failed before it finished) ends the wait for a write at once:
+	// a write may never call back then. One handler for the whole send: a Promise.race per chunk
+	// would leave a reaction on `done` for every chunk until the send ends.
+	let failure: Error | null = null;
+	let interrupt: ((err: Error) => void) | null = null;
 	const done = finished(sink, { readable: false });
-	done.catch(ignore);
-	const buffers = [Buffer.allocUnsafeSlow(Math.min(READ_CHUNK, to - from)), Buffer.allocUnsafeSlow(Math.min(READ_CHUNK, to - from))];
+	done.catch((err: Error) => {
+		failure = err;
+		interrupt?.(err);
+	});
+	const untilWritten = (written: Promise<void>) =>
+		new Promise<void>((resolve, reject) => {
+			if (failure) return reject(failure);
+			interrupt = reject;
+			written.then(resolve, reject);
+		});
 	const write = (chunk: Buffer) => {
 		const written = new Promise<void>((resolve, reject) => sink.write(chunk, err => (err ? reject(err) : resolve())));
 		written.catch(ignore); // a failed write is seen through `done`, or when its buffer's turn comes
 		return written;
 	};
+	const buffers = [Buffer.allocUnsafeSlow(Math.min(READ_CHUNK, to - from)), Buffer.allocUnsafeSlow(Math.min(READ_CHUNK, to - from))];
 	const written: (Promise<void> | undefined)[] = [undefined, undefined];
 	for (let at = from, turn = 0; at < to; turn ^= 1) {
-		if (written[turn]) await Promise.race([written[turn], done]);
+		const previous = written[turn];
+		if (previous) await untilWritten(previous);
 		const { bytesRead } = await handle.read(buffers[turn], 0, Math.min(buffers[turn].length, to - at), at);
 		if (bytesRead === 0) throw new Error(`file ended at byte ${at} of ${to}`);
 		at += bytesRead;
