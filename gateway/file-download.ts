@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Context } from "moleculer";
 import { ApiError, notFound } from "../lib/api/errors";
-import type { ArtifactStorage, OpenedFile } from "../lib/builds/artifact-store";
+import type { ArtifactStorage } from "../lib/builds/artifact-store";
 import type { DownloadGrant } from "../lib/builds/transfer-grants";
 import { contentRange, parseRange, unsatisfiedRange, type RangeRequest } from "./byte-ranges";
 import { isHead } from "./http-server";
@@ -91,40 +91,35 @@ async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, gran
 	const range = wantedRange(req, grant);
 	const [start, end] = range.kind === "partial" ? [range.start, range.end] : [0, grant.size - 1];
 	const length = range.kind === "unsatisfiable" ? 0 : end - start + 1;
-	let opened: OpenedFile | null = null;
-	if (grant.key !== null) {
-		opened = await store.openObject(grant.key, length > 0 ? { start, end } : undefined);
+	const opened = grant.key === null ? null : await store.openObject(grant.key, length > 0 ? { start, end } : undefined);
+	try {
 		// Gone since the grant (erased, replaced), or shorter than granted: not the file that was authorized.
-		if (!opened || opened.size < grant.size) {
-			await opened?.close();
-			throw notFound();
+		if (grant.key !== null && (!opened || opened.size < grant.size)) throw notFound();
+		// nosniff: a browser must not render an uploaded file (HTML, SVG) as anything but its Content-Type.
+		const headers: Record<string, string> = {
+			...grant.headers,
+			"Content-Type": grant.contentType,
+			"X-Content-Type-Options": "nosniff",
+			ETag: grant.etag,
+			"Accept-Ranges": "bytes",
+		};
+		if (noneMatch(req.headers["if-none-match"], grant.etag)) {
+			res.writeHead(304, { ETag: grant.etag, "Accept-Ranges": "bytes" });
+			res.end();
+			return;
 		}
-	}
-	// nosniff: a browser must not render an uploaded file (HTML, SVG) as anything but its Content-Type.
-	const headers: Record<string, string> = {
-		...grant.headers,
-		"Content-Type": grant.contentType,
-		"X-Content-Type-Options": "nosniff",
-		ETag: grant.etag,
-		"Accept-Ranges": "bytes",
-	};
-	if (noneMatch(req.headers["if-none-match"], grant.etag)) {
+		if (range.kind === "unsatisfiable") throw rangeNotSatisfiable(grant.size);
+		if (range.kind === "partial") headers["Content-Range"] = contentRange(start, end, grant.size);
+		headers["Content-Length"] = String(length);
+		res.writeHead(range.kind === "partial" ? 206 : 200, headers);
+		if (!opened || length === 0 || isHead(req)) {
+			res.end();
+			return;
+		}
+		await opened.sendTo(res);
+	} finally {
+		// Every way out closes the file, a failure included (after a send it is closed already; a
+		// second close does nothing).
 		await opened?.close();
-		res.writeHead(304, { ETag: grant.etag, "Accept-Ranges": "bytes" });
-		res.end();
-		return;
 	}
-	if (range.kind === "unsatisfiable") {
-		await opened?.close();
-		throw rangeNotSatisfiable(grant.size);
-	}
-	if (range.kind === "partial") headers["Content-Range"] = contentRange(start, end, grant.size);
-	headers["Content-Length"] = String(length);
-	res.writeHead(range.kind === "partial" ? 206 : 200, headers);
-	if (!opened || length === 0 || isHead(req)) {
-		await opened?.close();
-		res.end();
-		return;
-	}
-	await opened.sendTo(res);
 }

@@ -17,7 +17,7 @@ export interface OpenedFile {
 	 * socket or an HTTP response is; a transform that passes chunks on is not): the memory is reused.
 	 */
 	sendTo(sink: Writable): Promise<void>;
-	/** Closes the file unsent. */
+	/** Closes the file, sent or not; closing it again does nothing. */
 	close(): Promise<void>;
 }
 
