@@ -8,6 +8,7 @@ import { once } from "events";
 import { PassThrough, Readable, Writable } from "stream";
 import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, TraceTooLarge, UploadGone } from "../../lib/builds/artifact-errors";
 import { ArtifactStore, MAX_TRACE_BYTES, type OpenedFile } from "../../lib/builds/artifact-store";
+import { openFiles } from "../support/open-files";
 
 let root: string;
 let store: ArtifactStore;
@@ -55,7 +56,8 @@ async function sendAll(opened: OpenedFile): Promise<Buffer> {
 	return sink.bytes();
 }
 
-const openFiles = () => fs.readdirSync("/proc/self/fd").length;
+/** Open files of this process under the store's root. */
+const openStoredFiles = () => openFiles(file => file.startsWith(root));
 
 /** Deterministic pseudo-random bytes in `chunk`-sized pieces, never held whole in memory. */
 function* bytes(total: number, chunk = 64 * 1024, seed = 1): Generator<Buffer> {
@@ -473,7 +475,7 @@ describe("ArtifactStore.openObject (by key, as the gateway reads)", () => {
 	it("reads no further than two reads (512 KiB) ahead of a sink that stops taking them, and closes the file when the sink goes", async () => {
 		const size = 8 * 1024 * 1024;
 		await store.appendTrace(2, 3, Buffer.alloc(size, 1));
-		const before = openFiles();
+		const before = openStoredFiles();
 		const opened = (await store.openObject("2/3/trace.log"))!;
 		expect(opened.size).toBe(size);
 		let calls = 0;
@@ -484,28 +486,28 @@ describe("ArtifactStore.openObject (by key, as the gateway reads)", () => {
 		expect([calls, stuck.writableLength]).toEqual([1, 512 * 1024]);
 		stuck.destroy();
 		await expect(sending).rejects.toThrow(/premature close/i);
-		expect(openFiles()).toBe(before);
+		expect(openStoredFiles()).toBe(before);
 	});
 
 	it("fails a send when the file turns out shorter than it was opened as, without ending the sink", async () => {
 		await store.appendTrace(2, 3, Buffer.alloc(1024 * 1024, 2));
-		const before = openFiles();
+		const before = openStoredFiles();
 		const opened = (await store.openObject("2/3/trace.log"))!;
 		await fs.promises.truncate(store.objectPath("2/3/trace.log"), 300 * 1024);
 		const sink = lateCopyingSink();
 		await expect(opened.sendTo(sink)).rejects.toThrow("file ended at byte 307200 of 1048576");
 		// Every byte there was went to the sink (taken, or still in its hands), and it was not ended.
 		expect([sink.writableEnded, sink.bytes().length + sink.writableLength]).toEqual([false, 300 * 1024]);
-		expect(openFiles()).toBe(before);
+		expect(openStoredFiles()).toBe(before);
 	});
 
 	it("closes a file opened and never sent", async () => {
 		await store.appendTrace(2, 3, "x");
-		const before = openFiles();
+		const before = openStoredFiles();
 		const opened = (await store.openObject("2/3/trace.log"))!;
-		expect(openFiles()).toBe(before + 1);
+		expect(openStoredFiles()).toBe(before + 1);
 		await opened.close();
-		expect(openFiles()).toBe(before);
+		expect(openStoredFiles()).toBe(before);
 	});
 
 	it("refuses any key it does not make, so nothing outside the root is ever opened", async () => {

@@ -2,21 +2,14 @@
  * The API reference's static files (gateway/routes/docs.routes.ts): a client that stops reading a
  * file and leaves does not keep the file open.
  */
-import fs from "fs";
 import type { ServerResponse } from "http";
 import { Writable } from "stream";
 import { docsRoutes } from "../../gateway/routes/docs.routes";
 import { waitFor } from "../support/http";
+import { openFiles } from "../support/open-files";
 
 const BUNDLE = "swagger-ui-bundle.js";
-const openOnBundle = () =>
-	fs.readdirSync("/proc/self/fd").filter(fd => {
-		try {
-			return fs.readlinkSync(`/proc/self/fd/${fd}`).endsWith(BUNDLE);
-		} catch {
-			return false;
-		}
-	}).length;
+const openOnBundle = () => openFiles(file => file.endsWith(BUNDLE));
 
 it("closes the file when the client leaves before it has read it all", async () => {
 	const asset = (docsRoutes.docs as Record<string, (req: object, res: ServerResponse) => void>)["GET /docs/assets/:file"];

@@ -12,6 +12,7 @@ import { Readable } from "stream";
 import { fileDownload } from "../../gateway/file-download";
 import { ArtifactStore } from "../../lib/builds/artifact-store";
 import type { DownloadGrant } from "../../lib/builds/transfer-grants";
+import { openFiles } from "../support/open-files";
 
 let root: string;
 let store: ArtifactStore;
@@ -20,14 +21,7 @@ let url: string;
 let grant: DownloadGrant;
 
 /** Open files of this process under the store's root. */
-const openStoredFiles = () =>
-	fs.readdirSync("/proc/self/fd").filter(fd => {
-		try {
-			return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(root);
-		} catch {
-			return false;
-		}
-	}).length;
+const openStoredFiles = () => openFiles(file => file.startsWith(root));
 
 beforeAll(async () => {
 	root = await fs.promises.mkdtemp(path.join(os.tmpdir(), "file-download-"));
