@@ -1,8 +1,9 @@
 /**
  * 5. Push fan-out: push events posted to `POST /internal/push`, each delivered by all three
  * workers to real peers that run in a process of their own (bench/support/peers-process.ts: an
- * HTTP task tracker, GET + POST comment; smtp-server, one mail; ngircd, two IRC lines). Per
- * deployment, one after the other:
+ * HTTP task tracker, GET + POST comment; smtp-server, one mail; ngircd, two IRC lines). The
+ * deployments are all started first and loaded in turns, burst by burst, so that a slower minute
+ * of a shared machine falls on all of them alike:
  * - throughput: bursts of events posted at concurrency CONCURRENCY, events per second from a
  *   burst's first POST to its last event's third delivery; WARM_BURSTS unmeasured bursts first
  *   (the first one's rate is kept as the cold figure), then the median of MEASURED_BURSTS;
@@ -15,7 +16,10 @@
  *
  * Deployments: the split one (gateway, accounts, integrations, events and the three workers as
  * seven processes, JetStream on the shared NATS, Redis cacher) and the all-in-one process with
- * the in-process channel, each the other's baseline. Goals (issue 11): the split at ≥ 1,000
+ * the in-process channel, each the other's baseline; and the framework's floor for the split
+ * shape (bench/support/push-baseline.ts: moleculer-web, a publishing action and three
+ * @moleculer/channels consumer groups on the same JetStream, making the same deliveries with none
+ * of the project's rules or delivery records). Goals (issue 11): the split at ≥ 1,000
  * events/s, 0 lost, 0 duplicated, p99 under 250 ms at 200 events/s; the all-in-one no slower than
  * the split. IRC pacing is off (IRC_MESSAGE_INTERVAL_MS=0; ngircd runs without flood
  * penalties), so the figures show the pipeline, not production's deliberate line a second.
@@ -25,7 +29,8 @@ import http from "http";
 import { performance } from "perf_hooks";
 import { deletePushChannel } from "../../lib/push/provisioning";
 import type { BenchContext, Row, Scenario } from "../scenario";
-import { cpuShares, deploymentCost, deploymentCpuAccount, syscallsPerEvent, type CpuSample } from "../support/cpu";
+import { addCpuSamples, cpuShares, deploymentCost, deploymentCpuAccount, syscallsPerEvent, type CpuSample } from "../support/cpu";
+import { startPushBaseline, type PushBaseline } from "../support/push-baseline";
 import { marker, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
 import { NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
 import { round, single, summarize, type Summary } from "../support/stats";
@@ -34,6 +39,8 @@ const SECRET = "bench-internal-secret";
 /** POSTs in flight during the burst: at 32 the gateway accepted half as many a second as at 128 (each POST waits on four processes). */
 const CONCURRENCY = 128;
 const RATE = 200;
+/** Events a consumer group holds at once, the same for the project (its default PUSH_MAX_IN_FLIGHT) and the framework floor. */
+const PUSH_WINDOW = 32;
 /** Events that open the connections to the peers and fill the settings caches before anything else. */
 const WARM = 40;
 /**
@@ -71,9 +78,15 @@ const sha = (s: string) => crypto.createHash("sha1").update(s).digest("hex");
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
+interface PushProject {
+	id: number;
+	path_with_namespace: string;
+}
+
 /** A GitLab-shaped push of one commit whose message carries the run's marker for event `i` and mentions task #1. */
-function payload(projectId: number, path: string, run: string, i: number) {
+function payload(project: PushProject, run: string, i: number) {
 	const id = sha(`${run}:${i}`);
+	const path = project.path_with_namespace;
 	const [namespace, name] = path.split("/");
 	return {
 		object_kind: "push",
@@ -83,7 +96,7 @@ function payload(projectId: number, path: string, run: string, i: number) {
 		user_id: 1,
 		user_name: "Bench",
 		user_email: "bench@example.com",
-		project_id: projectId,
+		project_id: project.id,
 		project: { name, namespace, path_with_namespace: path, web_url: `http://gitlab.example.com/${path}` },
 		commits: [
 			{
@@ -104,11 +117,11 @@ function payload(projectId: number, path: string, run: string, i: number) {
 /** Kept-alive connections for the POSTs (fetch costs the load generator several times the CPU). */
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
-function post(stack: Stack, body: unknown): Promise<number> {
+function post(url: string, body: unknown): Promise<number> {
 	const data = Buffer.from(JSON.stringify(body));
 	return new Promise((resolve, reject) => {
 		const req = http.request(
-			`${stack.url}/internal/push`,
+			url,
 			{ method: "POST", agent, headers: { "Content-Type": "application/json", "Content-Length": data.length, "Gitlab-Shared-Secret": SECRET } },
 			res => {
 				res.resume();
@@ -132,123 +145,172 @@ async function delivered(peers: RemotePeers, run: string, count: number, timeout
 	}
 }
 
-async function measure(ctx: BenchContext, stack: Stack, peers: RemotePeers, burst: number, warmBursts: number, paced: number): Promise<Measured> {
-	const run = `b${crypto.randomBytes(4).toString("hex")}`;
-	const project = (await stack.expect(201, "POST", "/projects", { json: { name: run } })).body as { id: number; path_with_namespace: string };
-	const services = `/projects/${project.id}/services`;
-	await stack.expect(200, "PUT", `${services}/task-tracker-comments`, { json: { api_key: "bench-token" } });
-	await stack.expect(200, "PUT", `${services}/emails-on-push`, { json: { recipients: "bench@example.com" } });
-	await stack.expect(200, "PUT", `${services}/irc-gateway`, { json: { recipients: `irc://127.0.0.1:${peers.ircPort}/${peers.ircChannel}` } });
-	const deadline = Date.now() + 30000;
-	while ((await post(stack, {})) !== 400) {
-		if (Date.now() > deadline) throw new Error("POST /internal/push is not served");
-		await sleep(100);
-	}
-	const push = async (i: number) => {
-		const status = await post(stack, payload(project.id, project.path_with_namespace, run, i));
-		if (status !== 202) throw new Error(`POST /internal/push answered ${status}`);
+/** A deployment that takes the pushes: the project's (a stack), or the framework's floor. */
+interface Subject {
+	name: string;
+	/** Where the pushes are POSTed. */
+	url: string;
+	processes: { name: string; child: { pid?: number } }[];
+	/** The project the events are for, its three integrations pointed at the peers, once the push endpoint is served. */
+	project(peers: RemotePeers, run: string): Promise<PushProject>;
+}
+
+function stackSubject(name: string, stack: Stack): Subject {
+	return {
+		name,
+		url: `${stack.url}/internal/push`,
+		processes: stack.processes,
+		async project(peers, run) {
+			const project = (await stack.expect(201, "POST", "/projects", { json: { name: run } })).body as PushProject;
+			const services = `/projects/${project.id}/services`;
+			await stack.expect(200, "PUT", `${services}/task-tracker-comments`, { json: { api_key: "bench-token" } });
+			await stack.expect(200, "PUT", `${services}/emails-on-push`, { json: { recipients: "bench@example.com" } });
+			await stack.expect(200, "PUT", `${services}/irc-gateway`, { json: { recipients: `irc://127.0.0.1:${peers.ircPort}/${peers.ircChannel}` } });
+			// Served once an empty push is refused by `events` (the gateway discovers it a moment after /ready).
+			const deadline = Date.now() + 30000;
+			while ((await post(this.url, {})) !== 400) {
+				if (Date.now() > deadline) throw new Error("POST /internal/push is not served");
+				await sleep(100);
+			}
+			return project;
+		},
 	};
-	const postAll = async (from: number, to: number) => {
+}
+
+function floorSubject(name: string, floor: PushBaseline): Subject {
+	// It keeps no projects: the events name one, as the project's would.
+	return { name, url: floor.url, processes: floor.procs, project: () => Promise.resolve({ id: 1, path_with_namespace: "bench/push" }) };
+}
+
+/** One subject's run: its events, bursts and CPU. */
+class SubjectRun {
+	readonly run = `b${crypto.randomBytes(4).toString("hex")}`;
+	project: PushProject = { id: 0, path_with_namespace: "" };
+	/** Bursts in order: events [from, from + burst), when the first POST left and when the last was answered; `timedOutAt`: given up on. */
+	readonly bursts: { from: number; t0: number; postedAt: number; timedOutAt?: number }[] = [];
+	readonly cpu: CpuSample[] = [];
+	/** Paced events: index → when its POST left. */
+	readonly sent = new Map<number, number>();
+	/** The next event index. */
+	next = 0;
+
+	constructor(
+		readonly subject: Subject,
+		private readonly peers: RemotePeers,
+	) {}
+
+	private push = async (i: number) => {
+		const status = await post(this.subject.url, payload(this.project, this.run, i));
+		if (status !== 202) throw new Error(`${this.subject.name}: POST /internal/push answered ${status}`);
+	};
+
+	/** Events [from, to) at CONCURRENCY POSTs in flight. */
+	private async postAll(from: number, to: number): Promise<void> {
 		let next = from;
 		await Promise.all(
 			Array.from({ length: CONCURRENCY }, async () => {
-				while (next < to) await push(next++);
+				while (next < to) await this.push(next++);
 			}),
 		);
-	};
+	}
 
-	// Warm-up: connections to the peers opened, code paths compiled, settings cached.
-	await postAll(0, WARM);
-	if (!(await delivered(peers, run, WARM, 60000))) throw new Error("warm-up events were not delivered within 60 s");
+	/** The project, then WARM events: connections to the peers opened, code paths compiled, settings cached. */
+	async prepare(): Promise<void> {
+		this.project = await this.subject.project(this.peers, this.run);
+		await this.postAll(0, WARM);
+		this.next = WARM;
+		if (!(await delivered(this.peers, this.run, WARM, 60000))) throw new Error(`${this.subject.name}: warm-up events were not delivered within 60 s`);
+	}
 
-	/** Bursts in order: events [from, from + burst), when the first POST left and when the last was answered. */
-	/** `timedOutAt`: when a burst was given up on, some of its deliveries still missing. */
-	const bursts: { from: number; t0: number; postedAt: number; timedOutAt?: number }[] = [];
-	let account: ReturnType<typeof deploymentCpuAccount> | null = null;
-	ctx.log(`  ${warmBursts} warm-up bursts, then ${MEASURED_BURSTS} measured: ${burst} events each at concurrency ${CONCURRENCY}`);
-	for (let b = 0; b < warmBursts + MEASURED_BURSTS; b++) {
-		if (b === warmBursts) account = deploymentCpuAccount(stack.processes, { peers: peers.proc.child.pid });
-		const from = WARM + b * burst;
+	/** One burst, timed from its first POST to its last event's third delivery; its CPU kept when `measured`. */
+	async burst(size: number, measured: boolean, log: (message: string) => void): Promise<void> {
+		const account = measured ? deploymentCpuAccount(this.subject.processes, { peers: this.peers.proc.child.pid }) : null;
+		const from = this.next;
+		this.next += size;
 		const t0 = now();
-		await postAll(from, from + burst);
-		const sent = { from, t0, postedAt: now() };
-		bursts.push(sent);
-		if (!(await delivered(peers, run, from + burst, 120000))) {
-			ctx.log(`  some deliveries of burst ${b + 1} did not arrive within 120 s`);
+		await this.postAll(from, from + size);
+		const sent: SubjectRun["bursts"][number] = { from, t0, postedAt: now() };
+		this.bursts.push(sent);
+		if (!(await delivered(this.peers, this.run, from + size, 120000))) {
+			log(`  ${this.subject.name}: some deliveries of burst ${this.bursts.length} did not arrive within 120 s`);
 			Object.assign(sent, { timedOutAt: now() });
 		}
+		if (account) this.cpu.push(account.stop());
 	}
-	const cpu = account!.stop();
 
-	const first = WARM + (warmBursts + MEASURED_BURSTS) * burst;
-	ctx.log(`  paced: ${paced} events at ${RATE}/s`);
-	const sent = new Map<number, number>();
-	const posts: Promise<void>[] = [];
-	const start = performance.now();
-	for (let k = 0; k < paced; k++) {
-		const due = start + (k * 1000) / RATE;
-		const wait = due - performance.now();
-		if (wait > 1) await sleep(wait);
-		sent.set(first + k, now());
-		posts.push(push(first + k));
+	/** `count` events at RATE a second, open loop: each POST leaves on time whatever the previous ones do. */
+	async paced(count: number): Promise<void> {
+		const first = this.next;
+		this.next += count;
+		const posts: Promise<void>[] = [];
+		const start = performance.now();
+		for (let k = 0; k < count; k++) {
+			const due = start + (k * 1000) / RATE;
+			const wait = due - performance.now();
+			if (wait > 1) await sleep(wait);
+			this.sent.set(first + k, now());
+			posts.push(this.push(first + k));
+		}
+		await Promise.all(posts);
+		await delivered(this.peers, this.run, this.next, 60000);
 	}
-	await Promise.all(posts);
-	const total = first + paced;
-	await delivered(peers, run, total, 60000);
-	await sleep(1000); // late duplicates would show up now
-	const receipts = await peers.receipts(run);
-	// Idle kept-alive connections would hold the gateway's shutdown.
-	agent.destroy();
 
-	let lost = 0;
-	let duplicates = 0;
-	const lastArrival = bursts.map(b => b.t0);
-	/** Events of each burst that reached all three peers. */
-	const arrived = bursts.map(() => 0);
-	for (const kind of PEER_KINDS)
-		for (let i = 0; i < total; i++) {
-			const times = receipts[kind][i];
-			if (!times) lost++;
-			else {
-				duplicates += times.length - 1;
-				const b = Math.floor((i - WARM) / burst);
-				if (i >= WARM && i < first) lastArrival[b] = Math.max(lastArrival[b], times[0]);
+	/** What the run measured, from the peers' receipts: `warmBursts` bursts first, unmeasured. */
+	async result(burst: number, warmBursts: number): Promise<Measured> {
+		const receipts = await this.peers.receipts(this.run);
+		const total = this.next;
+		const measuredFrom = WARM + warmBursts * burst;
+		const burstsEnd = WARM + this.bursts.length * burst;
+		let lost = 0;
+		let duplicates = 0;
+		const lastArrival = this.bursts.map(b => b.t0);
+		/** Events of each burst that reached all three peers. */
+		const arrived = this.bursts.map(() => 0);
+		for (const kind of PEER_KINDS)
+			for (let i = 0; i < total; i++) {
+				const times = receipts[kind][i];
+				if (!times) lost++;
+				else {
+					duplicates += times.length - 1;
+					const b = Math.floor((i - WARM) / burst);
+					if (i >= WARM && i < burstsEnd) lastArrival[b] = Math.max(lastArrival[b], times[0]);
+				}
 			}
+		for (let i = WARM; i < burstsEnd; i++) if (PEER_KINDS.every(kind => receipts[kind][i])) arrived[Math.floor((i - WARM) / burst)]++;
+		// A burst given up on counts what arrived in the time it was given, not its fastest part.
+		const rates = this.bursts.map((b, k) => ({
+			events: b.timedOutAt ? (arrived[k] * 1000) / (b.timedOutAt - b.t0) : (burst * 1000) / (lastArrival[k] - b.t0),
+			accepted: (burst * 1000) / (b.postedAt - b.t0),
+		}));
+		const measured = rates.slice(warmBursts);
+		const median = [...measured].sort((x, y) => x.events - y.events)[Math.floor(measured.length / 2)];
+		const latencies: number[] = [];
+		const perWorker: Record<string, number> = {};
+		for (const kind of PEER_KINDS) {
+			const own: number[] = [];
+			for (const [i, at] of this.sent) {
+				const arrivedAt = receipts[kind][i]?.[0];
+				if (arrivedAt !== undefined) own.push(arrivedAt - at);
+			}
+			latencies.push(...own);
+			const s = summarize(own);
+			perWorker[`${kind}MedianMs`] = round(s.median, 1);
+			perWorker[`${kind}P99Ms`] = round(s.p99 ?? NaN, 1);
 		}
-	for (let i = WARM; i < first; i++) if (PEER_KINDS.every(kind => receipts[kind][i])) arrived[Math.floor((i - WARM) / burst)]++;
-	// A burst given up on counts what arrived in the time it was given, not its fastest part.
-	const rates = bursts.map((b, k) => ({
-		events: b.timedOutAt ? (arrived[k] * 1000) / (b.timedOutAt - b.t0) : (burst * 1000) / (lastArrival[k] - b.t0),
-		accepted: (burst * 1000) / (b.postedAt - b.t0),
-	}));
-	const measured = rates.slice(warmBursts);
-	const median = [...measured].sort((x, y) => x.events - y.events)[Math.floor(measured.length / 2)];
-	const latencies: number[] = [];
-	const perWorker: Record<string, number> = {};
-	for (const kind of PEER_KINDS) {
-		const own: number[] = [];
-		for (const [i, at] of sent) {
-			const arrived = receipts[kind][i]?.[0];
-			if (arrived !== undefined) own.push(arrived - at);
-		}
-		latencies.push(...own);
-		const s = summarize(own);
-		perWorker[`${kind}MedianMs`] = round(s.median, 1);
-		perWorker[`${kind}P99Ms`] = round(s.p99 ?? NaN, 1);
+		return {
+			eventsPerSecond: median.events,
+			bursts: measured.map(r => round(r.events, 1)),
+			coldEventsPerSecond: rates[0].events,
+			acceptedPerSecond: median.accepted,
+			latencies,
+			perWorker,
+			events: total,
+			lost,
+			duplicates,
+			cpu: addCpuSamples(this.cpu),
+			measuredEvents: burstsEnd - measuredFrom,
+		};
 	}
-	return {
-		eventsPerSecond: median.events,
-		bursts: measured.map(r => round(r.events, 1)),
-		coldEventsPerSecond: rates[0].events,
-		acceptedPerSecond: median.accepted,
-		latencies,
-		perWorker,
-		events: total,
-		lost,
-		duplicates,
-		cpu,
-		measuredEvents: MEASURED_BURSTS * burst,
-	};
 }
 
 const SPLIT: StackOptions = {
@@ -280,18 +342,48 @@ const scenario: Scenario = {
 			ALLOW_LOCAL_REQUESTS: "true",
 			GITLAB_URL: "http://gitlab.example.com",
 			IRC_MESSAGE_INTERVAL_MS: "0",
+			PUSH_MAX_IN_FLIGHT: String(PUSH_WINDOW),
 		};
 
+		const splitCase = "split over NATS JetStream + Redis (7 processes)";
+		const aioCase = "all-in-one process, in-process channel";
+		const floorCase = "framework floor: minimal moleculer-web + @moleculer/channels on the same JetStream (5 processes), same deliveries";
+
+		// All three are started first and loaded in turns, burst by burst (an idle deployment costs
+		// next to nothing): a slower minute of a shared machine falls on all of them alike.
 		ctx.log("split: 7 processes over NATS JetStream, Redis");
 		const splitStack = await ctx.startStack({ ...SPLIT, env });
 		ctx.defer(() => deletePushChannel(NATS_URL, REDIS_URL, splitStack.namespace));
-		const split = await measure(ctx, splitStack, peers, burst, warmBursts, paced);
-		await splitStack.stop();
-
+		ctx.log("framework floor: 5 processes over the same NATS");
+		const floorNamespace = `${splitStack.namespace}-floor`;
+		ctx.defer(() => deletePushChannel(NATS_URL, REDIS_URL, floorNamespace));
+		const floor = await startPushBaseline(
+			{ url: NATS_URL, namespace: floorNamespace },
+			{
+				trackerUrl: peers.trackerUrl,
+				smtpUrl: peers.smtpUrl,
+				ircUri: `irc://127.0.0.1:${peers.ircPort}/${peers.ircChannel}`,
+				gitlabUrl: env.GITLAB_URL,
+				maxInFlight: PUSH_WINDOW,
+			},
+		);
+		ctx.defer(() => floor.stop());
 		ctx.log("all-in-one process (in-process channel)");
-		const single1 = await ctx.startStack({ nodes: { all: "" }, env });
-		const allInOne = await measure(ctx, single1, peers, burst, warmBursts, paced);
-		await single1.stop();
+		const allInOneStack = await ctx.startStack({ nodes: { all: "" }, env });
+
+		const subjects = [stackSubject(splitCase, splitStack), floorSubject(floorCase, floor), stackSubject(aioCase, allInOneStack)];
+		const runs = subjects.map(s => new SubjectRun(s, peers));
+		for (const r of runs) await r.prepare();
+		ctx.log(`  ${warmBursts} warm-up bursts, then ${MEASURED_BURSTS} measured, each taken in turns: ${burst} events each at concurrency ${CONCURRENCY}`);
+		for (let b = 0; b < warmBursts + MEASURED_BURSTS; b++) for (const r of runs) await r.burst(burst, b >= warmBursts, message => ctx.log(message));
+		ctx.log(`  paced: ${paced} events at ${RATE}/s, each in turn`);
+		for (const r of runs) await r.paced(paced);
+		await sleep(1000); // late duplicates would show up now
+		const [split, framework, allInOne] = await Promise.all(runs.map(r => r.result(burst, warmBursts)));
+		// Idle kept-alive connections would hold the gateways' shutdown.
+		agent.destroy();
+		await splitStack.stop();
+		await allInOneStack.stop();
 
 		const extra = (m: Measured) => ({
 			events: m.events,
@@ -310,8 +402,6 @@ const scenario: Scenario = {
 			...cpuShares(m.cpu),
 			...syscallsPerEvent(m.cpu, m.measuredEvents),
 		});
-		const splitCase = "split over NATS JetStream + Redis (7 processes)";
-		const aioCase = "all-in-one process, in-process channel";
 		const throughput = `events/s through 3 workers, median of ${MEASURED_BURSTS} bursts of ${burst} @ c=${CONCURRENCY} after ${warmBursts} warm-up`;
 		const eps = (m: Measured) => single(round(m.eventsPerSecond, 1));
 		/** The deployment's cost per event of the measured bursts: it does not move with the machine's speed as events/s does. */
@@ -330,6 +420,15 @@ const scenario: Scenario = {
 				better: "higher",
 				extra: extra(split),
 				goal: { atLeast: 1000 },
+			},
+			{
+				case: splitCase,
+				metric: throughput,
+				value: eps(split),
+				baseline: floorCase,
+				baselineValue: eps(framework),
+				better: "higher",
+				extra: extra(framework),
 			},
 			{
 				case: aioCase,
@@ -351,10 +450,26 @@ const scenario: Scenario = {
 			},
 			{
 				case: splitCase,
+				metric: "CPU ms per event, every process of the deployment (NATS and Redis too; not the load generator nor the peers), measured bursts",
+				value: perEvent(split, "cpuMs", 2),
+				baseline: floorCase,
+				baselineValue: perEvent(framework, "cpuMs", 2),
+				better: "lower",
+			},
+			{
+				case: splitCase,
 				metric: "read and write syscalls per event, the same processes (/proc/<pid>/io)",
 				value: perEvent(split, "syscalls", 1),
 				baseline: aioCase,
 				baselineValue: perEvent(allInOne, "syscalls", 1),
+				better: "lower",
+			},
+			{
+				case: splitCase,
+				metric: "read and write syscalls per event, the same processes (/proc/<pid>/io)",
+				value: perEvent(split, "syscalls", 1),
+				baseline: floorCase,
+				baselineValue: perEvent(framework, "syscalls", 1),
 				better: "lower",
 			},
 			{
