@@ -329,7 +329,7 @@ const SPLIT: StackOptions = {
 
 const scenario: Scenario = {
 	name: "push fan-out",
-	description: "push events through all three workers to peers in their own process: events/s, loss, duplicates, p99 at 200/s; split vs all-in-one",
+	description: "push events through three workers to peers in a process apart: events/s, loss, duplicates, p99 at 200/s; split, all-in-one, framework floor",
 	async run(ctx: BenchContext): Promise<Row[]> {
 		const burst = ctx.quick ? 300 : 3000;
 		const paced = ctx.quick ? 200 : 1000;
