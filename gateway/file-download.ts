@@ -57,8 +57,9 @@ function wantedRange(req: IncomingMessage, grant: DownloadGrant): RangeRequest {
  */
 export function fileDownload(grantAction: string, opts: { timeout?: number } = {}): AliasFunction {
 	const callOpts = opts.timeout ? { timeout: opts.timeout } : {};
-	const download = function download(this: FileHost, req: Req, res: ServerResponse, next: (err?: unknown) => void) {
-		serve(this.artifactStore, req, res, grantAction, callOpts).catch(err => {
+	// Settles once the stored file is closed: moleculer-web does not wait for it; a test can.
+	const download = function download(this: FileHost, req: Req, res: ServerResponse, next: (err?: unknown) => void): Promise<void> {
+		return serve(this.artifactStore, req, res, grantAction, callOpts).catch(err => {
 			if (!res.headersSent) return next(err);
 			// Too late for an error body: cut the response short so the client sees it is incomplete.
 			res.destroy();

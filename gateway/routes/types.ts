@@ -3,9 +3,10 @@ import type { ServerResponse } from "http";
 /**
  * A moleculer-web alias function: it runs after the route's authentication and authorization, with
  * the gateway service as `this` (a file download or an artifacts upload). `action`, when set, names
- * the action whose parameters describe it (for the API description and the route tests).
+ * the action whose parameters describe it (for the API description and the route tests). What it
+ * returns moleculer-web ignores (it waits for `next` or the answer); a download returns when it is done.
  */
-export type AliasFunction = ((this: never, req: never, res: ServerResponse, next: (err?: unknown) => void) => void) & { action?: string };
+export type AliasFunction = ((this: never, req: never, res: ServerResponse, next: (err?: unknown) => void) => void | Promise<void>) & { action?: string };
 
 /**
  * What an alias points at: an action name (`"labels.list"`, `"stream:builds.x"`), or an alias
