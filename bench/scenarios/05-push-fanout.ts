@@ -39,6 +39,10 @@ const SECRET = "bench-internal-secret";
 /** POSTs in flight during the burst: at 32 the gateway accepted half as many a second as at 128 (each POST waits on four processes). */
 const CONCURRENCY = 128;
 const RATE = 200;
+/** What the integrations are set to, for the project's workers and the framework floor's alike. */
+const TRACKER_API_KEY = "bench-token";
+const MAIL_TO = "bench@example.com";
+const ircUri = (peers: RemotePeers) => `irc://127.0.0.1:${peers.ircPort}/${peers.ircChannel}`;
 /** Events a consumer group holds at once, the same for the project (its default PUSH_MAX_IN_FLIGHT) and the framework floor. */
 const PUSH_WINDOW = 32;
 /** Events that open the connections to the peers and fill the settings caches before anything else. */
@@ -163,9 +167,9 @@ function stackSubject(name: string, stack: Stack): Subject {
 		async project(peers, run) {
 			const project = (await stack.expect(201, "POST", "/projects", { json: { name: run } })).body as PushProject;
 			const services = `/projects/${project.id}/services`;
-			await stack.expect(200, "PUT", `${services}/task-tracker-comments`, { json: { api_key: "bench-token" } });
-			await stack.expect(200, "PUT", `${services}/emails-on-push`, { json: { recipients: "bench@example.com" } });
-			await stack.expect(200, "PUT", `${services}/irc-gateway`, { json: { recipients: `irc://127.0.0.1:${peers.ircPort}/${peers.ircChannel}` } });
+			await stack.expect(200, "PUT", `${services}/task-tracker-comments`, { json: { api_key: TRACKER_API_KEY } });
+			await stack.expect(200, "PUT", `${services}/emails-on-push`, { json: { recipients: MAIL_TO } });
+			await stack.expect(200, "PUT", `${services}/irc-gateway`, { json: { recipients: ircUri(peers) } });
 			// Served once an empty push is refused by `events` (the gateway discovers it a moment after /ready).
 			const deadline = Date.now() + 30000;
 			while ((await post(this.url, {})) !== 400) {
@@ -362,8 +366,10 @@ const scenario: Scenario = {
 			{
 				trackerUrl: peers.trackerUrl,
 				smtpUrl: peers.smtpUrl,
-				ircUri: `irc://127.0.0.1:${peers.ircPort}/${peers.ircChannel}`,
+				ircUri: ircUri(peers),
 				gitlabUrl: env.GITLAB_URL,
+				trackerApiKey: TRACKER_API_KEY,
+				mailTo: MAIL_TO,
 				maxInFlight: PUSH_WINDOW,
 			},
 		);

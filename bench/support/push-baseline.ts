@@ -31,9 +31,10 @@ import { planComments } from "../../lib/integrations/task-tracker/scanner";
 import { requestJson } from "../../lib/outbound/http";
 import { PUSH_CHANNEL, PUSH_GROUPS, type PushGroup } from "../../lib/push/channel";
 import type { PushPayload } from "../../lib/push/payload";
+import { apiRequest } from "./http";
 import { freePort, launch, stopProcess, waitUntilReady, type ManagedProcess } from "../../test/support/processes";
 
-export const PUSH_BASELINE_PATH = "/api/v3/internal/push";
+const PUSH_PATH = "/internal/push";
 
 /** Where the baseline's workers deliver: the scenario's peers. */
 export interface BaselinePeers {
@@ -41,6 +42,9 @@ export interface BaselinePeers {
 	smtpUrl: string;
 	ircUri: string;
 	gitlabUrl: string;
+	/** What the project's integrations are set to in the same run: the tracker's token, the mail's recipient. */
+	trackerApiKey: string;
+	mailTo: string;
 	/** The project's PUSH_MAX_IN_FLIGHT, so that both pipelines hold as many events at once. */
 	maxInFlight: number;
 }
@@ -57,7 +61,7 @@ const OUTBOUND_TIMEOUT_MS = 10_000;
 /** Starts the five processes (workers first: the channel library creates the stream when a consumer subscribes). */
 export async function startPushBaseline(nats: { url: string; namespace: string }, peers: BaselinePeers): Promise<PushBaseline> {
 	const port = await freePort();
-	const url = `http://127.0.0.1:${port}${PUSH_BASELINE_PATH}`;
+	const base = `http://127.0.0.1:${port}/api/v3`;
 	const procs: ManagedProcess[] = [];
 	const env = { PATH: process.env.PATH ?? "", ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) };
 	const start = async (name: string, args: string[], ready: (proc: ManagedProcess) => Promise<boolean>) => {
@@ -71,23 +75,16 @@ export async function startPushBaseline(nats: { url: string; namespace: string }
 		for (const group of PUSH_GROUPS) await start(names[group], ["worker", group, nats.url, nats.namespace, JSON.stringify(peers)], printedReady);
 		await start("publisher", ["publisher", "-", nats.url, nats.namespace], printedReady);
 		// Ready once the gateway has discovered the publisher: an empty push is taken (and ignored by the workers).
-		await start("front", ["front", String(port), nats.url, nats.namespace], async () => (await post(url, {})) === 202);
+		await start(
+			"front",
+			["front", String(port), nats.url, nats.namespace],
+			async () => (await apiRequest(base, "POST", PUSH_PATH, { json: {} })).status === 202,
+		);
 	} catch (err) {
 		for (const p of procs) p.child.kill("SIGKILL");
 		throw err;
 	}
-	return { url, procs, stop: async () => void (await Promise.all(procs.map(p => stopProcess(p, "SIGTERM", 5000)))) };
-}
-
-async function post(url: string, body: unknown): Promise<number> {
-	const res = await fetch(url, {
-		method: "POST",
-		headers: { "Content-Type": "application/json" },
-		body: JSON.stringify(body),
-		signal: AbortSignal.timeout(2000),
-	}).catch(() => null);
-	await res?.arrayBuffer().catch(() => undefined);
-	return res?.status ?? 0;
+	return { url: base + PUSH_PATH, procs, stop: async () => void (await Promise.all(procs.map(p => stopProcess(p, "SIGTERM", 5000)))) };
 }
 
 /** The channels library on the same NATS, as its documentation sets it up (connection options: see docs/architecture.md#channel-adapters). */
@@ -106,7 +103,7 @@ function deliveryFor(group: PushGroup, peers: BaselinePeers): (push: PushPayload
 					requestJson({
 						method,
 						url: `${peers.trackerUrl}${path}`,
-						headers: { Authorization: "Bearer bench-token" },
+						headers: { Authorization: `Bearer ${peers.trackerApiKey}` },
 						json,
 						timeoutMs: OUTBOUND_TIMEOUT_MS,
 						allowLocal: true,
@@ -120,7 +117,7 @@ function deliveryFor(group: PushGroup, peers: BaselinePeers): (push: PushPayload
 		const options = { gitlabUrl: peers.gitlabUrl, mailFrom: "gitlab@localhost", disableDiffs: false, sendFromCommitterEmail: false };
 		return async push => {
 			const mail = buildPushEmail(push, options);
-			if (mail) await mailer.send({ ...mail, to: "bench@example.com" }, "");
+			if (mail) await mailer.send({ ...mail, to: peers.mailTo }, "");
 		};
 	}
 	const pool = new IrcPool({ nick: "gitlab", timeoutMs: OUTBOUND_TIMEOUT_MS, intervalMs: 0, allowLocal: true, idleMs: 600_000 });
@@ -165,14 +162,14 @@ async function serve([role, arg, natsUrl, namespace, peersJson]: string[]): Prom
 		});
 	if (role === "worker") {
 		const group = arg as PushGroup;
-		const deliver = deliveryFor(group, JSON.parse(peersJson) as BaselinePeers);
-		const { maxInFlight } = JSON.parse(peersJson) as BaselinePeers;
+		const peers = JSON.parse(peersJson) as BaselinePeers;
+		const deliver = deliveryFor(group, peers);
 		broker.createService({
 			name: group,
 			channels: {
 				[PUSH_CHANNEL]: {
 					group,
-					maxInFlight,
+					maxInFlight: peers.maxInFlight,
 					// The readiness probe's empty pushes carry no commits: nothing to deliver.
 					handler: (event: { push?: PushPayload }) => (event.push?.commits ? deliver(event.push) : undefined),
 				},
