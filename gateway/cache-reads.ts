@@ -105,6 +105,16 @@ export class CacheReads {
 		}
 	}
 
+	/**
+	 * The entry under a key from keyOf, at once, when the cache keeps its entries in this process
+	 * and hands them out as they are (sharesEntries); undefined otherwise, or when it is not there.
+	 */
+	peek(key: string | null): unknown {
+		const memory = this.memory;
+		if (key === null || !memory || memory.clone || this.cacher!.connected === false) return undefined;
+		return memory.cache.get(key);
+	}
+
 	/** The entry under a key from keyOf (null: nothing), or undefined while the cache is away. */
 	async readKey(key: string | null): Promise<unknown> {
 		if (key === null || !this.cacher || this.cacher.connected === false) return undefined;

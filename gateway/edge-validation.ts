@@ -25,14 +25,29 @@ export class EdgeValidator {
 
 	/** Checks and converts `params` in place; a ValidationError (400 at the gateway) when they do not fit. */
 	async validate(action: ActionLike, params: object): Promise<void> {
+		const check = this.checkOf(action);
+		if (!check) return;
+		const result = check.async ? await check(params) : check(params);
+		if (result !== true) throw new Errors.ValidationError("Parameters validation error!", "VALIDATION_ERROR", result as object[]);
+	}
+
+	/**
+	 * Checks and converts `params` in place at once, as `validate` does; false when they do not
+	 * fit or the check cannot answer at once (a schema with async rules), which `validate` then tells.
+	 */
+	passesNow(action: ActionLike, params: object): boolean {
+		const check = this.checkOf(action);
+		return !check || (!check.async && check(params) === true);
+	}
+
+	/** The action's compiled schema (null: it declares none), compiled on its first request. */
+	private checkOf(action: ActionLike): Check | null {
 		let check = this.checks.get(action.name);
 		if (check === undefined) {
 			check = action.params && typeof action.params === "object" ? this.validator.compile(action.params) : null;
 			this.checks.set(action.name, check);
 		}
-		if (!check) return;
-		const result = check.async ? await check(params) : check(params);
-		if (result !== true) throw new Errors.ValidationError("Parameters validation error!", "VALIDATION_ERROR", result as object[]);
+		return check;
 	}
 
 	/** Schemas change when services are redeployed. */

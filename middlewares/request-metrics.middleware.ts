@@ -25,6 +25,27 @@ type BuiltIn = Middleware & { localAction(next: Handler, action: object): Handle
 const builtIns = (moleculer as unknown as { Middlewares: Record<string, (broker: ServiceBroker) => BuiltIn> }).Middlewares;
 
 /**
+ * Records one HTTP request in `api_http_request_time`: its time in milliseconds and its status.
+ * The gateway's requests that skip moleculer-web (gateway/cached-get-fast-path.ts) are recorded with it too.
+ */
+export function httpRequestObserver(broker: ServiceBroker): (ms: number, status: number) => void {
+	if (!broker.isMetricsEnabled()) return () => undefined;
+	// The histogram itself, not its name: no registry look-up per request.
+	let histogram: { observe(value: number, labels: object): void } | null = null;
+	const statusLabels = new Map<number, { status: string }>();
+	const labelsOf = (status: number) => {
+		let labels = statusLabels.get(status);
+		if (!labels) statusLabels.set(status, (labels = { status: String(status) }));
+		return labels;
+	};
+	return (ms, status) => {
+		// Registered by this middleware's `created`: a broker without it records nothing here.
+		histogram ??= broker.metrics.getMetric(HTTP_REQUEST_TIME) as unknown as { observe(value: number, labels: object): void } | null;
+		histogram?.observe(ms, labelsOf(status));
+	};
+}
+
+/**
  * A factory: Moleculer calls a middleware given as a function with the broker (its typings only
  * name objects), which the built-in one needs from the start.
  */
@@ -33,18 +54,7 @@ export function RequestMetricsMiddleware(): Middleware {
 		const builtIn = builtIns.Metrics.call(broker, broker);
 
 		function httpEntry(next: Handler): Handler {
-			// The histogram itself, not its name: no registry look-up per request.
-			let histogram: { observe(value: number, labels: object): void } | null = null;
-			const observe = (ms: number, status: number) => {
-				histogram ??= broker.metrics.getMetric(HTTP_REQUEST_TIME) as unknown as { observe(value: number, labels: object): void };
-				histogram.observe(ms, labelsOf(status));
-			};
-			const statusLabels = new Map<number, { status: string }>();
-			const labelsOf = (status: number) => {
-				let labels = statusLabels.get(status);
-				if (!labels) statusLabels.set(status, (labels = { status: String(status) }));
-				return labels;
-			};
+			const observe = httpRequestObserver(broker);
 			return function httpRequestMetrics(ctx: Context) {
 				const started = performance.now();
 				return next(ctx).then(

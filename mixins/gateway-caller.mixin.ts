@@ -13,17 +13,10 @@ import { extractToken, RecentTokens, SUDO_CALLER, sudoCaller, sudoIdentifier, ty
 import { CacheReads } from "../gateway/cache-reads";
 import { clientAddress, trustedProxyList } from "../gateway/client-address";
 import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
+import { ACCESS_LOOKUP, accessLookupParams, isProjectRoute, MAX_TOKEN_LENGTH } from "../gateway/project-route";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import {
-	ACCESS_CHANGED_EVENT,
-	changedTargets,
-	MAX_PROJECT_REF,
-	PROJECT_ACCESS,
-	projectRefKey,
-	RESOLVE_TOKEN,
-	type AccessChange,
-} from "../lib/accounts/auth-cache";
+import { ACCESS_CHANGED_EVENT, changedTargets, MAX_PROJECT_REF, PROJECT_ACCESS, RESOLVE_TOKEN, type AccessChange } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
 import { limiterRedis } from "../lib/api/rate-limiter";
@@ -47,18 +40,6 @@ type Req = GatewayRequest;
 type Res = ServerResponse;
 type Ctx = Context<unknown, ApiMeta>;
 
-const PROJECT_ROUTE = /^\/?projects\/:id(\/|$)/;
-/** Whether a route (moleculer-web's alias object) is under /projects/:id, decided once per route. */
-const projectRoutes = new WeakMap<object, boolean>();
-function isProjectRoute(alias: { path: string }): boolean {
-	let yes = projectRoutes.get(alias);
-	if (yes === undefined) projectRoutes.set(alias, (yes = PROJECT_ROUTE.test(alias.path)));
-	return yes;
-}
-/** GitLab's private tokens are 20 characters; later kinds stay far below this. */
-const MAX_TOKEN_LENGTH = 255;
-/** The access look-up as the cache reads name it: made once, read on every project route. */
-const ACCESS_LOOKUP = { name: PROJECT_ACCESS.action, cache: PROJECT_ACCESS.cache };
 /** The gateway's calls of services: one request timeout for all. */
 export const callOptions = { timeout: config.requestTimeoutMs };
 const trustedProxies = trustedProxyList(config.trustedProxies);
@@ -173,7 +154,7 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 					await counted;
 					throw user ? notFound("Project") : unauthorized();
 				}
-				const params = { project: projectRefKey(ref), userId: user ? user.id : 0, admin: !!user?.is_admin };
+				const params = accessLookupParams(ref, user);
 				const read = this.cacheReads.read(ACCESS_LOOKUP, params, ctx.meta);
 				const [, hit] = await Promise.all([counted, read]);
 				if (hit !== undefined) return hit as ProjectAccess;

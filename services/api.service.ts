@@ -8,13 +8,15 @@
  * reader (gateway/body.ts), the client address (gateway/client-address.ts), then the caller
  * resolved at the edge (mixins/gateway-caller.mixin.ts: the token, the request limit counted on
  * what was verified, the project access, the action's parameter schema), then the cache or the
- * service.
+ * service. A GET that all of this would answer from the in-memory cache at once is answered before
+ * moleculer-web takes it, with the same answer (gateway/cached-get-fast-path.ts).
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { config } from "../config";
 import { EncodedJson, type CachedAction } from "../gateway/cache-reads";
+import { answerCachedGet, type FastPathGateway } from "../gateway/cached-get-fast-path";
 import { bodyReader, checkAnnouncedLength, closeAfterAnswer, QS_OPTIONS } from "../gateway/body";
 import { clientAddress, peerIsTrusted, trustedProxyList } from "../gateway/client-address";
 import { toHttpError } from "../gateway/errors";
@@ -28,6 +30,7 @@ import type { ApiMeta } from "../lib/api/context";
 import { isPaginated, paginationHeaders } from "../lib/api/pagination";
 import { ArtifactStore } from "../lib/builds/artifact-store";
 import { AccessCacheMixin } from "../mixins/access-cache.mixin";
+import { httpRequestObserver } from "../middlewares/request-metrics.middleware";
 import { callOptions, GatewayCallerMixin, type GatewayCallerMethods, type GatewayCallerVars, type GatewayRequest } from "../mixins/gateway-caller.mixin";
 import { cutUploads, type UploadInFlight } from "../gateway/artifact-upload";
 
@@ -45,13 +48,15 @@ interface Vars extends GatewayCallerVars {
 	/** Artifacts and traces: the gateway streams downloads from it and writes uploads into it (gateway/file-download.ts, gateway/artifact-upload.ts). */
 	artifactStore: ArtifactStore;
 	uploadsInFlight: Set<UploadInFlight>;
+	/** What the fast path of a cached GET reads (gateway/cached-get-fast-path.ts). */
+	fastPath: FastPathGateway;
 }
 
 interface Methods extends GatewayCallerMethods {
 	linkBase(req: Req): string;
 	// moleculer-web's own, used here (Moleculer binds methods to the service):
 	httpHandler: (req: IncomingMessage, res: ServerResponse) => void;
-	resolveAlias(url: string, method?: string): { alias: { handler?: unknown } } | false;
+	resolveAlias: FastPathGateway["resolveAlias"] & ((url: string, method?: string) => { alias: { handler?: unknown } } | false);
 	sendResponse(req: Req, res: Res, data: unknown, action: unknown): void;
 	encodeResponse(req: Req, res: Res, data: unknown): string;
 }
@@ -187,7 +192,10 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					maxConnections: config.maxConnections,
 					maxBodyBytes: Math.max(config.maxBodyBytes, config.maxArtifactBytes),
 				},
-				this.httpHandler,
+				// A cached GET the gateway can answer at once skips moleculer-web (gateway/cached-get-fast-path.ts).
+				(req, res) => {
+					if (!answerCachedGet(this.fastPath, req, res)) this.httpHandler(req, res);
+				},
 				(req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 				methodsFrom((path, method) => !!this.resolveAlias(path, method)),
 				(req, res) => this.settings.onError.call(this, req as Req, res, new ApiGateway.Errors.NotFoundError("NOT_FOUND", null)),
@@ -264,6 +272,25 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 
 	created() {
 		this.encodedHits = new WeakMap();
+		this.fastPath = {
+			routeName: "api",
+			trustedProxies,
+			resolveAlias: (path, method) => this.resolveAlias(path, method),
+			endpointOf: name => this.broker.findNextActionEndpoint(name) as ReturnType<FastPathGateway["endpointOf"]>,
+			// As moleculer-web names a request: X-Correlation-ID, else X-Request-ID, else a new id.
+			requestId: req => String(req.headers["x-correlation-id"] || (req.headers["x-request-id"] ?? this.broker.generateUid())),
+			recentTokens: this.recentTokens,
+			cacheReads: this.cacheReads,
+			edgeValidator: this.edgeValidator,
+			limits: this.limits,
+			send: (req, res, data) => {
+				(req as Req).$sharedEntry = true;
+				res.setHeader("Content-Type", JSON_TYPE);
+				res.end(this.encodeResponse(req as Req, res, data));
+			},
+			refuse: (req, res, err) => this.settings.onError.call(this, req as Req, res, err),
+			observe: httpRequestObserver(this.broker),
+		};
 		this.artifactStore = new ArtifactStore(config.artifactsDir, config.maxArtifactBytes);
 		this.uploadsInFlight = new Set();
 	},
