@@ -118,8 +118,14 @@ function payload(project: PushProject, run: string, i: number) {
 	};
 }
 
-/** Kept-alive connections for the POSTs (fetch costs the load generator several times the CPU). */
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+/**
+ * Kept-alive connections for the POSTs (fetch costs the load generator several times the CPU). Node's
+ * agent heeds a server's `Keep-Alive: timeout=N` (dropping an idle socket a second before the server
+ * does) only when it has a timeout of its own: without one, a connection to the floor's gateway (5 s,
+ * Node's default) left idle while the other deployments take their bursts could be reused just as
+ * that server closed it ("socket hang up", seen once in a full run).
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY, timeout: 60_000 });
 
 function post(url: string, body: unknown): Promise<number> {
 	const data = Buffer.from(JSON.stringify(body));
