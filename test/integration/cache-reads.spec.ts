@@ -66,6 +66,17 @@ describe.each([
 		if (cacherKind === "memory") expect(await reads.read(declaration(), { page: 2 }, meta)).toBe(read);
 	});
 
+	it("hands an entry out at once only from the in-process cache, as the very object it keeps", async () => {
+		const answered = await broker.call("labels.list", { page: 6 }, { meta });
+		const key = reads.keyOf(declaration(), { page: 6 }, meta);
+		if (cacherKind === "memory") {
+			expect(reads.peek(key)).toEqual(answered);
+			expect(reads.peek(key)).toBe(await reads.read(declaration(), { page: 6 }, meta));
+		} else expect(reads.peek(key)).toBeUndefined();
+		expect(reads.peek(reads.keyOf(declaration(), { page: 7 }, meta))).toBeUndefined();
+		expect(reads.peek(null)).toBeUndefined();
+	});
+
 	it("finds nothing once the service's write has cleaned the entry, or its time to live is over", async () => {
 		await broker.call("labels.list", { page: 4 }, { meta });
 		expect(await reads.read(declaration(), { page: 4 }, meta)).toBeDefined();
