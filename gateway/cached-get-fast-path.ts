@@ -6,7 +6,7 @@
  *
  * It is the same decision the hooks make, made at once from the same pieces, and taken only when
  * nothing about the request needs more than them:
- * - a GET (or HEAD) without a query string and without a body, and no `Sudo` header;
+ * - a GET (or HEAD) without a query string, a body, a `Sudo` or a conditional header;
  * - a route of the API whose action declares `cache` and needs a caller;
  * - a private token whose owner the gateway keeps (gateway/auth.ts);
  * - on /projects/:id/…, the caller's access to the project in the cache, at the level the action asks;
