@@ -50,10 +50,8 @@ export interface FastPathGateway {
 	endpointOf(actionName: string): { local?: boolean; action: FastPathAction } | Error;
 	/** What moleculer-web would name the request: its `X-Request-ID` (empty: none is sent). */
 	requestId(req: IncomingMessage): string;
-	recentTokens: RecentTokens;
-	cacheReads: CacheReads;
-	edgeValidator: EdgeValidator;
-	limits: RequestLimits;
+	/** The hooks' own pieces, read where the hooks read them (mixins/gateway-caller.mixin.ts): the same objects, never copies. */
+	hooks: { recentTokens: RecentTokens; cacheReads: CacheReads; edgeValidator: EdgeValidator; limits: RequestLimits };
 	/** Writes a cached answer as the usual way writes it (the gateway's JSON, its type and length). */
 	send(req: IncomingMessage, res: ServerResponse, data: object): void;
 	/** Answers an error as the gateway's error handler does. */
@@ -70,11 +68,14 @@ const SLOW_HEADERS = ["content-length", "transfer-encoding", "sudo", "if-none-ma
  * been counted, written or changed.
  */
 export function answerCachedGet(gateway: FastPathGateway, req: IncomingMessage, res: ServerResponse): boolean {
-	const started = performance.now();
+	const { recentTokens, cacheReads, edgeValidator, limits } = gateway.hooks;
 	if (req.method !== "GET" || req.url === undefined || req.url.includes("?")) return false;
 	const headers = req.headers;
 	for (const name of SLOW_HEADERS) if (headers[name] !== undefined) return false;
-	if (!gateway.cacheReads.sharesEntries) return false;
+	if (!cacheReads.sharesEntries) return false;
+	// From the headers alone (no query, no body): a request without one is not worth resolving its route.
+	const token = extractToken(req);
+	if (!token || token.length > MAX_TOKEN_LENGTH) return false;
 
 	const found = gateway.resolveAlias(routedPath(req), "GET");
 	if (!found) return false;
@@ -85,9 +86,7 @@ export function answerCachedGet(gateway: FastPathGateway, req: IncomingMessage, 
 	const action = endpoint.action;
 	if (!action.cache || action.auth === "none" || (action.visibility != null && action.visibility !== "published")) return false;
 
-	const token = extractToken(req);
-	if (!token || token.length > MAX_TOKEN_LENGTH) return false;
-	const user: Caller | undefined = gateway.recentTokens.ownerOf(gateway.recentTokens.lookup(token));
+	const user: Caller | undefined = recentTokens.ownerOf(recentTokens.lookup(token));
 	if (!user) return false;
 
 	// The meta the hooks give the action (mixins/gateway-caller.mixin.ts), which its cache key may read.
@@ -97,19 +96,20 @@ export function answerCachedGet(gateway: FastPathGateway, req: IncomingMessage, 
 	};
 	if (isProjectRoute(alias)) {
 		if (!mayNameProject(params.id)) return false;
-		const access = gateway.cacheReads.peek(gateway.cacheReads.keyOf(ACCESS_LOOKUP, accessLookupParams(params.id, user), meta)) as ProjectAccess | undefined;
+		const access = cacheReads.peek(cacheReads.keyOf(ACCESS_LOOKUP, accessLookupParams(params.id, user), meta)) as ProjectAccess | undefined;
 		if (access === undefined) return false;
 		meta.access = access;
 		meta.projectKey = String(access.project.id);
 	}
-	if (!gateway.edgeValidator.passesNow(action, params)) return false;
+	if (!edgeValidator.passesNow(action, params)) return false;
 	if (action.access !== undefined && !(meta.access && hasLevel(meta.access, action.access))) return false;
-	const data = gateway.cacheReads.peek(gateway.cacheReads.keyOf(action, params, meta));
+	const data = cacheReads.peek(cacheReads.keyOf(action, params, meta));
 	if (typeof data !== "object" || data === null || !isJsonBody(data) || isPaginated(data)) return false;
 
+	const started = performance.now();
 	const id = gateway.requestId(req);
 	if (id) res.setHeader("X-Request-ID", id);
-	gateway.limits.count(res, userKey(user.id)).then(
+	limits.count(res, userKey(user.id)).then(
 		() => {
 			gateway.send(req, res, data);
 			gateway.observe(performance.now() - started, res.statusCode);

@@ -13,10 +13,10 @@ import { extractToken, RecentTokens, SUDO_CALLER, sudoCaller, sudoIdentifier, ty
 import { CacheReads } from "../gateway/cache-reads";
 import { clientAddress, trustedProxyList } from "../gateway/client-address";
 import { EdgeValidator, type ActionLike } from "../gateway/edge-validation";
-import { ACCESS_LOOKUP, accessLookupParams, isProjectRoute, MAX_TOKEN_LENGTH } from "../gateway/project-route";
+import { ACCESS_LOOKUP, accessLookupParams, isProjectRoute, mayNameProject, MAX_TOKEN_LENGTH } from "../gateway/project-route";
 import { addressKey, RequestLimits, userKey } from "../gateway/rate-limit";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import { ACCESS_CHANGED_EVENT, changedTargets, MAX_PROJECT_REF, PROJECT_ACCESS, RESOLVE_TOKEN, type AccessChange } from "../lib/accounts/auth-cache";
+import { ACCESS_CHANGED_EVENT, changedTargets, PROJECT_ACCESS, RESOLVE_TOKEN, type AccessChange } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
 import { forbidden, notFound, unauthorized } from "../lib/api/errors";
 import { limiterRedis } from "../lib/api/rate-limiter";
@@ -145,14 +145,10 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 			async projectAccess(this: CallerThis, ctx: Ctx, req: Req, counted: Promise<void>): Promise<ProjectAccess> {
 				const ref = req.$params.id;
 				const user = ctx.meta.user ?? null;
-				if (typeof ref !== "string" || !ref.trim()) {
+				// Names no project: answered without a look-up, a ref too long for any as an unknown project is.
+				if (!mayNameProject(ref)) {
 					await counted;
-					throw notFound("Project");
-				}
-				// Names no project: answered as an unknown one is, without a look-up.
-				if (ref.length > MAX_PROJECT_REF) {
-					await counted;
-					throw user ? notFound("Project") : unauthorized();
+					throw typeof ref === "string" && ref.trim() && !user ? unauthorized() : notFound("Project");
 				}
 				const params = accessLookupParams(ref, user);
 				const read = this.cacheReads.read(ACCESS_LOOKUP, params, ctx.meta);

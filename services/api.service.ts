@@ -279,10 +279,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			endpointOf: name => this.broker.findNextActionEndpoint(name) as ReturnType<FastPathGateway["endpointOf"]>,
 			// As moleculer-web names a request: X-Correlation-ID, else X-Request-ID, else a new id.
 			requestId: req => String(req.headers["x-correlation-id"] || (req.headers["x-request-id"] ?? this.broker.generateUid())),
-			recentTokens: this.recentTokens,
-			cacheReads: this.cacheReads,
-			edgeValidator: this.edgeValidator,
-			limits: this.limits,
+			hooks: this,
 			send: (req, res, data) => {
 				(req as Req).$sharedEntry = true;
 				res.setHeader("Content-Type", JSON_TYPE);
