@@ -9,6 +9,7 @@ const base = {
 module.exports = {
 	testTimeout: 60000,
 	globalSetup: "<rootDir>/test/support/global-setup.js",
+	globalTeardown: "<rootDir>/test/support/global-teardown.js",
 	projects: [
 		{ ...base, displayName: "unit", testMatch: ["<rootDir>/test/unit/**/*.spec.ts"] },
 		{ ...base, displayName: "integration", testMatch: ["<rootDir>/test/integration/**/*.spec.ts"], setupFiles: ["<rootDir>/test/support/setup-env.ts"] },

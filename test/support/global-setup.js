@@ -1,8 +1,10 @@
-// Compiles the sources once: the e2e tests run the built services as production does
-// (moleculer-runner on dist/), and the built tools (the seed script, the bench's support), which
-// tsconfig.tools.json compiles with the services. Type errors fail the run under CI and warn elsewhere.
+// Before any test file: compiles the sources once (the e2e tests run the built services as
+// production does, and the built tools: the seed script, the bench's support), and starts the
+// tests' own NATS (JetStream) and Redis on free loopback ports (test/support/test-servers.js), so
+// `npm test` needs no server running. Type errors fail the run under CI and warn elsewhere.
 const { spawnSync } = require("child_process");
 const path = require("path");
+const { startTestServers } = require("./test-servers");
 
 module.exports = async function globalSetup() {
 	const root = path.resolve(__dirname, "../..");
@@ -13,4 +15,6 @@ module.exports = async function globalSetup() {
 		if (process.env.CI) throw new Error(`TypeScript build failed:\n${out}`);
 		console.warn(`\nTypeScript build reported errors (continuing outside CI):\n${out.split("\n").slice(0, 20).join("\n")}\n`);
 	}
+	// The workers jest starts next inherit this process's environment: test/support/servers.ts reads it.
+	globalThis.__testServers = await startTestServers(process.env);
 };

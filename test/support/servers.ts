@@ -1,11 +1,12 @@
 /**
- * The real NATS and Redis every test machine runs on loopback. A test that needs one fails
- * loudly when it is not there; it never skips.
+ * The real NATS and Redis of this test run: its own, which test/support/global-setup.js started on
+ * free loopback ports (or the ones TEST_NATS_URL and TEST_REDIS_URL name). A test that needs one
+ * fails loudly when it is not there; it never skips.
  */
 import net from "net";
 
-export const NATS_URL = "nats://127.0.0.1:4222";
-export const REDIS_URL = "redis://127.0.0.1:6379";
+export const NATS_URL = process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222";
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 function reachable(port: number): Promise<boolean> {
 	return new Promise(resolve => {
@@ -19,8 +20,9 @@ function reachable(port: number): Promise<boolean> {
 
 export async function requireServers(...which: ("nats" | "redis")[]): Promise<void> {
 	for (const name of which) {
-		const port = name === "nats" ? 4222 : 6379;
-		if (!(await reachable(port))) throw new Error(`${name} is not reachable on 127.0.0.1:${port}; start it (see .ci/run)`);
+		const url = new URL(name === "nats" ? NATS_URL : REDIS_URL);
+		const port = Number(url.port);
+		if (!(await reachable(port))) throw new Error(`${name} is not reachable on 127.0.0.1:${port} (${url.href}); test/support/global-setup.js starts it`);
 	}
 }
 
