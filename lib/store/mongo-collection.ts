@@ -1,14 +1,16 @@
 /**
  * The data-access layer on MongoDB (MONGO_URI), through mongoose: one connection per URI shared
  * by a process's collections, documents read as plain objects, ids from claimed ranges
- * (./id-claims.ts). It asks of the server only what MongoDB and FerretDB 1.24 both do: no
- * transaction, no `$inc`, no partial index, no collation (docs/storage.md).
+ * (./id-claims.ts), writes to one document queued in the process (./document-locks.ts). It asks
+ * of the server only what MongoDB and FerretDB 1.24 both do: no transaction, no `$inc`, no
+ * partial index, no collation (docs/storage.md).
  *
  * Writes are acknowledged once a majority of the replica set has them in its journal, so that an
  * answered write survives a crash and a power loss (docs/storage.md#durability).
  */
 import type { ServiceBroker } from "moleculer";
 import mongoose from "mongoose";
+import { DocumentLocks } from "./document-locks";
 import { IdClaims } from "./id-claims";
 import { UniqueViolation, type CollectionOptions, type Doc, type FindOptions } from "./types";
 
@@ -90,6 +92,7 @@ export class MongoCollection<T extends Doc = Doc> {
 	private conn?: mongoose.Connection;
 	private stored?: mongoose.Model<Doc>;
 	private ids?: IdClaims;
+	private readonly locks = new DocumentLocks();
 
 	constructor(
 		readonly name: string,
@@ -159,12 +162,12 @@ export class MongoCollection<T extends Doc = Doc> {
 
 	/**
 	 * Sets fields on every match and returns how many matched. With a condition in the query it is
-	 * a compare-and-set on MongoDB (not on FerretDB 1.x: docs/storage.md#ferretdb). Throws UniqueViolation.
+	 * a compare-and-set: 0 means the document was not in the expected state. Throws UniqueViolation.
 	 */
 	async update(query: Doc, set: Doc, unset?: string[]): Promise<number> {
 		const update = toUpdate(set, unset);
 		if (!Object.keys(update).length) return this.count(query);
-		return (await uniqueGuard(() => this.model.updateMany(query, update))).matchedCount;
+		return this.locks.run(query.id, async () => (await uniqueGuard(() => this.model.updateMany(query, update))).matchedCount);
 	}
 
 	/** Sets fields on the first match and returns it as it is now, or null when nothing matched. */
@@ -177,6 +180,6 @@ export class MongoCollection<T extends Doc = Doc> {
 	}
 
 	async remove(query: Doc): Promise<number> {
-		return (await this.model.deleteMany(query)).deletedCount;
+		return this.locks.run(query.id, async () => (await this.model.deleteMany(query)).deletedCount);
 	}
 }

@@ -18,34 +18,18 @@ export const FERRETDB_BIN = process.env.FERRETDB_BIN || path.join(os.homedir(), 
 export interface MongoServer {
 	/** `mongodb://host:port`, without a database. */
 	url: string;
-	/** What answers: "FerretDB v1.24.2", or "MongoDB 7.0.x". */
-	kind: string;
-	/** Whether a single-document update is applied atomically (MongoDB), or read and written back (FerretDB 1.x). */
-	atomicUpdates: boolean;
 	/** A connection string for one database of it. */
 	database(name: string): string;
 	stop(): Promise<void>;
 }
 
-/** What the server says it is (FerretDB adds its own version to buildInfo). */
-async function identify(url: string): Promise<{ kind: string; atomicUpdates: boolean }> {
-	const conn = await mongoose.createConnection(url, { serverSelectionTimeoutMS: 10000 }).asPromise();
-	try {
-		const info = await conn.db!.admin().buildInfo();
-		if (info.ferretdbVersion) return { kind: `FerretDB ${info.ferretdbVersion as string}`, atomicUpdates: false };
-		return { kind: `MongoDB ${info.version as string}`, atomicUpdates: true };
-	} finally {
-		await conn.close();
-	}
-}
-
-function server(url: string, identity: { kind: string; atomicUpdates: boolean }, stop: () => Promise<void>): MongoServer {
-	return { url, ...identity, database: name => `${url}/${name}`, stop };
+function server(url: string, stop: () => Promise<void>): MongoServer {
+	return { url, database: name => `${url}/${name}`, stop };
 }
 
 export async function startMongoServer(): Promise<MongoServer> {
 	const given = process.env.TEST_MONGO_URL;
-	if (given) return server(given.replace(/\/+$/, ""), await identify(given), () => Promise.resolve());
+	if (given) return server(given.replace(/\/+$/, ""), () => Promise.resolve());
 	if (!fs.existsSync(FERRETDB_BIN))
 		throw new Error(
 			`FerretDB is not built at ${FERRETDB_BIN} (set FERRETDB_BIN, or TEST_MONGO_URL for another server). Build it with:\n` +
@@ -76,8 +60,7 @@ export async function startMongoServer(): Promise<MongoServer> {
 		fs.rmSync(dir, { recursive: true, force: true });
 		throw err;
 	}
-	const url = `mongodb://127.0.0.1:${port}`;
-	return server(url, await identify(url), async () => {
+	return server(`mongodb://127.0.0.1:${port}`, async () => {
 		await stopProcess(proc, "SIGTERM", 5000);
 		fs.rmSync(dir, { recursive: true, force: true });
 	});
