@@ -1,8 +1,8 @@
 /**
  * The MongoDB wire-protocol server of a test file: FerretDB (SQLite backend) started here on a
  * free loopback port with a scratch state directory, or the server TEST_MONGO_URL names (a real
- * MongoDB, for instance). FERRETDB_BIN names the binary; by default the one `.ci/run` builds into
- * its cache. A missing binary is an error that says how to build it: tests never skip.
+ * MongoDB, for instance). FERRETDB_BIN names the binary; by default the one .ci/build-ferretdb
+ * builds into the CI cache. A missing binary is an error that says how to build it: tests never skip.
  * What FerretDB does and does not do for this project: docs/storage.md#ferretdb.
  */
 import fs from "fs";
@@ -12,7 +12,6 @@ import mongoose from "mongoose";
 import { listening } from "./private-servers";
 import { freePort, startProcess, stopProcess, type ManagedProcess } from "./processes";
 
-export const FERRETDB_VERSION = "v1.24.2";
 export const FERRETDB_BIN = process.env.FERRETDB_BIN || path.join(os.homedir(), ".cache/gitlab-v3-ci/bin/ferretdb");
 
 export interface MongoServer {
@@ -32,8 +31,8 @@ export async function startMongoServer(): Promise<MongoServer> {
 	if (given) return server(given.replace(/\/+$/, ""), () => Promise.resolve());
 	if (!fs.existsSync(FERRETDB_BIN))
 		throw new Error(
-			`FerretDB is not built at ${FERRETDB_BIN} (set FERRETDB_BIN, or TEST_MONGO_URL for another server). Build it with:\n` +
-				`  bash .ci/run   (or only its build_ferretdb step: FerretDB ${FERRETDB_VERSION} from its Go module, SQLite backend)`,
+			`FerretDB is not built at ${FERRETDB_BIN} (FERRETDB_BIN names another binary, TEST_MONGO_URL another server). ` +
+				`Build it from its Go module (the version that script pins; needs Go; .ci/run does it) with:\n  bash .ci/build-ferretdb`,
 		);
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-ferretdb-"));
 	const port = await freePort();
