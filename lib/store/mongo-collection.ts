@@ -28,10 +28,14 @@ const connections = new Map<string, { ready: Promise<mongoose.Connection>; users
 async function openConnection(uri: string): Promise<mongoose.Connection> {
 	let entry = connections.get(uri);
 	if (!entry) {
-		const ready = mongoose.createConnection(uri, CONNECTION_OPTIONS).asPromise();
+		const conn = mongoose.createConnection(uri, CONNECTION_OPTIONS);
+		const ready = conn.asPromise();
 		const opened = { ready, users: 0 };
-		// A failed connection is forgotten, so that the next collection tries again.
-		ready.catch(() => connections.get(uri) === opened && connections.delete(uri));
+		// A failed connection is closed and forgotten, so that the next collection tries again.
+		ready.catch(() => {
+			if (connections.get(uri) === opened) connections.delete(uri);
+			conn.close().catch(() => undefined);
+		});
 		connections.set(uri, (entry = opened));
 	}
 	entry.users++;
@@ -54,7 +58,7 @@ async function closeConnection(uri: string): Promise<void> {
  * A unique index's refusal: MongoDB's duplicate key error (11000), or FerretDB 1.x's on an update,
  * which reports SQLite's constraint as an internal error (docs/storage.md#ferretdb).
  */
-export function isDuplicateKey(err: unknown): boolean {
+function isDuplicateKey(err: unknown): boolean {
 	const e = err as { code?: number; message?: string } | null;
 	return !!e && (e.code === 11000 || /E11000|UNIQUE constraint failed/.test(String(e.message)));
 }
