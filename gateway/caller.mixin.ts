@@ -86,19 +86,20 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 
 			/**
 			 * The internal API: off (404) without INTERNAL_API_SECRET, 401 on a wrong secret, and 429
-			 * for an address that keeps guessing (a right secret is never limited).
+			 * once an address has sent too many wrong ones. A right secret is never refused: a runner
+			 * is not stopped by another one's mistakes behind the same address (a shared NAT, an
+			 * Ingress); guessing is kept infeasible by the secret's length (config/index.ts).
 			 */
 			async internalCaller(this: CallerThis, ctx: Ctx, req: Req): Promise<void> {
 				if (!config.internalApiSecret) throw notFound();
 				const address = clientAddress(req, trustedProxies);
 				ctx.meta.clientAddress = address;
+				const given = req.headers["gitlab-shared-secret"];
+				if (typeof given === "string" && safeEqual(given, config.internalApiSecret)) return;
 				const limits: RequestLimits = this.limits;
 				await limits.refuseSecretGuesser(address);
-				const given = req.headers["gitlab-shared-secret"];
-				if (typeof given !== "string" || !safeEqual(given, config.internalApiSecret)) {
-					await limits.secretFailed(address);
-					throw unauthorized();
-				}
+				await limits.secretFailed(address);
+				throw unauthorized();
 			},
 		},
 
