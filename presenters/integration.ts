@@ -1,7 +1,8 @@
 /**
  * GitLab 8.16 `Entities::ProjectService` for GET /projects/:id/services/:slug. `properties` is
  * sliced to the integration's declared fields, and secret fields are never included, whoever
- * asks (later GitLab's rule, docs/api.md#decisions). Asked for by GitLab's service name, the
+ * asks (later GitLab's rule, docs/api.md#decisions), nor the secrets inside a field (an IRC
+ * channel key). Asked for by GitLab's service name, the
  * properties carry GitLab's field names (`bamboo_url`).
  */
 import type { IntegrationDef } from "../lib/integrations/catalogue";
@@ -25,7 +26,8 @@ export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | nu
 	for (const f of def.fields) {
 		if (isSecret(f)) continue;
 		const v = stored[f.name];
-		if (v !== undefined && v !== null) properties[fieldLabel(f, byGitLabName)] = v;
+		if (v !== undefined && v !== null)
+			properties[fieldLabel(f, byGitLabName)] = f.embeddedSecrets && typeof v === "string" ? f.embeddedSecrets.shown(v) : v;
 	}
 	const custom = def.titleProperty ? stored[def.titleProperty] : undefined;
 	const flags = Object.fromEntries(EVENT_FLAGS.map(flag => [flag, doc?.[flag] ?? true])) as Record<EventFlag, boolean>;
