@@ -5,14 +5,17 @@
  * route added to a table is described as soon as the gateway mounts it. Pure: the registry is
  * passed in as a look-up.
  *
- * What static definitions cannot tell is left general rather than guessed: the success status is
- * "2XX" (a POST answers 201 as GitLab does, with the exceptions docs/api.md lists) and response
- * bodies are not modelled; docs/api.md describes both for every endpoint.
+ * What each route answers on success, status and body, its table declares beside it (`answers`,
+ * gateway/routes/answers.ts) with the presenters' schemas (presenters/json-schema.ts); a schema with
+ * a `title` is named once in `components.schemas` and referred to wherever it is used
+ * (docs/architecture.md#the-api-document).
  */
 import { MAX_PER_PAGE } from "../lib/api/pagination";
 import { RETRY_AFTER_HEADER } from "../lib/api/errors";
 import { LIMIT_HEADERS } from "./rate-limit";
-import type { AliasTarget, RouteTable } from "./routes/types";
+import type { JsonSchema } from "../presenters/json-schema";
+import type { Answers } from "./routes/answers";
+import type { AliasTarget, RouteKind, RouteTable } from "./routes/types";
 
 /** What the document needs of an action definition (as the registry holds it). */
 export interface ActionDefinition {
@@ -34,7 +37,7 @@ export interface OpenApiOptions {
 }
 
 /** How each kind of route table is mounted by the gateway (services/api.service.ts). */
-const KINDS: Record<keyof RouteTable, { prefix: string; security: "token" | "secret" | "none"; body: "parsed" | "text" | "stream" | "none" }> = {
+const KINDS: Record<RouteKind, { prefix: string; security: "token" | "secret" | "none"; body: "parsed" | "text" | "stream" | "none" }> = {
 	api: { prefix: "", security: "token", body: "parsed" },
 	internal: { prefix: "/internal", security: "secret", body: "text" },
 	internalStream: { prefix: "/internal", security: "secret", body: "stream" },
@@ -192,13 +195,46 @@ function tableTag(table: RouteTable): string {
 	return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "docs";
 }
 
+/**
+ * The document's named schemas: a schema with a `title` is kept once in `components.schemas` and
+ * referred to by `$ref`, wherever it appears; two different schemas may not share a title.
+ */
+class NamedSchemas {
+	readonly schemas: Record<string, Schema> = {};
+
+	use(schema: JsonSchema): Schema {
+		const { title } = schema;
+		const inner = this.within(schema);
+		if (typeof title !== "string") return inner;
+		const known = this.schemas[title];
+		if (known && JSON.stringify(known) !== JSON.stringify(inner)) throw new Error(`two different schemas are named ${title}`);
+		this.schemas[title] = inner;
+		return { $ref: `#/components/schemas/${title}` };
+	}
+
+	/** The schema with the schemas it holds named in turn. */
+	private within(schema: JsonSchema): Schema {
+		const out: Schema = { ...schema };
+		if (schema.properties)
+			out.properties = Object.fromEntries(Object.entries(schema.properties as Record<string, JsonSchema>).map(([k, v]) => [k, this.use(v)]));
+		if (schema.items) out.items = this.use(schema.items as JsonSchema);
+		if (typeof schema.additionalProperties === "object") out.additionalProperties = this.use(schema.additionalProperties as JsonSchema);
+		for (const list of ["anyOf", "oneOf", "allOf"] as const)
+			if (Array.isArray(schema[list])) out[list] = (schema[list] as JsonSchema[]).map(s => this.use(s));
+		return out;
+	}
+}
+
 export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema {
 	const paths: Record<string, Record<string, Schema>> = {};
 	const tags = new Set<string>();
+	const named = new NamedSchemas();
 	for (const table of tables) {
 		const defaultTag = tableTag(table);
-		for (const [kind, how] of Object.entries(KINDS) as [keyof RouteTable, (typeof KINDS)[keyof RouteTable]][]) {
+		const unused = new Set(Object.keys(table.answers ?? {}));
+		for (const [kind, how] of Object.entries(KINDS) as [RouteKind, (typeof KINDS)[RouteKind]][]) {
 			for (const [alias, target] of Object.entries(table[kind] ?? {})) {
+				unused.delete(alias);
 				const [rawMethod, aliasPath] = alias.trim().split(/\s+/);
 				const method = rawMethod.toUpperCase();
 				const fullPath = how.prefix + aliasPath;
@@ -207,9 +243,24 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 				const tag = kind === "internal" || kind === "internalStream" ? "internal" : name ? name.split(".")[0] : defaultTag;
 				tags.add(tag);
 				paths[openApiPath(fullPath)] ??= {};
-				paths[openApiPath(fullPath)][method.toLowerCase()] = operation({ kind, how, method, aliasPath, fullPath, name, action, target, tag, opts });
+				const answers = table.answers?.[alias];
+				paths[openApiPath(fullPath)][method.toLowerCase()] = operation({
+					kind,
+					how,
+					method,
+					aliasPath,
+					fullPath,
+					name,
+					action,
+					target,
+					tag,
+					answers,
+					named,
+					opts,
+				});
 			}
 		}
+		if (unused.size) throw new Error(`answers declared for aliases that are not routed: ${[...unused].join(", ")}`);
 	}
 	return {
 		openapi: "3.1.0",
@@ -226,13 +277,13 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 		servers: [{ url: opts.basePath }],
 		tags: [...tags].sort().map(name => ({ name })),
 		paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
-		components: components(opts),
+		components: { ...components(opts), schemas: { ...named.schemas, ...ERROR_SCHEMAS } },
 	};
 }
 
 interface OperationInput {
-	kind: keyof RouteTable;
-	how: (typeof KINDS)[keyof RouteTable];
+	kind: RouteKind;
+	how: (typeof KINDS)[RouteKind];
 	method: string;
 	aliasPath: string;
 	fullPath: string;
@@ -240,11 +291,34 @@ interface OperationInput {
 	action: ActionDefinition | undefined;
 	target: AliasTarget;
 	tag: string;
+	/** What the route's table declares it answers (none: a general success). */
+	answers: Answers | undefined;
+	named: NamedSchemas;
 	opts: OpenApiOptions;
 }
 
+const SUCCESS: Record<number, string> = { 200: "Success.", 201: "Created.", 202: "Accepted: done later." };
+
+/** The declared answers: each success with its body, each refusal particular to the route by its name in the components. */
+function declared(answers: Answers, named: NamedSchemas, successHeaders: Schema | undefined): Record<string, unknown> {
+	const out: Record<string, unknown> = {};
+	for (const [status, answer] of Object.entries(answers)) {
+		if (typeof answer === "string") {
+			out[status] = ref(answer);
+			continue;
+		}
+		const type = answer.contentType ?? "application/json";
+		out[status] = {
+			description: SUCCESS[Number(status)] ?? "Success.",
+			...(successHeaders ? { headers: successHeaders } : {}),
+			content: { [type]: { schema: named.use(answer.schema) } },
+		};
+	}
+	return out;
+}
+
 function operation(input: OperationInput): Schema {
-	const { kind, how, method, aliasPath, fullPath, name, action, target, tag, opts } = input;
+	const { kind, how, method, aliasPath, fullPath, name, action, target, tag, answers, named, opts } = input;
 	const params = action?.params ?? {};
 	const inPath = pathParams(aliasPath);
 	const isProject = PROJECT_ROUTE.test(aliasPath) && how.security === "token";
@@ -276,20 +350,27 @@ function operation(input: OperationInput): Schema {
 
 	// A function serving a file (a download); one that takes a body describes it like an action.
 	const isFunction = typeof target === "function" && !hasBody;
+	const pageHeaders = paginated
+		? Object.fromEntries(
+				["X-Total", "X-Total-Pages", "X-Per-Page", "X-Page", "X-Next-Page", "X-Prev-Page", "Link"].map(h => [h, { $ref: `#/components/headers/${h}` }]),
+			)
+		: undefined;
 	const success: Schema = { description: "Success. A POST answers 201 as GitLab does, except where docs/api.md says otherwise." };
 	if (isFunction) success.content = { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
-	if (paginated)
-		success.headers = Object.fromEntries(
-			["X-Total", "X-Total-Pages", "X-Per-Page", "X-Page", "X-Next-Page", "X-Prev-Page", "Link"].map(h => [h, { $ref: `#/components/headers/${h}` }]),
-		);
-	const responses: Record<string, unknown> = { "2XX": success };
-	if (rest.length || requestBody) responses["400"] = ref("BadRequest");
+	if (pageHeaders) success.headers = pageHeaders;
+	const responses: Record<string, unknown> = answers ? {} : { "2XX": success };
+	// A path segment whose escapes do not decode is a 400 too (docs/architecture.md#the-guarded-entry).
+	if (rest.length || requestBody || inPath.length) responses["400"] = ref("BadRequest");
 	if (how.security !== "none") responses["401"] = ref(how.security === "secret" ? "WrongSecret" : "Unauthorized");
 	if (isProject && action?.auth !== "none") responses["403"] = ref("Forbidden");
 	if (inPath.length || how.security === "secret") responses["404"] = ref(how.security === "secret" ? "InternalOffOrNotFound" : "NotFound");
 	if (requestBody) responses["413"] = ref("TooLarge");
+	if (requestBody && how.body === "parsed") responses["415"] = ref("UnsupportedType");
 	if (opts.rateLimitPerMinute > 0) responses["429"] = ref("RateLimited");
+	// Wrong shared secrets are limited per address whatever the request limit (gateway/rate-limit.ts).
+	if (how.security === "secret") responses["429"] = ref(opts.rateLimitPerMinute > 0 ? "RateLimited" : "SecretGuessing");
 	if (kind !== "docs") responses["503"] = ref("Unavailable");
+	if (answers) Object.assign(responses, declared(answers, named, pageHeaders));
 
 	const notes: string[] = [];
 	if (name && !action) notes.push("No node of the cluster offered this action when the document was generated: only its path parameters are shown.");
@@ -320,6 +401,18 @@ function operation(input: OperationInput): Schema {
 	return merged;
 }
 
+/** GitLab 8's error bodies. */
+const ERROR_SCHEMAS: Record<string, Schema> = {
+	Message: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
+	ParameterError: { type: "object", properties: { error: { type: "string" } }, required: ["error"], examples: [{ error: "name is missing" }] },
+	ValidationErrors: {
+		type: "object",
+		properties: { message: { type: "object", additionalProperties: { type: "array", items: { type: "string" } } } },
+		required: ["message"],
+		examples: [{ message: { color: ["must be a valid color code"] } }],
+	},
+};
+
 function components(opts: OpenApiOptions): Schema {
 	const json = (schema: Schema) => ({ "application/json": { schema } });
 	const message = (example: string) => json({ $ref: "#/components/schemas/Message", examples: [{ message: example }] });
@@ -329,16 +422,6 @@ function components(opts: OpenApiOptions): Schema {
 			privateTokenQuery: { type: "apiKey", in: "query", name: "private_token" },
 			bearer: { type: "http", scheme: "bearer", description: "The private token as `Authorization: Bearer <token>`." },
 			sharedSecret: { type: "apiKey", in: "header", name: "Gitlab-Shared-Secret", description: "INTERNAL_API_SECRET of the service." },
-		},
-		schemas: {
-			Message: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
-			ParameterError: { type: "object", properties: { error: { type: "string" } }, required: ["error"], examples: [{ error: "name is missing" }] },
-			ValidationErrors: {
-				type: "object",
-				properties: { message: { type: "object", additionalProperties: { type: "array", items: { type: "string" } } } },
-				required: ["message"],
-				examples: [{ message: { color: ["must be a valid color code"] } }],
-			},
 		},
 		headers: Object.fromEntries(
 			[
@@ -372,9 +455,26 @@ function components(opts: OpenApiOptions): Schema {
 				content: message("404 Not Found"),
 			},
 			TooLarge: { description: "The body is larger than the gateway accepts.", content: message("413 Request Entity Too Large") },
+			UnsupportedType: {
+				description: "A body in an encoding or a charset the gateway does not take.",
+				content: message("415 Unsupported Media Type"),
+			},
+			Conflict: {
+				description: "It exists already, or it was changed by another request meanwhile, again and again (try again).",
+				content: message("Label already exists"),
+			},
+			Unprocessable: { description: "A value the model does not know.", content: message("Access level is not known") },
 			RateLimited: {
-				description: `More than ${opts.rateLimitPerMinute} requests in a minute from one token (or, without one, one address).`,
+				description:
+					(opts.rateLimitPerMinute > 0
+						? `More than ${opts.rateLimitPerMinute} requests in a minute from one token (or, without one, one address). `
+						: "") + "Signing in and making users also meet it after too many failed sign-ins, or with too many passwords waiting to be hashed.",
 				headers: Object.fromEntries([...LIMIT_HEADERS, RETRY_AFTER_HEADER].map(h => [h, { schema: { type: "string" } }])),
+				content: message("429 Too Many Requests"),
+			},
+			SecretGuessing: {
+				description: "Too many wrong Gitlab-Shared-Secret from this address within a minute (a right one is still taken).",
+				headers: { [RETRY_AFTER_HEADER]: { schema: { type: "string" } } },
 				content: message("429 Too Many Requests"),
 			},
 			Unavailable: {

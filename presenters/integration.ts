@@ -9,6 +9,7 @@ import type { IntegrationDef } from "../lib/integrations/catalogue";
 import { fieldLabel, isSecret } from "../lib/integrations/catalogue";
 import { EVENT_FLAGS, type EventFlag } from "../models/integration";
 import type { IntegrationDoc } from "../models/integration";
+import { boolean, integer, nullable, object, string, timestamp } from "./json-schema";
 
 export interface IntegrationEntity extends Record<EventFlag, boolean> {
 	id: number | null;
@@ -41,3 +42,17 @@ export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | nu
 		properties,
 	};
 }
+
+/** The shape above, for the API description (presenters/json-schema.ts): the properties are the integration's own fields. */
+export const INTEGRATION = object(
+	{
+		id: nullable(integer),
+		title: string,
+		created_at: nullable(timestamp),
+		updated_at: nullable(timestamp),
+		active: boolean,
+		...Object.fromEntries(EVENT_FLAGS.map(flag => [flag, boolean])),
+		properties: { type: "object", additionalProperties: { type: ["string", "integer", "boolean"] } },
+	},
+	"Integration",
+);

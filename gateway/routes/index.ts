@@ -6,7 +6,7 @@ import { integrationsRoutes } from "./integrations.routes";
 import { keysRoutes } from "./keys.routes";
 import { labelsRoutes } from "./labels.routes";
 import { snippetsRoutes } from "./snippets.routes";
-import type { AliasFunction, AliasTarget, RouteTable } from "./types";
+import type { AliasFunction, AliasTarget, RouteKind, RouteTable } from "./types";
 
 export const routeTables: RouteTable[] = [accountsRoutes, labelsRoutes, keysRoutes, snippetsRoutes, buildsRoutes, integrationsRoutes, eventsRoutes];
 
@@ -30,7 +30,7 @@ export function settledAlias(fn: AliasFunction): AliasFunction {
 }
 
 /** The aliases of one kind, from every table, as moleculer-web mounts them. */
-export function mergeAliases(kind: keyof RouteTable, tables: RouteTable[] = routeTables): Record<string, AliasTarget> {
+export function mergeAliases(kind: RouteKind, tables: RouteTable[] = routeTables): Record<string, AliasTarget> {
 	const merged: Record<string, AliasTarget> = {};
 	for (const table of tables) Object.assign(merged, table[kind]);
 	for (const [alias, target] of Object.entries(merged)) if (typeof target === "function") merged[alias] = settledAlias(target);
