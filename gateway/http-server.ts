@@ -25,7 +25,7 @@ import ApiGateway from "moleculer-web";
 import { closeAfterAnswer } from "./body";
 import { guardedEntry, refuseClientError, refuseConnect, type Arrival, type OnBroken, type Refuse } from "./guarded-entry";
 import type { Routing } from "./routing";
-import { expectationFailed, tooLarge } from "../lib/api/errors";
+import { badRequest, expectationFailed, tooLarge } from "../lib/api/errors";
 
 export interface ServerLimits {
 	headersTimeoutMs: number;
@@ -100,6 +100,8 @@ function answerContinue(limits: ServerLimits, gateway: Gateway, req: http.Incomi
 /** What the guarded entry runs for every request. */
 function handle(limits: ServerLimits, gateway: Gateway, req: http.IncomingMessage, res: http.ServerResponse, arrival: Arrival): unknown {
 	res.setHeader("X-Content-Type-Options", "nosniff");
+	// HTTP/1.1 requires Host; Node would answer its absence with a bare 400 of its own.
+	if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) throw badRequest("400 Bad request");
 	if (arrival === "checkExpectation") throw expectationFailed();
 	if (arrival === "checkContinue") answerContinue(limits, gateway, req, res);
 	if (req.method === "OPTIONS") return answerOptions(gateway, req, res);
@@ -122,6 +124,8 @@ export function createHardenedServer(limits: ServerLimits, gateway: Gateway) {
 			connectionsCheckingInterval: 1000,
 			// An `Upgrade:` request is a plain request, through the same entry, whatever listens for upgrades.
 			shouldUpgradeCallback: () => false,
+			// The entry answers a request without Host itself, in GitLab's words.
+			requireHostHeader: false,
 		},
 		entry,
 	);

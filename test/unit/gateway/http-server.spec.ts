@@ -86,6 +86,12 @@ it("answers an Upgrade request as a plain request", async () => {
 	expect(routed).toEqual(["GET /things/1"]);
 });
 
+it("refuses an HTTP/1.1 request without Host in GitLab's words; HTTP/1.0 needs none", async () => {
+	const bare = (head: string) => exchange(port, `${head}\r\n\r\n`, { timeoutMs: 10000 });
+	expect(summary(await bare("GET /things/1 HTTP/1.1"))).toEqual([400, [], '{"message":"400 Bad request"}']);
+	expect(summary(await bare("GET /things/1 HTTP/1.0"))).toEqual([200, [], "routed"]);
+});
+
 it("says nosniff on every answer", async () => {
 	for (const head of ["GET /things/1 HTTP/1.1", "OPTIONS /things/1 HTTP/1.1", "OPTIONS /nothing HTTP/1.1"])
 		expect([head, (await send(head)).headers["x-content-type-options"]]).toEqual([head, "nosniff"]);
