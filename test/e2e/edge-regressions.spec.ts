@@ -2,9 +2,10 @@
  * Requests that once ended a process, kept as tests: the five malformed percent-escapes that reached
  * the gateway's own route resolution outside any error handling (the OPTIONS answer, the
  * `Expect: 100-continue` check and the fast path of a cached GET each resolved routes themselves),
- * and every case the fuzzers found since (test/e2e/fuzz-bytes.spec.ts). In `npm start`'s shape and
- * split: each is a GitLab-style 4xx, and afterwards every process is up and serving, with nothing
- * unexpected in its log (docs/architecture.md#the-guarded-entry).
+ * each other way a request comes in (an upgrade, another Expect, bytes that are no request, a
+ * CONNECT), and every case the fuzzers found since (test/e2e/fuzz-bytes.spec.ts). In `npm start`'s
+ * shape and split: each is a GitLab-style 4xx, and afterwards every process is up and serving, with
+ * nothing unexpected in its log (docs/architecture.md#the-guarded-entry).
  */
 import { startCluster, type Cluster } from "../support/cluster";
 import { exchange } from "../support/raw-exchange";
@@ -53,6 +54,21 @@ const CASES: Case[] = [
 		status: 400,
 		body: BAD_REQUEST,
 	},
+	// The other ways in: each answered in GitLab's words by the one entry, or on the socket.
+	{
+		what: "an Upgrade: websocket request with a non-hex escape",
+		request: token => raw("GET /api/v3/projects/%ZZ/labels HTTP/1.1", [`PRIVATE-TOKEN: ${token}`, "Connection: Upgrade", "Upgrade: websocket"]),
+		status: 400,
+		body: BAD_REQUEST,
+	},
+	{
+		what: "an Expect other than 100-continue",
+		request: token => raw("GET /api/v3/user HTTP/1.1", [`PRIVATE-TOKEN: ${token}`, "Expect: 200-ok"]),
+		status: 417,
+		body: { message: "417 Expectation Failed" },
+	},
+	{ what: "bytes that are no request", request: () => "GET /api/v3/user HTTP/1.1\r\n: no name\r\n\r\n", status: 400, body: BAD_REQUEST },
+	{ what: "a CONNECT", request: () => raw("CONNECT 127.0.0.1:22 HTTP/1.1"), status: 405, body: { message: "405 Method Not Allowed" } },
 	// Found by the byte fuzzer: Node answered it with a bare 400 of its own, before the gateway saw it.
 	{
 		what: "an HTTP/1.1 request without Host",

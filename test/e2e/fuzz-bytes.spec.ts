@@ -103,6 +103,15 @@ describe.each([
 				validBody: (route: Parameters<typeof validBody>[0], unique: string) => validBody(route, ids, owner, unique),
 			};
 			const statuses: Record<number, number> = {};
+			if (split) {
+				// The digest sees a write and ignores a refused one (or the oracle would prove nothing).
+				const before = storeDigest(cluster.dataDir);
+				const labels = cluster.api(owner.token);
+				expect((await labels.post(`/projects/${ids.id}/labels`, { body: { name: "bug", color: "#000000" } })).status).toBe(409);
+				expect(storeDigest(cluster.dataDir)).toBe(before);
+				expect((await labels.post(`/projects/${ids.id}/labels`, { body: { name: "digest-check", color: "#000000" } })).status).toBe(200);
+				expect(storeDigest(cluster.dataDir)).not.toBe(before);
+			}
 			let digest = split ? storeDigest(cluster.dataDir) : "";
 			await fc.assert(
 				fc.asyncProperty(rawRequest(world), async req => {
