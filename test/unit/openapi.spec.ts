@@ -3,7 +3,8 @@
  * route tables and action definitions, so that a route added to a table is described without
  * touching the generator.
  */
-import { buildOpenApi, isOptional, ruleSchema, type ActionDefinition } from "../../gateway/openapi";
+import { buildOpenApi, type ActionDefinition } from "../../gateway/openapi";
+import { isOptional, ruleSchema } from "../../gateway/openapi-rules";
 import { routeTables } from "../../gateway/routes";
 import { ok } from "../../gateway/routes/answers";
 import type { RouteTable } from "../../gateway/routes/types";
