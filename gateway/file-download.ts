@@ -5,7 +5,7 @@
  * to the client here (the client's pace sets the reads, so a slow client never makes the gateway
  * buffer), and never cross the transporter.
  *
- * The answer has Content-Length, the grant's Content-Type (with `X-Content-Type-Options: nosniff`)
+ * The answer has Content-Length, the grant's Content-Type (with `nosniff` and a sandboxing CSP)
  * and Content-Disposition, a strong ETag (If-None-Match → 304) and `Accept-Ranges: bytes`: one
  * byte range is a 206 with exactly those bytes, a range the file cannot satisfy a 416
  * (gateway/byte-ranges.ts), so `curl -C -` resumes.
@@ -18,6 +18,7 @@ import type { ArtifactStorage } from "../lib/builds/artifact-store";
 import type { DownloadGrant } from "../lib/builds/transfer-grants";
 import { contentRange, parseRange, unsatisfiedRange, type RangeRequest } from "./byte-ranges";
 import { isHead } from "./http-server";
+import { USER_CONTENT_HEADERS } from "./responses";
 import type { AliasFunction } from "./routes/types";
 
 type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
@@ -96,11 +97,11 @@ async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, gran
 	try {
 		// Gone since the grant (erased, replaced), or shorter than granted: not the file that was authorized.
 		if (grant.key !== null && (!opened || opened.size < grant.size)) throw notFound();
-		// nosniff: a browser must not render an uploaded file (HTML, SVG) as anything but its Content-Type.
+		// A browser must not render an uploaded file (HTML, SVG) as anything but its Content-Type, nor run it.
 		const headers: Record<string, string> = {
 			...grant.headers,
 			"Content-Type": grant.contentType,
-			"X-Content-Type-Options": "nosniff",
+			...USER_CONTENT_HEADERS,
 			ETag: grant.etag,
 			"Accept-Ranges": "bytes",
 		};

@@ -19,6 +19,9 @@ export function isProjectRoute(alias: { path: string }): boolean {
 /** The access look-up as the cache reads name it: made once, read on every project route. */
 export const ACCESS_LOOKUP = { name: PROJECT_ACCESS.action, cache: PROJECT_ACCESS.cache };
 
+/** The parameters of accounts' access look-up. */
+export type AccessLookup = ReturnType<typeof accessLookupParams>;
+
 /** The parameters of accounts' access look-up for the project `ref` names, as `user` (null: anonymous). */
 export function accessLookupParams(ref: string, user: Caller | null) {
 	return { project: projectRefKey(ref), userId: user ? user.id : 0, admin: !!user?.is_admin };

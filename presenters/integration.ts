@@ -1,13 +1,15 @@
 /**
  * GitLab 8.16 `Entities::ProjectService` for GET /projects/:id/services/:slug. `properties` is
  * sliced to the integration's declared fields, and secret fields are never included, whoever
- * asks (later GitLab's rule, docs/api.md#decisions). Asked for by GitLab's service name, the
+ * asks (later GitLab's rule, docs/api.md#decisions), nor the secrets inside a field (an IRC
+ * channel key). Asked for by GitLab's service name, the
  * properties carry GitLab's field names (`bamboo_url`).
  */
 import type { IntegrationDef } from "../lib/integrations/catalogue";
 import { fieldLabel, isSecret } from "../lib/integrations/catalogue";
 import { EVENT_FLAGS, type EventFlag } from "../models/integration";
 import type { IntegrationDoc } from "../models/integration";
+import { boolean, integer, nullable, object, string, timestamp } from "./json-schema";
 
 export interface IntegrationEntity extends Record<EventFlag, boolean> {
 	id: number | null;
@@ -25,7 +27,8 @@ export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | nu
 	for (const f of def.fields) {
 		if (isSecret(f)) continue;
 		const v = stored[f.name];
-		if (v !== undefined && v !== null) properties[fieldLabel(f, byGitLabName)] = v;
+		if (v !== undefined && v !== null)
+			properties[fieldLabel(f, byGitLabName)] = f.embeddedSecrets && typeof v === "string" ? f.embeddedSecrets.shown(v) : v;
 	}
 	const custom = def.titleProperty ? stored[def.titleProperty] : undefined;
 	const flags = Object.fromEntries(EVENT_FLAGS.map(flag => [flag, doc?.[flag] ?? true])) as Record<EventFlag, boolean>;
@@ -39,3 +42,17 @@ export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | nu
 		properties,
 	};
 }
+
+/** The shape above, for the API description (presenters/json-schema.ts): the properties are the integration's own fields. */
+export const INTEGRATION = object(
+	{
+		id: nullable(integer),
+		title: string,
+		created_at: nullable(timestamp),
+		updated_at: nullable(timestamp),
+		active: boolean,
+		...Object.fromEntries(EVENT_FLAGS.map(flag => [flag, boolean])),
+		properties: { type: "object", additionalProperties: { type: ["string", "integer", "boolean"] } },
+	},
+	"Integration",
+);

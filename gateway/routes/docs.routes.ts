@@ -11,7 +11,7 @@ import path from "path";
 import { pipeline } from "stream";
 import { config } from "../../config";
 import { buildOpenApi, type ActionDefinition } from "../openapi";
-import { routeTables } from "./index";
+import { mergeAliases, routeTables } from "./index";
 import type { RouteTable } from "./types";
 
 /** What the pages need of the gateway service moleculer-web hands each request. */
@@ -158,5 +158,5 @@ export const docsRoute = {
 	authorization: false,
 	bodyParsers: false,
 	mappingPolicy: "restrict",
-	aliases: docsRoutes.docs,
+	aliases: mergeAliases("docs", [docsRoutes]),
 };

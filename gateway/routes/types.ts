@@ -1,4 +1,5 @@
 import type { ServerResponse } from "http";
+import type { Answers } from "./answers";
 
 /**
  * A moleculer-web alias function: it runs after the route's authentication and authorization, with
@@ -24,4 +25,12 @@ export interface RouteTable {
 	internalStream?: Record<string, AliasTarget>;
 	/** Under /api/v3, no token, no body: the API's own description (gateway/routes/docs.routes.ts). */
 	docs?: Record<string, AliasTarget>;
+	/**
+	 * What the aliases above answer, by the same "METHOD /path" (gateway/routes/answers.ts): every
+	 * alias that calls an action declares its success here; an alias function describes itself.
+	 */
+	answers?: Record<string, Answers>;
 }
+
+/** The kinds of routes a table mounts. */
+export type RouteKind = Exclude<keyof RouteTable, "answers">;

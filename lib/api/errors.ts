@@ -33,6 +33,8 @@ export const validation = (errors: Record<string, string[]>) => new ApiError(400
 export const unprocessable = (message: string) => new ApiError(422, { message });
 export const tooLarge = () => new ApiError(413, { message: "413 Request Entity Too Large" });
 export const requestTimeout = () => new ApiError(408, { message: "408 Request Timeout" });
+/** An `Expect` other than `100-continue`, which no route meets. */
+export const expectationFailed = () => new ApiError(417, { message: "417 Expectation Failed" });
 export const RETRY_AFTER_HEADER = "Retry-After";
 /** `429 Too Many Requests`, with Retry-After in whole seconds (at least 1). */
 export const tooManyRequests = (retryAfterMs: number) =>

@@ -40,7 +40,7 @@ export class Cluster {
 	private readonly replicaDirs: string[] = [];
 	readonly rootToken = generateToken();
 	readonly rootPassword = "root-password-123";
-	readonly internalSecret = "e2e-internal-secret-" + Math.random().toString(36).slice(2);
+	readonly internalSecret = "e2e-internal-secret-" + generateToken() + generateToken();
 	port = 0;
 	baseEnv: Record<string, string> = {};
 

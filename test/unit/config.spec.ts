@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from "../../config";
+import { execFileSync } from "child_process";
+import { ConfigError, INTERNAL_SECRET_COMMAND, loadConfig } from "../../config";
 
 describe("loadConfig", () => {
 	it("has working defaults with an empty environment", () => {
@@ -75,7 +76,18 @@ describe("loadConfig", () => {
 			expect(() => loadConfig({ [name]: "CHANGE-ME" })).toThrow(
 				`Invalid configuration: ${name}="CHANGE-ME" (expected a value of your own, not the template's placeholder)`,
 			);
-		expect(loadConfig({ INTERNAL_API_SECRET: "changed-by-me-0123" }).internalApiSecret).toBe("changed-by-me-0123");
+		expect(loadConfig({ INTERNAL_API_SECRET: "changed-by-me-0123456789abcdef012" }).internalApiSecret).toBe("changed-by-me-0123456789abcdef012");
+	});
+
+	it("refuses an INTERNAL_API_SECRET short enough to guess, and says how to make one", () => {
+		const short = "x".repeat(31);
+		expect(() => loadConfig({ INTERNAL_API_SECRET: short })).toThrow(
+			`Invalid configuration: INTERNAL_API_SECRET="<hidden>" (expected at least 32 characters; generate one with ${INTERNAL_SECRET_COMMAND})`,
+		);
+		const generated = execFileSync("sh", ["-c", INTERNAL_SECRET_COMMAND], { encoding: "utf8" }).trim();
+		expect(generated).toMatch(/^[0-9a-f]{64}$/);
+		expect(loadConfig({ INTERNAL_API_SECRET: generated }).internalApiSecret).toBe(generated);
+		expect(loadConfig({}).internalApiSecret).toBe("");
 	});
 
 	it("never repeats the credentials of a URL it refuses", () => {
