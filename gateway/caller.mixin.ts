@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from "http";
 import type Redis from "ioredis";
 import type { Context, Service, ServiceSchema } from "moleculer";
-import { config } from "../config";
+import { config, INTERNAL_SECRET_COMMAND, MIN_INTERNAL_SECRET_LENGTH } from "../config";
 import { RecentTokens } from "./auth";
 import { CacheReads } from "./cache-reads";
 import { clientAddress, trustedProxyList } from "./client-address";
@@ -86,18 +86,21 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 
 			/**
 			 * The internal API: off (404) without INTERNAL_API_SECRET, 401 on a wrong secret, and 429
-			 * once an address has sent too many wrong ones. A right secret is never refused: a runner
-			 * is not stopped by another one's mistakes behind the same address (a shared NAT, an
-			 * Ingress); guessing is kept infeasible by the secret's length (config/index.ts).
+			 * once an address has sent too many wrong ones. A long secret is never refused: a runner is
+			 * not stopped by another one's mistakes behind the same address (a shared NAT, an Ingress),
+			 * and its length keeps guessing infeasible. A short one is refused too from an address that
+			 * guessed wrong too often, since only that limit stands between it and a guesser.
 			 */
 			async internalCaller(this: CallerThis, ctx: Ctx, req: Req): Promise<void> {
 				if (!config.internalApiSecret) throw notFound();
 				const address = clientAddress(req, trustedProxies);
 				ctx.meta.clientAddress = address;
 				const given = req.headers["gitlab-shared-secret"];
-				if (typeof given === "string" && safeEqual(given, config.internalApiSecret)) return;
+				const right = typeof given === "string" && safeEqual(given, config.internalApiSecret);
+				if (right && config.internalApiSecretStrong) return;
 				const limits: RequestLimits = this.limits;
 				await limits.refuseSecretGuesser(address);
+				if (right) return;
 				await limits.secretFailed(address);
 				throw unauthorized();
 			},
@@ -128,6 +131,17 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 				perMinute: config.rateLimitPerMinute,
 				authFailures: config.authFailureLimit,
 			});
+		},
+
+		/** Says once how the internal API stands: off, or guarded by a secret too short (config/index.ts). */
+		started() {
+			if (!config.internalApiSecret)
+				this.logger.info("The internal API (/api/v3/internal: builds, pushes) is off: set INTERNAL_API_SECRET to turn it on.");
+			else if (!config.internalApiSecretStrong)
+				this.logger.warn(
+					`INTERNAL_API_SECRET is shorter than ${MIN_INTERNAL_SECRET_LENGTH} characters: an address that sends too many wrong secrets is refused, ` +
+						`the right one included, until the limit resets. Generate a longer one with ${INTERNAL_SECRET_COMMAND}`,
+				);
 		},
 
 		stopped() {
