@@ -3,10 +3,27 @@
  * line per resource, shown in the test's output and checked against the number of calls each
  * resource must pass; `FAIL <resource>: <call>: <why>` lines name what did not.
  */
+import { spawn } from "child_process";
+
 export interface WalkRun {
 	code: number | null;
 	stdout: string;
 	stderr: string;
+}
+
+/** Runs a walk script (`command args…`) with its input as JSON on stdin; resolves when it exits. */
+export function runWalk(command: string, args: string[], input: unknown): Promise<WalkRun> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(command, args);
+		let stdout = "";
+		let stderr = "";
+		child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
+		child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
+		// A non-zero exit is a result to report; only a script that could not start is an error.
+		child.on("error", reject);
+		child.on("close", code => resolve({ code, stdout, stderr }));
+		child.stdin.end(JSON.stringify(input));
+	});
 }
 
 const SUMMARY = /^(\S+): (\d+) passed, (\d+) failed$/;
@@ -42,6 +59,11 @@ export class Tally {
 			entry.failures.push(`FAIL ${resource}: ${name}: ${(err as Error).message.split("\n")[0]}`);
 			throw err;
 		}
+	}
+
+	/** `<resource>` → `N passed, N failed`, as readWalk reads a script's lines. */
+	summary(): Record<string, string> {
+		return Object.fromEntries([...this.results].map(([resource, r]) => [resource, `${r.passed} passed, ${r.failed} failed`]));
 	}
 
 	/** The lines a walk script would print. */

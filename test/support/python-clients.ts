@@ -4,9 +4,9 @@
  * A missing or outdated environment fails the test at once with the command that installs it;
  * it never skips. See docs/clients.md#running-them.
  */
-import { spawn } from "child_process";
 import fs from "fs";
 import path from "path";
+import { runWalk, type WalkRun } from "./client-walks";
 
 export const PYTHON_CLIENTS_DIR = process.env.PYTHON_CLIENTS_DIR ?? "/root/.cache/gitlab-v3-ci/python-clients";
 const HERE = path.join(__dirname, "python-gitlab");
@@ -31,24 +31,7 @@ export function pythonGitlab(release: PythonGitlabRelease): string {
 	return path.join(venv, "bin", "python");
 }
 
-export interface ScriptRun {
-	code: number | null;
-	stdout: string;
-	stderr: string;
-}
-
 /** Runs one of the walk scripts in test/support/python-gitlab with `release`, its input as JSON on stdin. */
-export function runPythonWalk(release: PythonGitlabRelease, script: string, input: unknown): Promise<ScriptRun> {
-	const python = pythonGitlab(release);
-	return new Promise((resolve, reject) => {
-		const child = spawn(python, [path.join(HERE, script)]);
-		let stdout = "";
-		let stderr = "";
-		child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
-		child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-		// A non-zero exit is a result to report; only a script that could not start is an error.
-		child.on("error", reject);
-		child.on("close", code => resolve({ code, stdout, stderr }));
-		child.stdin.end(JSON.stringify(input));
-	});
+export function runPythonWalk(release: PythonGitlabRelease, script: string, input: unknown): Promise<WalkRun> {
+	return runWalk(pythonGitlab(release), [path.join(HERE, script)], input);
 }

@@ -23,8 +23,9 @@ class Walk:
                 counts[0] += 1
             except Exception as e:  # every failure is reported, none stops the walk
                 counts[1] += 1
-                where = traceback.extract_tb(e.__traceback__)[-1]
-                print("FAIL %s: %s: %s: %s (line %d)" % (resource, name, type(e).__name__, e, where.lineno))
+                # The line of the walk script, not of the client's code the error came from.
+                lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == sys.argv[0]]
+                print("FAIL %s: %s: %s: %s (line %s)" % (resource, name, type(e).__name__, e, lines[-1] if lines else "?"))
             return fn
 
         return run
