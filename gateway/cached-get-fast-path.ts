@@ -11,7 +11,8 @@
  * - a private token whose owner the gateway keeps (gateway/auth.ts);
  * - on /projects/:id/…, the caller's access to the project in the cache, at the level the action asks;
  * - the parameters passing the action's schema, converted as the hooks convert them;
- * - the answer in the in-process cache (the all-in-one's), and not a page of results.
+ * - the answer in the in-process cache (the all-in-one's); a page of results gets the pagination
+ *   headers the hooks give it (no query: its links name only `page` and `per_page`).
  * Anything else, and every refusal but a 429, goes the usual way, which gives its own answer: the
  * fast path never answers differently, it only answers sooner. The request is counted against the
  * user as the usual way counts it, and a 429 is answered by the gateway's error handler.
@@ -19,7 +20,7 @@
 import type { IncomingMessage, ServerResponse } from "http";
 import type net from "net";
 import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import { isPaginated } from "../lib/api/pagination";
+import { isPaginated, type Paginated } from "../lib/api/pagination";
 import { extractToken, type RecentTokens } from "./auth";
 import type { CacheReads, CachedAction } from "./cache-reads";
 import { clientAddress } from "./client-address";
@@ -54,6 +55,8 @@ export interface FastPathGateway {
 	hooks: { recentTokens: RecentTokens; cacheReads: CacheReads; edgeValidator: EdgeValidator; limits: RequestLimits };
 	/** Writes a cached answer as the usual way writes it (the gateway's JSON, its type and length). */
 	send(req: IncomingMessage, res: ServerResponse, data: object): void;
+	/** A page's pagination headers, as the usual way writes them for a request without a query. */
+	pageHeaders(req: IncomingMessage, page: Paginated<unknown>): Record<string, string>;
 	/** Answers an error as the gateway's error handler does. */
 	refuse(req: IncomingMessage, res: ServerResponse, err: unknown): void;
 	/** Records the request in the HTTP metrics. */
@@ -104,14 +107,17 @@ export function answerCachedGet(gateway: FastPathGateway, req: IncomingMessage, 
 	if (!edgeValidator.passesNow(action, params)) return false;
 	if (action.access !== undefined && !(meta.access && hasLevel(meta.access, action.access))) return false;
 	const data = cacheReads.peek(cacheReads.keyOf(action, params, meta));
-	if (typeof data !== "object" || data === null || !isJsonBody(data) || isPaginated(data)) return false;
+	if (typeof data !== "object" || data === null || !isJsonBody(data)) return false;
 
 	const started = performance.now();
 	const id = gateway.requestId(req);
 	if (id) res.setHeader("X-Request-ID", id);
 	limits.count(res, userKey(user.id)).then(
 		() => {
-			gateway.send(req, res, data);
+			if (isPaginated(data)) {
+				for (const [name, value] of Object.entries(gateway.pageHeaders(req, data))) res.setHeader(name, value);
+				gateway.send(req, res, data.rows);
+			} else gateway.send(req, res, data);
 			gateway.observe(performance.now() - started, res.statusCode);
 		},
 		(err: unknown) => {

@@ -1,5 +1,5 @@
 /**
- * The gateway: owns HTTP. Routes under /api/v3, GitLab error bodies, authentication by private
+ * The gateway: owns HTTP. Routes under /api/v3 and /api/v4 (gateway/routes), GitLab error bodies, authentication by private
  * token, the project and the caller's access level resolved once per request, parameters checked
  * at the edge, pagination headers, body limits and rate limiting. Services behind it own rules
  * and data.
@@ -24,7 +24,7 @@ import { describeError, isJsonBody, JSON_TYPE, sendJson } from "../gateway/respo
 import { createHardenedServer, isHead, methodsFrom, routedPath, sendsContinue } from "../gateway/http-server";
 import { linkBase } from "../gateway/links";
 import { countedAgainstAddress } from "../gateway/rate-limit";
-import { mergeAliases } from "../gateway/routes";
+import { API_ROOT, mergeAliases, routeTables, V3_ROOT, V4_ROOT, v4RouteTables } from "../gateway/routes";
 import { docsRoute, forgetOpenApi } from "../gateway/routes/docs.routes";
 import type { ApiMeta } from "../lib/api/context";
 import { isPaginated, paginationHeaders } from "../lib/api/pagination";
@@ -92,7 +92,8 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		// A whole request, slow body included, within 5 minutes (moleculer-web's default); headers and
 		// idle sockets are bounded far sooner (gateway/http-server.ts).
 		requestTimeout: 300_000,
-		path: "/api/v3",
+		// Each version's tables under its root: /api/v3 and /api/v4, the same hooks for both.
+		path: API_ROOT,
 		qsOptions: QS_OPTIONS,
 		// Request lines can carry private_token in the query: never log them.
 		logRequest: null,
@@ -104,7 +105,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		routes: [
 			{
 				name: "internal-stream",
-				path: "/internal",
+				path: `${V3_ROOT}/internal`,
 				authentication: false,
 				authorization: false,
 				bodyParsers: false,
@@ -120,7 +121,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			},
 			{
 				name: "internal",
-				path: "/internal",
+				path: `${V3_ROOT}/internal`,
 				authentication: false,
 				authorization: false,
 				bodyParsers: false,
@@ -142,7 +143,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				bodyParsers: false,
 				use: [bodyReader({ limit: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs })],
 				callOptions,
-				aliases: mergeAliases("api"),
+				aliases: { ...mergeAliases("api", routeTables, V3_ROOT), ...mergeAliases("api", v4RouteTables, V4_ROOT) },
 				mappingPolicy: "restrict",
 				// A cache hit from Redis may come back as its JSON bytes (gateway/cache-reads.ts): sent as they are.
 				encodedHits: true,
@@ -151,6 +152,9 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					// Credentials and whom an admin acts as are the gateway's business, never a service parameter.
 					delete req.$params.private_token;
 					delete req.$params.sudo;
+					// v4's conditional DELETE (docs/api.md#v4-conditional-delete), read by the services that honour it.
+					const ifUnmodifiedSince = req.headers["if-unmodified-since"];
+					if (typeof ifUnmodifiedSince === "string") ctx.meta.ifUnmodifiedSince = ifUnmodifiedSince;
 				},
 				onAfterCall(this: ApiThis, ctx: Ctx, route: unknown, req: Req, res: Res, data: unknown) {
 					if (data instanceof EncodedJson) {
@@ -285,6 +289,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				res.setHeader("Content-Type", JSON_TYPE);
 				res.end(this.encodeResponse(req as Req, res, data));
 			},
+			pageHeaders: (req, page) => paginationHeaders(page, this.linkBase(req as Req), {}),
 			refuse: (req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 			observe: httpRequestObserver(this.broker),
 		};

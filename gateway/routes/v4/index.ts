@@ -1,0 +1,5 @@
+/** API v4's tables (docs/api.md#v4), one per resource as GitLab's lib/api has them, mounted under /api/v4. */
+import type { RouteTable } from "../types";
+import { labelsRoutes } from "./labels.routes";
+
+export const v4RouteTables: RouteTable[] = [labelsRoutes];
