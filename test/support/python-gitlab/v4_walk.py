@@ -19,10 +19,13 @@ project = gl.projects.get(i["project"]["id"], lazy=True)
 state = {}
 
 
-@walk.check("users", "auth() reads the current user")
+@walk.check("users", "auth() reads the current user (is_admin only for an admin, as GitLab)")
 def _():
     gl.auth()
-    has(gl.user.asdict(), {"id": owner["id"], "username": owner["username"], "state": "active", "is_admin": False})
+    has(gl.user.asdict(), {"id": owner["id"], "username": owner["username"], "state": "active"})
+    eq("is_admin" in gl.user.asdict(), False)
+    root.auth()
+    eq(root.user.is_admin, True)
 
 
 @walk.check("users", "users.list(username=) finds one user")
