@@ -112,8 +112,9 @@ export interface ArchiveEntry {
 	open(range?: { start: number; end: number }): Promise<Readable>;
 }
 
-/** An archive opened for its entries; close it when done (its streams keep the file open until they end). */
+/** An archive opened for one of its entries; close it when done (its streams keep the file open until they end). */
 export interface OpenArchive {
+	/** The entry at this exact path (a directory is none), reading the central directory once: one look-up per archive opened. */
 	find(path: string): Promise<ArchiveEntry | null>;
 	close(): void;
 }

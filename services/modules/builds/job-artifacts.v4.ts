@@ -102,7 +102,7 @@ export const JobArtifactsV4: BuildsModule = {
 		entryGrant(build: BuildDoc, rawPath: unknown): EntryGrant {
 			if (!build.artifacts) throw notFound();
 			const entry = entryPath(rawPath);
-			if (entry === null) throw badRequest();
+			if (entry === null) throw badRequest("400 Bad request");
 			return artifactEntryGrant(this.artifacts.artifactKey(build.project_id, build.id, build.artifacts.file), build.artifacts, entry);
 		},
 	},

@@ -5,6 +5,7 @@
  */
 import { config } from "../../../config";
 import { AccessLevel } from "../../../lib/accounts/access";
+import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { recordNotFound } from "../../../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../../../lib/api/pagination";
 import { parseId } from "../../../lib/builds/build-input";
@@ -67,16 +68,16 @@ export const PipelinesV4: BuildsModule = {
 		/** Its jobs, newest first; retried ones only with `include_retried`. */
 		listPipelineJobs: {
 			access: AccessLevel.NONE,
-			params: { ...pipelineParams, scope: JOB_SCOPE_PARAM, include_retried: { type: "boolean", optional: true, convert: true }, ...PAGE_PARAMS },
+			params: { ...pipelineParams, scope: JOB_SCOPE_PARAM, include_retried: BOOLEAN_PARAM, ...PAGE_PARAMS },
 			cache: { keys: [...READ_BUILD_KEYS, "pipeline_id", "scope", "include_retried", "page", "per_page"], ttl: CACHE_TTL, storedIf: isCanonicalScope },
-			async handler(ctx: Ctx<{ pipeline_id: unknown; scope?: unknown; include_retried?: boolean; page?: number; per_page?: number }>) {
+			async handler(ctx: Ctx<{ pipeline_id: unknown; scope?: unknown; include_retried?: unknown; page?: number; per_page?: number }>) {
 				const id = parseId(ctx.params.pipeline_id, "pipeline_id");
 				const access = this.requireReadBuilds(ctx);
 				const pipeline = await this.projectPipeline(access.project.id, id);
 				const scope = parseJobScope(ctx.params.scope);
 				const page = parsePage(ctx.params);
 				if (scope?.length === 0) return paginated([], 0, page);
-				const { rows, total } = await this.builds.pipelinePage(pipeline.id, scope, !!ctx.params.include_retried, page);
+				const { rows, total } = await this.builds.pipelinePage(pipeline.id, scope, !!isTrue(ctx.params.include_retried), page);
 				return paginated(await this.presentJobs(ctx, rows), total, page);
 			},
 		},
