@@ -6,6 +6,7 @@
 import { config } from "../../../config";
 import { AccessLevel, Visibility } from "../../../lib/accounts/access";
 import { PROJECT_LIST_PARAMS, PROJECT_VISIBILITIES, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
+import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { notFound, paramError } from "../../../lib/api/errors";
 import { memberKey } from "../../../models/project";
 import { publicUser } from "../../../models/user";
@@ -23,11 +24,11 @@ interface NewProjectV4 {
 	path?: string;
 	description?: string;
 	visibility?: (typeof PROJECT_VISIBILITIES)[number];
-	public_jobs?: boolean;
-	public_builds?: boolean;
+	public_jobs?: unknown;
+	public_builds?: unknown;
 }
 
-type ListParams = ProjectListParams & { membership?: boolean; owned?: boolean };
+type ListParams = Omit<ProjectListParams, "archived" | "simple"> & { archived?: unknown; simple?: unknown; membership?: unknown; owned?: unknown };
 
 export const ProjectsV4: AccountsModule = {
 	actions: {
@@ -38,9 +39,9 @@ export const ProjectsV4: AccountsModule = {
 				path: { type: "string", optional: true, max: 255 },
 				description: { type: "string", optional: true, max: 2000 },
 				visibility: { type: "enum", values: PROJECT_VISIBILITIES, optional: true },
-				public_jobs: { type: "boolean", optional: true, convert: true },
+				public_jobs: BOOLEAN_PARAM,
 				// v4's older name for public_jobs.
-				public_builds: { type: "boolean", optional: true, convert: true },
+				public_builds: BOOLEAN_PARAM,
 			},
 			async handler(ctx: Ctx<NewProjectV4>) {
 				const { name, path, description, visibility, public_jobs, public_builds } = ctx.params;
@@ -50,7 +51,7 @@ export const ProjectsV4: AccountsModule = {
 					path,
 					description,
 					visibility_level: visibility === undefined ? undefined : LEVEL_OF[visibility],
-					public_builds: public_jobs ?? public_builds,
+					public_builds: isTrue(public_jobs) ?? isTrue(public_builds),
 				});
 				ctx.meta.$statusCode = 201;
 				return presentProjectV4(project, owner, config.gitlabUrl);
@@ -76,17 +77,16 @@ export const ProjectsV4: AccountsModule = {
 		/** Every project the caller sees (as v3's `GET /projects`); `membership=true` its member projects, `owned=true` its own. */
 		listProjectsV4: {
 			hedge: true,
-			params: {
-				...PROJECT_LIST_PARAMS,
-				membership: { type: "boolean", optional: true, convert: true },
-				owned: { type: "boolean", optional: true, convert: true },
-			},
+			params: { ...PROJECT_LIST_PARAMS, archived: BOOLEAN_PARAM, simple: BOOLEAN_PARAM, membership: BOOLEAN_PARAM, owned: BOOLEAN_PARAM },
 			async handler(ctx: Ctx<ListParams>) {
 				const callerId = callerOf(ctx).id;
-				if (ctx.params.owned) return this.projectsPage(ctx, { creator_id: callerId }, "v4");
+				// The lists' own booleans, as v3's listing reads them (lib/accounts/listing.ts).
+				Object.assign(ctx.params, { archived: isTrue(ctx.params.archived), simple: isTrue(ctx.params.simple) });
+				const listing = ctx as unknown as Ctx<ProjectListParams>;
+				if (isTrue(ctx.params.owned)) return this.projectsPage(listing, { creator_id: callerId }, "v4");
 				const memberships = (await this.db.members.find({ user_id: callerId })).map(m => m.project_id);
-				const scope = ctx.params.membership ? { id: { $in: memberships } } : visibleProjectsCondition(memberships);
-				return this.projectsPage(ctx, scope, "v4");
+				const scope = isTrue(ctx.params.membership) ? { id: { $in: memberships } } : visibleProjectsCondition(memberships);
+				return this.projectsPage(listing, scope, "v4");
 			},
 		},
 	},

@@ -5,6 +5,7 @@
  * the deprecated name-addressed PUT and DELETE on /labels keep working.
  */
 import { AccessLevel } from "../../../lib/accounts/access";
+import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
 import { notFound, paramError } from "../../../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
@@ -40,9 +41,9 @@ export const LabelsV4: LabelsModule = {
 	actions: {
 		listV4: {
 			access: AccessLevel.NONE,
-			params: { id: "string", with_counts: { type: "boolean", optional: true, convert: true }, ...PAGE_PARAMS },
+			params: { id: "string", with_counts: BOOLEAN_PARAM, ...PAGE_PARAMS },
 			cache: { keys: [PROJECT_CACHE_KEY, "#user.id", "with_counts", "page", "per_page"], ttl: 300 },
-			async handler(ctx: Ctx<{ with_counts?: boolean; page?: number; per_page?: number }>) {
+			async handler(ctx: Ctx<{ with_counts?: unknown; page?: number; per_page?: number }>) {
 				const projectId = this.access(ctx).project.id;
 				const query = { project_id: projectId };
 				const page = parsePage(ctx.params);
@@ -51,7 +52,7 @@ export const LabelsV4: LabelsModule = {
 					this.db.labels.count(query),
 					this.subscribedLabels(ctx, projectId),
 				]);
-				const counts = ctx.params.with_counts ? { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 } : undefined;
+				const counts = isTrue(ctx.params.with_counts) ? { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 } : undefined;
 				return paginated(
 					rows.map(l => presentLabelV4(l, subscribed.has(l.id), counts)),
 					total,
