@@ -163,7 +163,7 @@ describe("JobArtifacts", () => {
 	});
 	check("JobArtifacts", "downloadArchive({ jobId, artifactPath }) reads one file", async () => {
 		const file = await api.JobArtifacts.downloadArchive(pid, { jobId: f.builds.rubocop, artifactPath: "report/summary.txt" });
-		expect(await textOf(file)).toBe("3 offenses\n");
+		expect(await textOf(file)).toBe(f.artifacts.rubocop.files["report/summary.txt"]);
 	});
 	check("JobArtifacts", "downloadArchive({ ref, job }) takes the latest successful pipeline of the ref", async () => {
 		expect(await sha256(await api.JobArtifacts.downloadArchive(pid, { ref: "master", job: "build" }))).toBe(f.artifacts.build.sha256);

@@ -38,7 +38,10 @@ export interface ClientFixture {
 	sha_c: string;
 	/** rubocop's trace. */
 	trace: string;
-	/** rubocop's artifacts (failed pipeline) and build's (the latest successful pipeline of master). */
+	/**
+	 * rubocop's artifacts (failed pipeline) and build's (the latest successful pipeline of master):
+	 * report/summary.txt is UTF-8 beyond ASCII, build's dist/app.txt ASCII only (docs/clients.md#client-bugs).
+	 */
 	artifacts: { rubocop: ArtifactsArchive; build: ArtifactsArchive };
 	other_key: { id: number; title: string; key: string; created_at: string };
 	/** A public key no project has yet. */
@@ -65,7 +68,7 @@ export async function prepareClientFixture(cluster: Cluster, keys: KeyFactory): 
 	await must(ci.upload(build, buildArchive.data, buildArchive.filename), 200);
 	await must(ci.state(build, "success"), 200);
 
-	const rubocopArchive = archive("rubocop-artifacts.zip", { "report/summary.txt": "3 offenses\n", "rubocop.json": '{"offenses":3}\n' });
+	const rubocopArchive = archive("rubocop-artifacts.zip", { "report/summary.txt": "3 offenses — see rubocop.json\n", "rubocop.json": '{"offenses":3}\n' });
 	const trace = "$ bundle exec rubocop\n3 offenses detected\n";
 	const rubocop = await ci.build({ project_id: project.id, sha: SHA_A, name: "rubocop", user_id: owner.id });
 	await ci.drive(rubocop, "running");
