@@ -1,5 +1,6 @@
 /** API v4's tables (docs/api.md#v4), one per resource as GitLab's lib/api has them, mounted under /api/v4. */
 import type { RouteTable } from "../types";
+import { deployKeysRoutes } from "./deploy-keys.routes";
 import { jobArtifactsRoutes } from "./job-artifacts.routes";
 import { jobsRoutes } from "./jobs.routes";
 import { labelsRoutes } from "./labels.routes";
@@ -8,4 +9,13 @@ import { pipelinesRoutes } from "./pipelines.routes";
 import { projectsRoutes } from "./projects.routes";
 import { usersRoutes } from "./users.routes";
 
-export const v4RouteTables: RouteTable[] = [usersRoutes, projectsRoutes, membersRoutes, labelsRoutes, jobsRoutes, pipelinesRoutes, jobArtifactsRoutes];
+export const v4RouteTables: RouteTable[] = [
+	usersRoutes,
+	projectsRoutes,
+	membersRoutes,
+	labelsRoutes,
+	deployKeysRoutes,
+	jobsRoutes,
+	pipelinesRoutes,
+	jobArtifactsRoutes,
+];
