@@ -20,5 +20,5 @@ export const BOOLEAN_PARAM = {
 export function isTrue(value: unknown): boolean | undefined {
 	if (value === undefined || value === null) return undefined;
 	if (typeof value === "boolean") return value;
-	return TRUE.includes(String(value).toLowerCase());
+	return (typeof value === "string" || typeof value === "number") && TRUE.includes(String(value).toLowerCase());
 }

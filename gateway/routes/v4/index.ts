@@ -1,5 +1,7 @@
 /** API v4's tables (docs/api.md#v4), one per resource as GitLab's lib/api has them, mounted under /api/v4. */
 import type { RouteTable } from "../types";
+import { deployKeysRoutes } from "./deploy-keys.routes";
+import { integrationsRoutes } from "./integrations.routes";
 import { jobArtifactsRoutes } from "./job-artifacts.routes";
 import { jobsRoutes } from "./jobs.routes";
 import { labelsRoutes } from "./labels.routes";
@@ -8,4 +10,14 @@ import { pipelinesRoutes } from "./pipelines.routes";
 import { projectsRoutes } from "./projects.routes";
 import { usersRoutes } from "./users.routes";
 
-export const v4RouteTables: RouteTable[] = [usersRoutes, projectsRoutes, membersRoutes, labelsRoutes, jobsRoutes, pipelinesRoutes, jobArtifactsRoutes];
+export const v4RouteTables: RouteTable[] = [
+	usersRoutes,
+	projectsRoutes,
+	membersRoutes,
+	labelsRoutes,
+	deployKeysRoutes,
+	integrationsRoutes,
+	jobsRoutes,
+	pipelinesRoutes,
+	jobArtifactsRoutes,
+];
