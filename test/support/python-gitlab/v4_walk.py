@@ -297,10 +297,12 @@ def _():
     eq(project.services.get("slack").asdict(), slack)
 
 
-@walk.check("integrations", "integration.save() changes one field")
+@walk.check("integrations", "integration.save() sends only what changed: without the required webhook 400, as GitLab; with it, saved")
 def _():
     slack = project.integrations.get("slack")
     slack.channel = "#builds"
+    fails_with(lambda: slack.save(), 400, "webhook is missing")
+    slack.webhook = slack.properties["webhook"]
     slack.save()
     eq(project.integrations.get("slack").properties["channel"], "#builds")
 
