@@ -40,8 +40,8 @@ function nonBlank(params: Fields, name: "title" | "content"): string | undefined
 }
 function visibilityLevel(v: unknown): number | undefined {
 	if (!given(v)) return undefined;
-	const at = VISIBILITIES.indexOf(String(v));
-	if (typeof v !== "string" || at < 0) throw paramError("visibility does not have a valid value");
+	const at = typeof v === "string" ? VISIBILITIES.indexOf(v) : -1;
+	if (at < 0) throw paramError("visibility does not have a valid value");
 	return VISIBILITY_LEVELS[at];
 }
 function description(v: unknown): string | null | undefined {
@@ -160,7 +160,8 @@ export const ProjectSnippetsV4: SnippetsModule = {
 				let files: SnippetFile[] = filesOf(snippet);
 				if (given(p.content) || given(p.file_name)) {
 					if (files.length > 1) throw paramError("To update Snippets with multiple files, you must use the `files` parameter");
-					files = [{ path: given(p.file_name) ? String(p.file_name as string) : files[0].path, content: content ?? files[0].content }];
+					if (given(p.file_name) && typeof p.file_name !== "string") throw paramError("file_name is invalid");
+					files = [{ path: typeof p.file_name === "string" ? p.file_name : files[0].path, content: content ?? files[0].content }];
 				}
 				if (given(p.files)) files = applyFileActions(files, p.files);
 				checkSnippetFields({ title, visibility_level: level }, access.project.visibility_level);
@@ -197,8 +198,8 @@ export const ProjectSnippetsV4: SnippetsModule = {
 	methods: {
 		/** The snippet the path names, if the caller may see it: `404 Snippet Not Found` (anonymous: 401) otherwise. */
 		async readableV4(ctx: Ctx<{ snippet_id: string }>): Promise<SnippetDoc> {
-			const snippet = await this.visibleSnippet(ctx as Ctx, ctx.params.snippet_id);
-			if (!snippet) throw this.hidden(ctx as Ctx, notFound("Snippet"));
+			const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
+			if (!snippet) throw this.hidden(ctx, notFound("Snippet"));
 			return snippet;
 		},
 
