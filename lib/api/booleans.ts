@@ -6,13 +6,16 @@
 const TRUE = ["true", "t", "yes", "y", "on", "1"];
 const FALSE = ["false", "f", "no", "n", "off", "0"];
 
-/** How a v4 action declares a boolean parameter (the handler reads it with `isTrue`). */
+/**
+ * How a v4 action declares a boolean parameter (the handler reads it with `isTrue`). The pattern is
+ * text, not a RegExp: an action's schema reaches a gateway in another process as JSON.
+ */
 export const BOOLEAN_PARAM = {
 	type: "multi",
 	optional: true,
 	rules: [
 		{ type: "boolean", convert: true },
-		{ type: "string", max: 5, pattern: new RegExp(`^(?:${[...TRUE, ...FALSE].join("|")})$`, "i") },
+		{ type: "string", max: 5, pattern: `^(?:${[...TRUE, ...FALSE].join("|")})$`, patternFlags: "i" },
 	],
 } as const;
 

@@ -8,8 +8,9 @@ it("reads true and false in every spelling a client sends", () => {
 	expect(isTrue(undefined)).toBeUndefined();
 });
 
-it("lets only those through the schema", () => {
-	const check = new ServiceBroker({ logger: false }).validator!.compile({ flag: BOOLEAN_PARAM }) as (p: object) => true | unknown[];
+it("lets only those through the schema, also after the schema crossed the transporter as JSON", () => {
+	const schema = JSON.parse(JSON.stringify({ flag: BOOLEAN_PARAM })) as object;
+	const check = new ServiceBroker({ logger: false }).validator!.compile(schema) as (p: object) => true | unknown[];
 	for (const flag of [true, "True", "false", "1", "yes", undefined]) expect([flag, check({ flag })]).toEqual([flag, true]);
 	for (const flag of ["maybe", "truthy", 2, {}]) expect(check({ flag })).not.toBe(true);
 });

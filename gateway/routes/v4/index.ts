@@ -7,6 +7,7 @@ import { jobsRoutes } from "./jobs.routes";
 import { labelsRoutes } from "./labels.routes";
 import { membersRoutes } from "./members.routes";
 import { pipelinesRoutes } from "./pipelines.routes";
+import { projectSnippetsRoutes } from "./project-snippets.routes";
 import { projectsRoutes } from "./projects.routes";
 import { usersRoutes } from "./users.routes";
 
@@ -15,6 +16,7 @@ export const v4RouteTables: RouteTable[] = [
 	projectsRoutes,
 	membersRoutes,
 	labelsRoutes,
+	projectSnippetsRoutes,
 	deployKeysRoutes,
 	integrationsRoutes,
 	jobsRoutes,
