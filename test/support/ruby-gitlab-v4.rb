@@ -35,7 +35,7 @@ end
 g = Gitlab.client(endpoint: "#{input['url']}/api/v4", private_token: input['owner']['token'])
 pid = input['project']['id']
 jobs = input['builds']
-web = "http://localhost/#{input['project']['path_with_namespace']}"
+web = "#{input['url']}/#{input['project']['path_with_namespace']}"
 state = {}
 
 check('accounts', 'user reads the current user') { eq([g.user.id, g.user.username], [input['owner']['id'], input['owner']['username']]) }

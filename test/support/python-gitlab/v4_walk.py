@@ -14,7 +14,7 @@ gl = gitlab.Gitlab(i["url"], private_token=i["owner"]["token"])
 root = gitlab.Gitlab(i["url"], private_token=i["root_token"])
 owner, member, jobs = i["owner"], i["member"], i["builds"]
 pwn = i["project"]["path_with_namespace"]
-web = "http://localhost/" + pwn
+web = i["url"] + "/" + pwn
 project = gl.projects.get(i["project"]["id"], lazy=True)
 state = {}
 
@@ -30,7 +30,7 @@ def _():
 
 @walk.check("users", "users.list(username=) finds one user")
 def _():
-    eq([(u.id, u.username, u.web_url) for u in gl.users.list(username=member["username"])], [(member["id"], member["username"], "http://localhost/" + member["username"])])
+    eq([(u.id, u.username, u.web_url) for u in gl.users.list(username=member["username"])], [(member["id"], member["username"], i["url"] + "/" + member["username"])])
 
 
 @walk.check("users", "users.get() reads a user")
