@@ -2,7 +2,10 @@
 import { EncodedJson, encodedPage } from "../../gateway/cache-reads";
 import { keysetPage, paginated } from "../../lib/api/pagination";
 
-const rows = [{ name: 'a "],\\"total\\":" trap ]', id: 1 }, { name: "Äpfel 😀", id: 2 }];
+const rows = [
+	{ name: 'a "],\\"total\\":" trap ]', id: 1 },
+	{ name: "Äpfel 😀", id: 2 },
+];
 
 it("sends a page's rows as the bytes the cache holds, and reads the rest", () => {
 	for (const page of [paginated(rows, 41, { page: 2, perPage: 20 }), keysetPage(rows, "eyJpZCI6IjEifQ", 2), keysetPage(rows, null, 2)]) {
