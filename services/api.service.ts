@@ -169,7 +169,13 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					delete query.private_token;
 					const headers = paginationHeaders(data, this.linkBase(req), query);
 					for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-					return data.rows;
+					// A page from Redis brings its rows as their JSON bytes (gateway/cache-reads.ts `encodedPage`): sent as they are.
+					const rows: unknown = data.rows;
+					if (rows instanceof EncodedJson) {
+						ctx.meta.$responseType = JSON_TYPE;
+						return rows.bytes;
+					}
+					return rows;
 				},
 			},
 			// No token there: each request counts against the address, as an anonymous one elsewhere.
@@ -230,7 +236,9 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			const action = req.$endpoint.action;
 			let data: unknown;
 			if (!isStream && req.method === "GET")
-				data = route.opts?.encodedHits ? await reads.answer(action, params, ctx.meta) : await reads.read(action, params, ctx.meta);
+				data = route.opts?.encodedHits
+					? await reads.answer(action, params, ctx.meta, { encodedRows: true })
+					: await reads.read(action, params, ctx.meta);
 			req.$sharedEntry = data !== undefined && reads.sharesEntries;
 			if (data === undefined) {
 				const opts = { ...route.callOptions, ...(isStream ? { stream: req } : {}) };
@@ -276,6 +284,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 
 	created() {
 		this.encodedHits = new WeakMap();
+		const pageHeaders = new WeakMap<object, { base: string; headers: Record<string, string> }>();
 		this.fastPath = {
 			routeName: "api",
 			trustedProxies,
@@ -289,7 +298,15 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 				res.setHeader("Content-Type", JSON_TYPE);
 				res.end(this.encodeResponse(req as Req, res, data));
 			},
-			pageHeaders: (req, page) => paginationHeaders(page, this.linkBase(req as Req), {}),
+			// A cached page's headers, kept beside it for the address its links are built on.
+			pageHeaders: (req, page) => {
+				const base = this.linkBase(req as Req);
+				const kept = pageHeaders.get(page);
+				if (kept?.base === base) return kept.headers;
+				const headers = paginationHeaders(page, base, {});
+				pageHeaders.set(page, { base, headers });
+				return headers;
+			},
 			refuse: (req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 			observe: httpRequestObserver(this.broker),
 		};

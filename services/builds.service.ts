@@ -15,13 +15,14 @@ import { ArtifactStore } from "../lib/builds/artifact-store";
 import { commitIdPrefix, parseId } from "../lib/builds/build-input";
 import { isCanonicalScope, parseScope, SCOPE_PARAM, type StatePatch } from "../lib/builds/build-state";
 import { BuildBusy, BuildStore, type NewBuild } from "../lib/builds/build-store";
+import { backfillPipelines } from "../lib/builds/pipeline-backfill";
 import { PipelineStore } from "../lib/builds/pipeline-store";
 import { artifactsGrant, traceGrant, type DownloadGrant } from "../lib/builds/transfer-grants";
 import { sweepUploadsEvery } from "../lib/builds/upload-sweeper";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
-import { buildCountersCollection, buildsCollection, type BuildDoc } from "../models/build";
+import { buildCountersCollection, buildMigrationsCollection, buildsCollection, type BuildDoc } from "../models/build";
 import { pipelineCountersCollection, pipelinesCollection } from "../models/pipeline";
 import type { UserDoc } from "../models/user";
 import { presentBuild, presentErasedBuild } from "../presenters/build";
@@ -51,6 +52,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 			build_counters: buildCountersCollection,
 			pipelines: pipelinesCollection,
 			pipeline_counters: pipelineCountersCollection,
+			build_migrations: buildMigrationsCollection,
 		}),
 		CacheCleanerMixin(),
 		ProjectAccessMixin(),
@@ -72,9 +74,20 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 	},
 
 	async started() {
-		this.builds = new BuildStore(this.db.builds, this.db.build_counters, new PipelineStore(this.db.pipelines, this.db.pipeline_counters, this.db.builds));
+		const pipelines = new PipelineStore(this.db.pipelines, this.db.pipeline_counters, this.db.builds);
+		this.builds = new BuildStore(this.db.builds, this.db.build_counters, pipelines);
 		const renumbered = await this.builds.repair(message => this.logger.warn(message));
 		await Promise.all(renumbered.map(id => this.cleanProjectCache(id)));
+		// Builds stored before pipelines were kept get theirs, in the background (they show no pipeline until then).
+		this.pipelinesBackfilled = backfillPipelines({
+			builds: this.db.builds,
+			counters: this.db.build_counters,
+			migrations: this.db.build_migrations,
+			pipelines,
+			stopping: () => !!this.stopping,
+		})
+			.then(given => given && this.logger.info(`Gave ${given} build(s) stored before pipelines were kept their pipeline.`))
+			.catch((err: unknown) => this.logger.warn("Giving older builds their pipelines stopped; the next start goes on:", err));
 		const swept = (removed: number) => this.logger.info(`Removed ${removed} artifacts upload(s) left unfinished by a stopped process.`);
 		const removed = await this.artifacts.sweepStaleUploads(STALE_UPLOAD_MS);
 		if (removed) swept(removed);
@@ -86,8 +99,11 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		});
 	},
 
-	stopped() {
+	async stopped() {
 		this.stopUploadSweeps?.();
+		this.stopping = true;
+		// Its writes end before the collections close.
+		await this.pipelinesBackfilled;
 	},
 
 	actions: {

@@ -7,7 +7,7 @@
  */
 import { v4RouteTables } from "../../gateway/routes";
 import { storedZip } from "../../scripts/zip";
-import { internalApi, SHA_A } from "../support/builds";
+import { internalApi, SHA_A, SHA_B } from "../support/builds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createUser, type TestUser } from "../support/fixtures";
 import { client, type Client } from "../support/http";
@@ -100,18 +100,42 @@ it("serves labels, deploy keys, integrations and snippets over the transporter, 
 	expect((await v4.del(`/projects/${projectId}/snippets/${snippet.body.id}`, { body: {} })).status).toBe(204);
 });
 
+it("answers a page from the Redis cache as the first time: the same rows and pagination headers, v3's lists too", async () => {
+	const ci = internalApi(cluster.url, cluster.internalSecret);
+	for (let i = 0; i < 3; i++) await ci.build({ project_id: projectId, name: `paged${i}`, sha: SHA_A });
+	for (const url of [
+		`${v4Url()}/projects/${projectId}/labels`,
+		`${v4Url()}/projects/${projectId}/jobs?per_page=2&page=2`,
+		`${cluster.url}/projects/${projectId}/builds?per_page=2`,
+	]) {
+		const first = await fetch(url, { headers: { "PRIVATE-TOKEN": owner.token } });
+		const firstText = await first.text();
+		const again = await fetch(url, { headers: { "PRIVATE-TOKEN": owner.token } });
+		expect([url, await again.text()]).toEqual([url, firstText]);
+		for (const name of ["content-type", "x-total", "x-page", "x-per-page", "x-next-page", "link"])
+			expect([url, name, again.headers.get(name)]).toEqual([url, name, first.headers.get(name)]);
+	}
+});
+
 it("serves jobs, keyset pages, pipelines and one file of the artifacts over the transporter", async () => {
 	const ci = internalApi(cluster.url, cluster.internalSecret);
 	const ids: number[] = [];
-	for (let i = 0; i < 5; i++) ids.push(await ci.build({ project_id: projectId, name: `job${i}`, sha: SHA_A }));
+	for (let i = 0; i < 5; i++) ids.push(await ci.build({ project_id: projectId, name: `job${i}`, sha: SHA_B }));
 	await ci.drive(ids[0], "success");
 	expect((await ci.upload(ids[0], storedZip([{ name: "dir/out.txt", data: Buffer.from("made by job0") }]))).status).toBe(200);
 
-	const first = await v4.get(`/projects/${projectId}/jobs`, { query: { pagination: "keyset", order_by: "id", sort: "desc", per_page: 3 } });
-	expect(first.body.map((j: { id: number }) => j.id)).toEqual([ids[4], ids[3], ids[2]]);
-	const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get("link")!)![1];
-	const second = await fetch(next, { headers: { "PRIVATE-TOKEN": owner.token } });
-	expect(((await second.json()) as { id: number }[]).map(j => j.id)).toEqual([ids[1], ids[0]]);
+	// Keyset pages walked by their Links give what one offset page of all of them gives.
+	const all = (await v4.get(`/projects/${projectId}/jobs`, { query: { per_page: 100 } })).body.map((j: { id: number }) => j.id);
+	expect(all.slice(0, 5)).toEqual([...ids].reverse());
+	const walked: number[] = [];
+	let url: string | null = `${v4Url()}/projects/${projectId}/jobs?pagination=keyset&order_by=id&sort=desc&per_page=3`;
+	while (url) {
+		const res = await fetch(url, { headers: { "PRIVATE-TOKEN": owner.token } });
+		walked.push(...((await res.json()) as { id: number }[]).map(j => j.id));
+		const link = res.headers.get("link");
+		url = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : null;
+	}
+	expect(walked).toEqual(all);
 	expect((await v4.get(`/projects/${projectId}/jobs`, { query: { "scope[]": ["success"] } })).body.map((j: { id: number }) => j.id)).toEqual([ids[0]]);
 
 	const pipeline = (await v4.get(`/projects/${projectId}/jobs/${ids[0]}`)).body.pipeline;

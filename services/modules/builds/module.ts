@@ -12,7 +12,7 @@ import type { StatePatch } from "../../../lib/builds/build-state";
 import type { Collection } from "../../../lib/store/collection";
 import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
-import type { BuildCounterDoc, BuildDoc } from "../../../models/build";
+import type { BuildCounterDoc, BuildDoc, BuildMigrationDoc } from "../../../models/build";
 import type { PipelineCounterDoc, PipelineDoc } from "../../../models/pipeline";
 import type { UserDoc } from "../../../models/user";
 import type { presentBuild } from "../../../presenters/build";
@@ -27,7 +27,11 @@ export interface BuildsVars {
 		build_counters: Collection<BuildCounterDoc>;
 		pipelines: Collection<PipelineDoc>;
 		pipeline_counters: Collection<PipelineCounterDoc>;
+		build_migrations: Collection<BuildMigrationDoc>;
 	};
+	/** The background run giving older builds their pipelines (lib/builds/pipeline-backfill.ts); awaited at stop. */
+	pipelinesBackfilled?: Promise<unknown>;
+	stopping?: boolean;
 	builds: BuildStore;
 	artifacts: ArtifactStore;
 	/** Stops the periodic sweep of unfinished uploads (started with the service). */
