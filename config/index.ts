@@ -165,7 +165,7 @@ export function loadConfig(env: Env = process.env) {
 		/**
 		 * Long enough that guessing it is infeasible: its holder is never refused for others' wrong
 		 * guesses from the same address. A shorter one still starts (warned about at start-up) and is
-		 * guarded by refusing an address that guessed wrong too often (docs/api.md#internal-api).
+		 * guarded by refusing an address that guessed wrong too often (docs/api.md#internal).
 		 */
 		internalApiSecretStrong: internalApiSecret.length >= MIN_INTERNAL_SECRET_LENGTH,
 		secretsKey,

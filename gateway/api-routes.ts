@@ -15,7 +15,7 @@ import { EncodedJson } from "./cache-reads";
 import { callOptions, type GatewayCallerMethods, type GatewayRequest } from "./caller.mixin";
 import { countedAgainstAddress } from "./rate-limit";
 import { isJsonBody, JSON_TYPE, USER_CONTENT_HEADERS } from "./responses";
-import { mergeAliases, routeTables } from "./routes";
+import { mergeAliases, routeTables, V3_ROOT, V4_ROOT, v4RouteTables } from "./routes";
 import { docsRoute } from "./routes/docs.routes";
 import type { RouteTable } from "./routes/types";
 
@@ -30,12 +30,12 @@ interface RouteLike {
 	opts?: { encodedHits?: boolean };
 }
 
-/** The routes, from `tables` (every resource's). */
-export function gatewayRoutes(trustedProxies: net.BlockList, tables: RouteTable[] = routeTables) {
+/** The routes, from `tables` (every resource's: v3's under /api/v3, `v4Tables` under /api/v4). */
+export function gatewayRoutes(trustedProxies: net.BlockList, tables: RouteTable[] = routeTables, v4Tables: RouteTable[] = v4RouteTables) {
 	return [
 		{
 			name: "internal-stream",
-			path: "/internal",
+			path: `${V3_ROOT}/internal`,
 			authentication: false,
 			authorization: false,
 			bodyParsers: false,
@@ -51,7 +51,7 @@ export function gatewayRoutes(trustedProxies: net.BlockList, tables: RouteTable[
 		},
 		{
 			name: "internal",
-			path: "/internal",
+			path: `${V3_ROOT}/internal`,
 			authentication: false,
 			authorization: false,
 			bodyParsers: false,
@@ -74,7 +74,7 @@ export function gatewayRoutes(trustedProxies: net.BlockList, tables: RouteTable[
 			bodyParsers: false,
 			use: [bodyReader({ limit: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs })],
 			callOptions,
-			aliases: mergeAliases("api", tables),
+			aliases: { ...mergeAliases("api", tables, V3_ROOT), ...mergeAliases("api", v4Tables, V4_ROOT) },
 			mappingPolicy: "restrict",
 			// A cache hit from Redis may come back as its JSON bytes (gateway/cache-reads.ts): sent as they are.
 			encodedHits: true,
@@ -96,7 +96,13 @@ export function gatewayRoutes(trustedProxies: net.BlockList, tables: RouteTable[
 				delete query.private_token;
 				const headers = paginationHeaders(data, this.linkBase(req), query);
 				for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-				return data.rows;
+				// A page from Redis brings its rows as their JSON bytes (gateway/cache-reads.ts `encodedPage`): sent as they are.
+				const rows: unknown = data.rows;
+				if (rows instanceof EncodedJson) {
+					ctx.meta.$responseType = JSON_TYPE;
+					return rows.bytes;
+				}
+				return rows;
 			},
 		},
 		// No token there: each request counts against the address, as an anonymous one elsewhere.

@@ -9,14 +9,15 @@
  * - a GET (or HEAD) without a query string, a body, a `Sudo` or a conditional header;
  * - with a private token (a request without one is not worth resolving its route);
  * - a route of the API whose action declares `cache`, needs a caller and runs in this process;
- * - and an answer in the in-process cache (the all-in-one's) that is JSON and not a page of results.
+ * - and an answer in the in-process cache (the all-in-one's) that is JSON; a page of results gets
+ *   the pagination headers the usual way gives it (no query: its links name only `page` and `per_page`).
  * Anything else, and every refusal but a 429, goes the usual way, which gives its own answer: the
  * fast path never answers differently, it only answers sooner. The request is counted against the
  * user as the usual way counts it, and a 429 is answered by the gateway's error handler.
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type net from "net";
-import { isPaginated } from "../lib/api/pagination";
+import { isPaginated, type Paginated } from "../lib/api/pagination";
 import { extractToken } from "./auth";
 import { clientAddress } from "./client-address";
 import { decideNow, type EdgeAction, type EdgePieces } from "./edge-pipeline";
@@ -40,6 +41,8 @@ export interface FastPathGateway {
 	pieces: EdgePieces;
 	/** Writes a cached answer as the usual way writes it (the gateway's JSON, its type and length). */
 	send(req: IncomingMessage, res: ServerResponse, data: object): void;
+	/** A page's pagination headers, as the usual way writes them for a request without a query. */
+	pageHeaders(req: IncomingMessage, page: Paginated<unknown>): Record<string, string>;
 	/** Answers an error as the gateway's error handler does. */
 	refuse(req: IncomingMessage, res: ServerResponse, err: unknown): void;
 	/** Records the request in the HTTP metrics. */
@@ -75,13 +78,16 @@ export function answerCachedGet(gateway: FastPathGateway, req: IncomingMessage, 
 	const meta = { clientAddress: clientAddress(req, gateway.trustedProxies) };
 	const decided = decideNow(pieces, { http: req, alias, action, params, meta, readsCache: true });
 	const data = decided?.cached;
-	if (typeof data !== "object" || data === null || !isJsonBody(data) || isPaginated(data)) return undefined;
+	if (typeof data !== "object" || data === null || !isJsonBody(data)) return undefined;
 
 	const started = performance.now();
 	res.setHeader("X-Request-ID", gateway.requestId(req));
 	return pieces.limits.count(res, decided!.countKey).then(
 		() => {
-			gateway.send(req, res, data);
+			if (isPaginated(data)) {
+				for (const [name, value] of Object.entries(gateway.pageHeaders(req, data))) res.setHeader(name, value);
+				gateway.send(req, res, data.rows);
+			} else gateway.send(req, res, data);
 			gateway.observe(performance.now() - started, res.statusCode);
 		},
 		(err: unknown) => {

@@ -72,6 +72,9 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
 				// Credentials and whom an admin acts as are the gateway's business, never a service parameter.
 				delete req.$params.private_token;
 				delete req.$params.sudo;
+				// v4's conditional DELETE (docs/api.md#v4-conditional-delete), read by the services that honour it.
+				const ifUnmodifiedSince = req.headers["if-unmodified-since"];
+				if (typeof ifUnmodifiedSince === "string") ctx.meta.ifUnmodifiedSince = ifUnmodifiedSince;
 				const request = {
 					http: req,
 					alias,

@@ -170,7 +170,9 @@ async function answerAfterCount(pieces: EdgePieces, need: Exclude<Need, { kind: 
 	await counted;
 	if (need.kind === "sudo") return sudoCaller(need.admin, need.ref, ref => way.call<Caller>(SUDO_CALLER, { ref }));
 	if (need.kind === "params") return pieces.edgeValidator.validate(need.action, need.params);
-	return way.encodedHits ? cacheReads.answer(need.action, need.params, need.meta) : cacheReads.read(need.action, need.params, need.meta);
+	// A page from Redis keeps its rows' JSON bytes (gateway/cache-reads.ts `encodedPage`).
+	if (way.encodedHits) return cacheReads.answer(need.action, need.params, need.meta, { encodedRows: true });
+	return cacheReads.read(need.action, need.params, need.meta);
 }
 
 /** The token's owner: kept from a recent request (gateway/auth.ts), else from the cache when accounts has it there, else from accounts. */

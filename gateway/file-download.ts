@@ -21,7 +21,7 @@ import { isHead } from "./http-server";
 import { USER_CONTENT_HEADERS } from "./responses";
 import type { AliasFunction } from "./routes/types";
 
-type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
+export type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
 
 /** What a file alias needs of the gateway service it runs in (`this`). */
 export interface FileHost {
@@ -31,7 +31,7 @@ export interface FileHost {
 /** Longer If-None-Match and If-Range headers are not read (an ETag here is a few dozen characters). */
 const MAX_VALIDATOR_HEADER = 1024;
 
-const rangeNotSatisfiable = (size: number) =>
+export const rangeNotSatisfiable = (size: number) =>
 	new ApiError(416, { message: "416 Requested Range Not Satisfiable" }, { "Content-Range": unsatisfiedRange(size), "Accept-Ranges": "bytes" });
 
 /** Whether an If-None-Match header names `etag` (weak comparison, RFC 9110 §13.1.2), or is `*`. */
@@ -43,7 +43,7 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
 }
 
 /** The range to serve: If-Range (strong comparison) drops the Range when the file is no longer the one the client has. */
-function wantedRange(req: IncomingMessage, grant: DownloadGrant): RangeRequest {
+export function wantedRange(req: IncomingMessage, grant: Pick<DownloadGrant, "size" | "etag">): RangeRequest {
 	const range = parseRange(req.headers.range, grant.size);
 	if (range.kind === "whole") return range;
 	const ifRange = req.headers["if-range"];
@@ -70,7 +70,7 @@ export function fileDownload(grantAction: string, opts: { timeout?: number } = {
 }
 
 /** What the API description says of these answers (gateway/openapi.ts merges it into the operation). */
-const DOWNLOAD_OPENAPI = {
+export const DOWNLOAD_OPENAPI = {
 	responses: {
 		"200": {
 			description: "The file, with Content-Length, ETag and `Accept-Ranges: bytes`.",

@@ -167,6 +167,33 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 	};
 }
 
+/**
+ * One document for two versions (docs/api.md#docs-endpoints): `other`'s operations join `base`'s
+ * under their full paths (`/api/v4/projects/{id}/jobs`), each operation with its own server (the
+ * origin: its path says its version) and a tag of its version ("v4 labels").
+ */
+export function addVersion(base: Schema, other: Schema, version: string): Schema {
+	const root = ((other.servers as { url: string }[])[0]?.url ?? "").replace(/\/$/, "");
+	const paths = { ...(base.paths as Record<string, Schema>) };
+	const tags = new Set(((base.tags as { name: string }[]) ?? []).map(t => t.name));
+	const servers = [{ url: "/", description: `API ${version}: the path carries its version` }];
+	for (const [path, item] of Object.entries(other.paths as Record<string, Record<string, Schema>>)) {
+		const operations = Object.fromEntries(
+			Object.entries(item).map(([method, op]) => {
+				const versioned = (op.tags as string[]).map(t => `${version} ${t}`);
+				versioned.forEach(t => tags.add(t));
+				return [method, { ...op, operationId: `${version}_${String(op.operationId)}`, tags: versioned, servers }];
+			}),
+		);
+		paths[root + path] = operations;
+	}
+	return {
+		...base,
+		tags: [...tags].sort().map(name => ({ name })),
+		paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+	};
+}
+
 interface OperationInput {
 	kind: RouteKind;
 	how: (typeof KINDS)[RouteKind];

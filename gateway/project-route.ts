@@ -6,7 +6,8 @@
 import type { Caller } from "../lib/accounts/access";
 import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey } from "../lib/accounts/auth-cache";
 
-const PROJECT_ROUTE = /^\/?projects\/:id(\/|$)/;
+/** `/projects/:id/…` of any version (`/v3/projects/:id`, `/v4/projects/:id`: gateway/routes). */
+const PROJECT_ROUTE = /^\/?(?:v\d+\/)?projects\/:id(\/|$)/;
 /** Whether a route (moleculer-web's alias object) is under /projects/:id, decided once per route. */
 const projectRoutes = new WeakMap<object, boolean>();
 

@@ -20,8 +20,8 @@ export interface IntegrationEntity extends Record<EventFlag, boolean> {
 	properties: Record<string, unknown>;
 }
 
-/** The settings as GET shows them; a never-configured integration is GitLab's unsaved object. */
-export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | null, byGitLabName = false): IntegrationEntity {
+/** The stored settings a GET shows: the declared fields that are set, secrets never, under the names the request used. */
+export function visibleProperties(def: IntegrationDef, doc: IntegrationDoc | null, byGitLabName: boolean): Record<string, unknown> {
 	const stored = doc?.properties ?? {};
 	const properties: Record<string, unknown> = {};
 	for (const f of def.fields) {
@@ -30,11 +30,22 @@ export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | nu
 		if (v !== undefined && v !== null)
 			properties[fieldLabel(f, byGitLabName)] = f.embeddedSecrets && typeof v === "string" ? f.embeddedSecrets.shown(v) : v;
 	}
-	const custom = def.titleProperty ? stored[def.titleProperty] : undefined;
+	return properties;
+}
+
+/** The title an integration shows (a custom issue tracker's own, when it has one). */
+export function integrationTitle(def: IntegrationDef, doc: IntegrationDoc | null): string {
+	const custom = def.titleProperty ? doc?.properties?.[def.titleProperty] : undefined;
+	return typeof custom === "string" && custom.trim() ? custom : def.title;
+}
+
+/** The settings as GET shows them; a never-configured integration is GitLab's unsaved object. */
+export function presentIntegration(def: IntegrationDef, doc: IntegrationDoc | null, byGitLabName = false): IntegrationEntity {
+	const properties = visibleProperties(def, doc, byGitLabName);
 	const flags = Object.fromEntries(EVENT_FLAGS.map(flag => [flag, doc?.[flag] ?? true])) as Record<EventFlag, boolean>;
 	return {
 		id: doc?.id ?? null,
-		title: typeof custom === "string" && custom.trim() ? custom : def.title,
+		title: integrationTitle(def, doc),
 		created_at: doc?.created_at ?? null,
 		updated_at: doc?.updated_at ?? null,
 		active: !!doc?.active,

@@ -25,8 +25,10 @@ import { toHttpError } from "../gateway/errors";
 import { createHardenedServer } from "../gateway/http-server";
 import { requestIdOf } from "../gateway/request-id";
 import { describeError, JSON_TYPE, sendJson } from "../gateway/responses";
+import { API_ROOT } from "../gateway/routes";
 import { routedPath, Routing } from "../gateway/routing";
 import { forgetOpenApi } from "../gateway/routes/docs.routes";
+import { paginationHeaders } from "../lib/api/pagination";
 import { ArtifactStore } from "../lib/builds/artifact-store";
 import { httpRequestObserver } from "../middlewares/request-metrics.middleware";
 import { AccessCacheMixin } from "../mixins/access-cache.mixin";
@@ -79,7 +81,8 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		// A whole request, slow body included, within 5 minutes (moleculer-web's default); headers and
 		// idle sockets are bounded far sooner (gateway/http-server.ts).
 		requestTimeout: 300_000,
-		path: "/api/v3",
+		// Each version's tables under its root: /api/v3 and /api/v4, the same hooks for both.
+		path: API_ROOT,
 		qsOptions: QS_OPTIONS,
 		// Request lines can carry private_token in the query: never log them.
 		logRequest: null,
@@ -108,6 +111,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		/** moleculer-web's server: the limits and the one guarded entry of gateway/http-server.ts. */
 		createServer() {
 			this.routing = new Routing((path, method) => this.resolveAlias(path, method));
+			const pageHeaders = new WeakMap<object, { base: string; headers: Record<string, string> }>();
 			this.fastPath = {
 				routeName: "api",
 				trustedProxies,
@@ -119,6 +123,15 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					(req as Req).$sharedEntry = true;
 					res.setHeader("Content-Type", JSON_TYPE);
 					res.end(this.encodeResponse(req as Req, res, data));
+				},
+				// A cached page's headers, kept beside it for the address its links are built on.
+				pageHeaders: (req, page) => {
+					const base = this.linkBase(req as Req);
+					const kept = pageHeaders.get(page);
+					if (kept?.base === base) return kept.headers;
+					const headers = paginationHeaders(page, base, {});
+					pageHeaders.set(page, { base, headers });
+					return headers;
 				},
 				refuse: (req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 				observe: httpRequestObserver(this.broker),

@@ -16,6 +16,8 @@ export class ApiError extends Errors.MoleculerClientError {
 
 /** `404 Label Not Found`; without a resource, `404 Not Found`. */
 export const notFound = (resource?: string) => new ApiError(404, { message: resource ? `404 ${resource} Not Found` : "404 Not Found" });
+/** No such route, as Grape answers it (`{"error":"404 Not Found"}`): for a path only some values of which are routes (v4's PUT of an integration). */
+export const routeNotFound = () => new ApiError(404, { error: "404 Not Found" });
 /** ActiveRecord::RecordNotFound from a `.find`: `404 Not found`, lower-case "found" (GitLab 8). */
 export const recordNotFound = () => new ApiError(404, { message: "404 Not found" });
 export const unauthorized = () => new ApiError(401, { message: "401 Unauthorized" });

@@ -3,7 +3,7 @@
  * runs it: off without INTERNAL_API_SECRET (said once in the log), and a secret shorter than 32
  * characters still starts, with a warning naming the command that makes a long one, and is guarded
  * by the per-address limit on wrong secrets, the right one included (a long one never is: see
- * edge-attacks.spec.ts). docs/api.md#internal-api
+ * edge-attacks.spec.ts). docs/api.md#internal
  */
 import fs from "fs";
 import http from "http";

@@ -28,6 +28,11 @@ export interface ClusterOptions {
 	nats?: boolean;
 	/** Keep every line each process prints (default: the latest 500 chunks), e.g. to scan logs for secrets. */
 	keepAllOutput?: boolean;
+	/**
+	 * GITLAB_URL is the gateway's own address, as a deployment sets it to the address its clients
+	 * use (python-gitlab warns when the web_url it reads has another base than its own).
+	 */
+	ownGitlabUrl?: boolean;
 }
 
 export class Cluster {
@@ -80,6 +85,7 @@ export class Cluster {
 			INTERNAL_API_SECRET: this.internalSecret,
 			LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
 			LOG_FORMAT: "text",
+			...(this.opts.ownGitlabUrl ? { GITLAB_URL: `http://127.0.0.1:${this.port}` } : {}),
 			...this.opts.env,
 		};
 		await Promise.all(Object.entries(this.opts.nodes).map(([name, services]) => this.spawnNode(name, services)));
