@@ -25,7 +25,7 @@ export interface UploadInFlight {
 }
 
 /** What the upload alias needs of the gateway service it runs in (`this`). */
-export interface UploadHost {
+interface UploadHost {
 	artifactStore: ArtifactStorage;
 	/** Uploads being written, so that a stopping gateway cuts them and removes their files. */
 	uploadsInFlight: Set<UploadInFlight>;

@@ -196,7 +196,7 @@ function readAll(source: Readable, limit: number, timeoutMs: number): Promise<Bu
 }
 
 /** True when the request carries a body (a length above 0, or chunks). */
-export function hasBody(req: IncomingMessage): boolean {
+function hasBody(req: IncomingMessage): boolean {
 	const length = req.headers["content-length"];
 	return (length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined;
 }
@@ -253,7 +253,7 @@ export function bodyReader(opts: BodyOptions) {
 }
 
 /** How long a refused body may keep coming after the answer, so the client can still read the answer. */
-export const LINGER_MS = 5000;
+const LINGER_MS = 5000;
 
 /**
  * After an answer sent before the request's body was read to its end (a refusal), the rest of the

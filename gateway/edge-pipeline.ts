@@ -26,7 +26,7 @@ import { addressKey, userKey, type RequestLimits } from "./rate-limit";
 export type EdgeAction = CachedAction & ActionLike & { auth?: string; access?: number };
 
 /** What the decision settles for the services, in `ctx.meta` (lib/api/context.ts). */
-export interface EdgeMeta {
+interface EdgeMeta {
 	clientAddress?: string;
 	user?: Caller | null;
 	access?: ProjectAccess;
@@ -49,7 +49,7 @@ export interface EdgeRequest {
 }
 
 /** What a step needs from outside; each driver answers it its own way. */
-export type Need =
+type Need =
 	| { kind: "owner"; token: string }
 	| { kind: "count"; key: string }
 	| { kind: "sudo"; admin: Caller; ref: string }

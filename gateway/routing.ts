@@ -9,7 +9,7 @@
 import type { IncomingMessage } from "http";
 
 /** A moleculer-web alias, as far as the gateway's own answers read it. */
-export interface AliasLike {
+interface AliasLike {
 	path: string;
 	type?: string;
 	action?: unknown;

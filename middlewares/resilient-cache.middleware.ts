@@ -261,7 +261,7 @@ export function makeCacherResilient(broker: ServiceBroker, cacher: CacherLike, r
 }
 
 /** Cache keys longer than this end in a hash of their parameters: a key's size never follows a client's input. */
-export const MAX_CACHE_KEY_PARAMS = 256;
+const MAX_CACHE_KEY_PARAMS = 256;
 
 /** Each broker's relay, for the gateway's service to subscribe to as it is created. */
 const relays = new WeakMap<ServiceBroker, CleanRelay>();

@@ -36,7 +36,7 @@ function warnOnFailure(broker: ServiceBroker, what: string) {
 }
 
 /** Bumps the project's write generation, then cleans the patterns once; a failing cache never fails the write. */
-export async function cleanProject(broker: ServiceBroker, projectId: number | string, patterns: string[], what: string): Promise<void> {
+async function cleanProject(broker: ServiceBroker, projectId: number | string, patterns: string[], what: string): Promise<void> {
 	const cacher = broker.cacher;
 	if (!cacher) return;
 	// The bump first: a read storing between the clean and a later bump would keep its old answer.

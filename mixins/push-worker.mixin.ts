@@ -90,7 +90,7 @@ type PushWorkerService = Service & PushWorkerVars & PushWorkerMixinMethods;
 const REACHABLE_CHECK_MS = 1000;
 
 /** A claim must outlast the slowest delivery (lib/push/channel.ts). */
-export const claimMs = () => slowestDeliveryMs(config);
+const claimMs = () => slowestDeliveryMs(config);
 
 /**
  * The delivery records live where the events live, so that losing one store never loses the

@@ -12,7 +12,7 @@ export interface SecretsVars {
 
 let resolved: Buffer | null = null;
 
-export function processSecretsKey(): Buffer {
+function processSecretsKey(): Buffer {
 	return (resolved ??= resolveSecretsKey(config.secretsKey, config.dataDir).key);
 }
 

@@ -16,7 +16,7 @@ export function withNumericOffset(ts: string): string {
 }
 
 /** GitLab 8.16's RepoCommit, in its order; the committer is the author unless the CI side named another. */
-export function presentCommit(c: CommitDoc) {
+function presentCommit(c: CommitDoc) {
 	return {
 		id: c.id,
 		short_id: c.short_id,
@@ -31,7 +31,7 @@ export function presentCommit(c: CommitDoc) {
 }
 
 /** The user embedded in a build: GitLab 8.16's User entity (docs/api.md#build-entity). */
-export function presentBuildUser(u: UserDoc, gitlabUrl: string) {
+function presentBuildUser(u: UserDoc, gitlabUrl: string) {
 	return presentUser(u, gitlabUrl);
 }
 
@@ -67,11 +67,8 @@ export function presentErasedBuild(b: BuildDoc, user: UserDoc | null, gitlabUrl:
 	return { ...core(b, user, gitlabUrl), download_url: null };
 }
 
-export type BuildEntity = ReturnType<typeof presentBuild>;
-export type ErasedBuildEntity = ReturnType<typeof presentErasedBuild>;
-
 /** The shapes above, for the API description (presenters/json-schema.ts). A commit's date is kept as the CI side sent it. */
-export const COMMIT = object(
+const COMMIT = object(
 	{
 		id: string,
 		short_id: string,

@@ -21,9 +21,6 @@ export function presentDeletedDeployKey(k: DeployKeyDoc) {
 	};
 }
 
-export type DeployKeyEntity = ReturnType<typeof presentDeployKey>;
-export type DeletedDeployKeyEntity = ReturnType<typeof presentDeletedDeployKey>;
-
 /** The shapes above, for the API description (presenters/json-schema.ts). */
 export const DEPLOY_KEY = object({ id: integer, title: string, key: string, created_at: timestamp }, "DeployKey");
 export const DELETED_DEPLOY_KEY = object(

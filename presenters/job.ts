@@ -11,7 +11,7 @@ import { presentPipelineBasic, type ProjectPlace } from "./pipeline";
 import { presentUserV4 } from "./user.v4";
 
 /** v4's Commit entity of a job. */
-export function presentCommitV4(c: CommitDoc, place: ProjectPlace) {
+function presentCommitV4(c: CommitDoc, place: ProjectPlace) {
 	const created = withNumericOffset(c.created_at);
 	return {
 		id: c.id,

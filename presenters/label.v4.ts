@@ -23,5 +23,3 @@ export function presentLabelV4(l: LabelDoc, subscribed: boolean, counts?: LabelC
 		is_project_label: true,
 	};
 }
-
-export type LabelV4Entity = ReturnType<typeof presentLabelV4>;

@@ -63,5 +63,3 @@ export function presentPipeline(p: PipelineDoc, user: UserDoc | null, place: Pro
 		},
 	};
 }
-
-export type PipelineBasicEntity = ReturnType<typeof presentPipelineBasic>;

@@ -46,8 +46,6 @@ export function presentSnippet(s: SnippetDoc, author: UserDoc | null, place: Sni
 	};
 }
 
-export type SnippetEntity = ReturnType<typeof presentSnippet>;
-
 /**
  * The DELETE response: GitLab 8 serialises the destroyed record itself (raw model columns,
  * content included), not the entity.
@@ -68,7 +66,7 @@ export function presentDeletedSnippet(s: SnippetDoc) {
 }
 
 /** The shapes above, for the API description (presenters/json-schema.ts). */
-export const SNIPPET_AUTHOR = object(
+const SNIPPET_AUTHOR = object(
 	{ id: integer, username: string, email: string, name: string, state: string, created_at: timestamp, avatar_url: string, web_url: string },
 	"SnippetAuthor",
 );

@@ -69,6 +69,3 @@ export function presentUserPublicV4(u: UserDoc, gitlabUrl: string) {
 export function presentUserWithAdminV4(u: UserDoc, gitlabUrl: string) {
 	return { ...presentUserPublicV4(u, gitlabUrl), is_admin: !!u.is_admin, note: null as string | null, namespace_id: u.id, created_by: null };
 }
-
-export type UserBasicV4Entity = ReturnType<typeof presentUserBasicV4>;
-export type UserV4Entity = ReturnType<typeof presentUserV4>;

@@ -10,7 +10,7 @@ import os from "os";
 const TICKS_PER_SECOND = 100;
 
 /** User + system CPU milliseconds a process has used so far, or null when it is gone. */
-export function cpuMs(pid: number | undefined): number | null {
+function cpuMs(pid: number | undefined): number | null {
 	if (!pid) return null;
 	try {
 		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -36,7 +36,7 @@ export function syscalls(pid: number | undefined): number | null {
 }
 
 /** The pid of every process whose command line contains `needle` (e.g. `nats-server`), or []. */
-export function pidsOf(needle: string): number[] {
+function pidsOf(needle: string): number[] {
 	const out: number[] = [];
 	for (const entry of fs.readdirSync("/proc")) {
 		if (!/^\d+$/.test(entry)) continue;
@@ -51,7 +51,7 @@ export function pidsOf(needle: string): number[] {
 }
 
 /** CPU ms the whole machine spent idle so far (all cores, /proc/stat), or null where that is not readable. */
-export function machineIdleMs(): number | null {
+function machineIdleMs(): number | null {
 	try {
 		const fields = fs.readFileSync("/proc/stat", "utf8").split("\n", 1)[0].trim().split(/\s+/);
 		// cpu user nice system idle iowait …: idle and iowait are time no process ran.

@@ -17,7 +17,7 @@ import ApiGateway from "moleculer-web";
 import { answers200, freePort, startProcess, type ManagedProcess } from "../../test/support/processes";
 import path from "path";
 
-export const BASELINE_PATH = "/api/v3/projects/1/labels";
+const BASELINE_PATH = "/api/v3/projects/1/labels";
 
 /** The project's serializer (moleculer.config.ts), and a binary one to compare it with. */
 export type BaselineSerializer = "JSONExt" | "Notepack";

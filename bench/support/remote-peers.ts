@@ -5,7 +5,7 @@
 import { answers200, freePort, startProcess, stopProcess, type ManagedProcess } from "../../test/support/processes";
 import { marker, PEER_KINDS, type PeerKind, type Receipts } from "./peers-process";
 
-export { marker, PEER_KINDS, type PeerKind, type Receipts };
+export { marker, PEER_KINDS };
 
 export interface RemotePeers {
 	trackerUrl: string;

@@ -7,7 +7,7 @@
 import type { JsonSchema } from "../../presenters/json-schema";
 
 /** A success's body: JSON of `schema`, unless `contentType` says otherwise. */
-export interface Body {
+interface Body {
 	schema: JsonSchema;
 	contentType?: string;
 }

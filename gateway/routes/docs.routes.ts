@@ -62,7 +62,7 @@ function registryActions(broker: ServiceBroker): Map<string, ActionDefinition> {
 }
 
 /** The document for this gateway, as it runs now: v3's routes, and v4's beside them. */
-export function currentOpenApi(service: GatewayService): Record<string, unknown> {
+function currentOpenApi(service: GatewayService): Record<string, unknown> {
 	const actions = registryActions(service.broker);
 	const options = { action: (name: string) => actions.get(name), rateLimitPerMinute: config.rateLimitPerMinute };
 	const v3 = buildOpenApi([...routeTables, docsRoutes], { ...options, basePath: V3, title: "GitLab API v3 service, with API v4 beside it" });
@@ -145,7 +145,7 @@ const described = <T extends object>(fn: T, summary: string, type: string) =>
 	Object.assign(fn, { openapi: { summary, responses: { "200": { description: summary, content: { [type]: {} } } } } });
 
 /** The document and the page under one version's root ("/api/v4"). */
-export function docsRoutesAt(root: string): RouteTable {
+function docsRoutesAt(root: string): RouteTable {
 	return {
 		docs: {
 			"GET /openapi.json": described(openApiDocument, "This document: OpenAPI 3.1, generated from the running gateway", "application/json"),

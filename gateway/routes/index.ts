@@ -24,7 +24,7 @@ export const routeTables: RouteTable[] = [accountsRoutes, labelsRoutes, keysRout
  * alias function returns, so a rejection would otherwise be no request's: an unhandled rejection
  * ends the process (docs/architecture.md#the-guarded-entry).
  */
-export function settledAlias(fn: AliasFunction): AliasFunction {
+function settledAlias(fn: AliasFunction): AliasFunction {
 	const settled = function (this: never, req: never, res: Parameters<AliasFunction>[1], next: (err?: unknown) => void) {
 		let result: unknown;
 		try {

@@ -3,7 +3,6 @@
  * request; services compare it with what an action needs.
  */
 export const AccessLevel = { NONE: 0, GUEST: 10, REPORTER: 20, DEVELOPER: 30, MASTER: 40, OWNER: 50 } as const;
-export type AccessLevelValue = (typeof AccessLevel)[keyof typeof AccessLevel];
 export const MEMBER_LEVELS = [10, 20, 30, 40, 50] as const;
 
 export const Visibility = { PRIVATE: 0, INTERNAL: 10, PUBLIC: 20 } as const;

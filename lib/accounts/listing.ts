@@ -9,9 +9,9 @@ import { Visibility } from "./access";
 type Query = Record<string, unknown>;
 
 /** Longest `search` taken: far beyond any name, and a bounded pattern. */
-export const MAX_SEARCH_LENGTH = 255;
+const MAX_SEARCH_LENGTH = 255;
 
-export const PROJECT_ORDER_FIELDS = ["id", "name", "path", "created_at", "updated_at", "last_activity_at"] as const;
+const PROJECT_ORDER_FIELDS = ["id", "name", "path", "created_at", "updated_at", "last_activity_at"] as const;
 export const PROJECT_VISIBILITIES = ["public", "internal", "private"] as const;
 
 /** GitLab 8.16's `collection_params` of the projects lists. */

@@ -9,7 +9,7 @@ import { ApiError } from "./errors";
 /** Longer headers are not parsed (an HTTP date is 29 characters). */
 const MAX_DATE_HEADER = 64;
 
-export const preconditionFailed = () => new ApiError(412, { message: "412 Precondition Failed" });
+const preconditionFailed = () => new ApiError(412, { message: "412 Precondition Failed" });
 
 /** The time an `If-Unmodified-Since` header names, in ms; null when it names none. */
 export function unmodifiedSince(header: string | undefined): number | null {

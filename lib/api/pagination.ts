@@ -4,7 +4,7 @@
  * `pageWindow`, and the gateway writes `paginationHeaders`. API v4's keyset pages
  * (docs/api.md#v4-keyset) carry the next page's cursor instead, and only a Link to it.
  */
-export const DEFAULT_PER_PAGE = 20;
+const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 100;
 
 /**

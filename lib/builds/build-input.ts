@@ -26,7 +26,7 @@ export function parseId(raw: unknown, name: string): number {
 }
 
 /** Shortest abbreviated commit id taken, as `git rev-parse` on GitLab's repository look-up would. */
-export const MIN_SHA_PREFIX = 7;
+const MIN_SHA_PREFIX = 7;
 
 /**
  * The `:sha` of a commit's builds as a prefix to resolve (lower-case), or null when it is to be

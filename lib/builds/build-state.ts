@@ -12,17 +12,18 @@
 import { BUILD_STATUSES, type BuildStatus } from "../../models/build";
 import { forbidden, badRequest, invalidValue, missing, paramError } from "../api/errors";
 
-export const FINISHED_STATUSES: readonly BuildStatus[] = ["success", "failed", "canceled"];
+const FINISHED_STATUSES: readonly BuildStatus[] = ["success", "failed", "canceled"];
 /** What a runner may report through `PUT /internal/builds/:build_id`. */
-export const RUNNER_STATUSES = ["running", "success", "failed"] as const;
+const RUNNER_STATUSES = ["running", "success", "failed"] as const;
 export type RunnerStatus = (typeof RUNNER_STATUSES)[number];
 
 export function isBuildStatus(value: unknown): value is BuildStatus {
 	return typeof value === "string" && (BUILD_STATUSES as readonly string[]).includes(value);
 }
 
-export function isFinished(status: BuildStatus): boolean {
-	return FINISHED_STATUSES.includes(status);
+/** Whether a build (or, from its builds' statuses, a pipeline) has finished; null: no builds yet. */
+export function isFinished(status: BuildStatus | null): boolean {
+	return status !== null && FINISHED_STATUSES.includes(status);
 }
 
 /** The part of a stored build the rules look at. */

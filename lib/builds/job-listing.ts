@@ -7,19 +7,7 @@ import { BUILD_STATUSES, type BuildStatus } from "../../models/build";
 import { ApiError, invalidValue, paramError } from "../api/errors";
 
 /** Every state a v4 client may ask for (GitLab's); the ones builds never have here match nothing. */
-export const JOB_STATES = [
-	"created",
-	"waiting_for_resource",
-	"preparing",
-	"pending",
-	"running",
-	"success",
-	"failed",
-	"canceled",
-	"skipped",
-	"manual",
-	"scheduled",
-];
+const JOB_STATES = ["created", "waiting_for_resource", "preparing", "pending", "running", "success", "failed", "canceled", "skipped", "manual", "scheduled"];
 
 /** `scope`: one state or a list (`scope[]=running&scope[]=pending`). */
 export const JOB_SCOPE_PARAM = {
@@ -56,7 +44,7 @@ export interface KeysetParams {
 }
 
 /** GitLab's answer to a keyset request in an order it does not offer. */
-export const keysetUnavailable = () => new ApiError(405, { message: "Keyset pagination is not yet available for this type of request" });
+const keysetUnavailable = () => new ApiError(405, { message: "Keyset pagination is not yet available for this type of request" });
 
 /** Whether the request asks for keyset pages (405 when in an order jobs do not offer). */
 export function wantsKeyset(p: KeysetParams): boolean {
@@ -91,7 +79,7 @@ export function decodeCursor(raw: string): JobCursor {
 }
 
 /** The parameters of `GET /projects/:id/pipelines` this service reads. */
-export const PIPELINE_ORDER_FIELDS = ["id", "status", "ref", "updated_at", "user_id"] as const;
+const PIPELINE_ORDER_FIELDS = ["id", "status", "ref", "updated_at", "user_id"] as const;
 export const PIPELINE_LIST_PARAMS = {
 	scope: { type: "enum", values: ["running", "pending", "finished", "branches", "tags"], optional: true },
 	status: { type: "enum", values: JOB_STATES, optional: true },

@@ -4,9 +4,7 @@
  * It depends only on which statuses are present, so the store answers it with one look-up per
  * status on an index, whatever the pipeline's size. Pure.
  */
-import { BUILD_STATUSES, type BuildStatus } from "../../models/build";
-
-const FINISHED: readonly BuildStatus[] = ["success", "failed", "canceled"];
+import type { BuildStatus } from "../../models/build";
 
 /** null: no builds (yet). */
 export function compositeStatus(present: ReadonlySet<BuildStatus>): BuildStatus | null {
@@ -18,8 +16,3 @@ export function compositeStatus(present: ReadonlySet<BuildStatus>): BuildStatus 
 	if (present.has("running") || present.has("pending")) return "running";
 	return "failed";
 }
-
-export const isFinished = (status: BuildStatus | null) => status !== null && FINISHED.includes(status);
-
-/** Every status, in the order the look-ups ask for them. */
-export const STATUSES: readonly BuildStatus[] = BUILD_STATUSES;

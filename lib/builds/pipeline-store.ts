@@ -8,7 +8,8 @@ import { BUILD_STATUSES, pipelineStatusKey, type BuildDoc, type BuildStatus } fr
 import { pipelineKey, refKey, type PipelineCounterDoc, type PipelineDoc } from "../../models/pipeline";
 import { pageWindow, type PageRequest } from "../api/pagination";
 import { UniqueViolation, type Collection, type Doc } from "../store/collection";
-import { compositeStatus, isFinished } from "./pipeline-status";
+import { isFinished } from "./build-state";
+import { compositeStatus } from "./pipeline-status";
 
 /** What a pipeline is made from: its first build. */
 export type PipelineSeed = Pick<BuildDoc, "project_id" | "ref" | "tag" | "user_id" | "created_at"> & { sha: string };

@@ -12,7 +12,7 @@ import type { RandomAccessFile } from "./file-streams";
 /** The small reads of the central directory are served from blocks of this size. */
 const BLOCK = 64 * 1024;
 /** Longest entry path taken (GitLab's paths are file system paths). */
-export const MAX_ENTRY_PATH = 4096;
+const MAX_ENTRY_PATH = 4096;
 
 /**
  * A path inside an archive as a request gives it (GitLab's `Artifacts::Path#valid?`): text
@@ -103,7 +103,7 @@ class Slice extends Transform {
 }
 
 /** An entry found in an open archive. */
-export interface ArchiveEntry {
+interface ArchiveEntry {
 	/** Its uncompressed size. */
 	size: number;
 	/** Where its record starts in the archive: with the archive's identity, it identifies the entry's bytes. */

@@ -36,7 +36,7 @@ const GENERATION_TTL_S = 24 * 3600;
 const MAX_MEMORY_GENERATIONS = 100_000;
 
 /** What a read saw before it began; compared when it stores. */
-export type Seen = readonly [generation: string, epoch: string];
+type Seen = readonly [generation: string, epoch: string];
 
 export interface WriteGenerations {
 	/** The project's generation and the epoch, now. */

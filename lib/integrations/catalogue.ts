@@ -14,9 +14,9 @@
  */
 import { IRC_ADDRESS_SECRETS, parseRecipients } from "./irc/recipients";
 
-export type FieldType = "string" | "url" | "boolean" | "integer" | "select" | "password";
+type FieldType = "string" | "url" | "boolean" | "integer" | "select" | "password";
 
-export type EventKind = "push" | "tag_push" | "issue" | "confidential_issue" | "merge_request" | "note" | "build" | "wiki_page";
+type EventKind = "push" | "tag_push" | "issue" | "confidential_issue" | "merge_request" | "note" | "build" | "wiki_page";
 
 export interface FieldDef {
 	name: string;
@@ -43,13 +43,13 @@ export interface FieldDef {
 	embeddedSecrets?: EmbeddedSecrets;
 }
 
-export interface EmbeddedSecrets {
+interface EmbeddedSecrets {
 	shown(value: string): string;
 	kept(sent: string, stored: string): string;
 }
 
 /** GitLab parameters that are not a renaming of the spec's fields, turned into the spec's fields. */
-export interface FromGitLab {
+interface FromGitLab {
 	/** The spec's fields worked out from GitLab's parameters (none when they were not sent). */
 	fields: Record<string, unknown>;
 	/** GitLab parameters the work-out needs and did not get: `project_key is missing`. */

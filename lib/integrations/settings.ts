@@ -22,7 +22,7 @@ import type { EventFlag } from "../../models/integration";
 
 export type Properties = Record<string, unknown>;
 
-export const MAX_VALUE_LENGTH = 10_000;
+const MAX_VALUE_LENGTH = 10_000;
 
 export interface MergeResult {
 	/** Declared fields only; untouched secrets keep their stored (encrypted) value. */
@@ -48,7 +48,7 @@ export function parseBoolean(v: unknown): boolean | undefined {
 	return undefined;
 }
 
-export function isHttpUrl(v: string): boolean {
+function isHttpUrl(v: string): boolean {
 	if (/\s/.test(v)) return false;
 	try {
 		const u = new URL(v);

@@ -6,8 +6,8 @@
  */
 import crypto from "crypto";
 
-export const SSH_KEY_TYPES = ["ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-ed25519"] as const;
-export type SshKeyType = (typeof SSH_KEY_TYPES)[number];
+const SSH_KEY_TYPES = ["ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-ed25519"] as const;
+type SshKeyType = (typeof SSH_KEY_TYPES)[number];
 
 /** GitLab 8 Key model limits (characters). */
 export const MAX_KEY_LENGTH = 5000;
@@ -42,7 +42,7 @@ export function md5Fingerprint(blob: Buffer): string {
 }
 
 /** SHA-256 of the blob as `ssh-keygen -l` prints it: `SHA256:` and unpadded base64 (v4's `fingerprint_sha256`). */
-export function sha256Fingerprint(blob: Buffer): string {
+function sha256Fingerprint(blob: Buffer): string {
 	return `SHA256:${crypto.createHash("sha256").update(blob).digest("base64").replace(/=+$/, "")}`;
 }
 

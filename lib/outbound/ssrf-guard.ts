@@ -157,7 +157,7 @@ export function guardedLookup(opts: GuardOptions) {
 }
 
 /** The IRC ports the guard lets through (irkerd's usual ones), unless local requests are allowed. */
-export const IRC_PORTS = new Set([6660, 6661, 6662, 6663, 6664, 6665, 6666, 6667, 6668, 6669, 6697, 7000]);
+const IRC_PORTS = new Set([6660, 6661, 6662, 6663, 6664, 6665, 6666, 6667, 6668, 6669, 6697, 7000]);
 
 export function checkIrcPort(port: number, opts: Pick<GuardOptions, "allowLocal">): void {
 	if (!opts.allowLocal && !IRC_PORTS.has(port)) throw new SsrfError(`IRC port ${port} is not allowed`);

@@ -17,7 +17,7 @@ export type PushGroup = (typeof PUSH_GROUPS)[number];
 /** How long events and dead letters are kept (and delivery records remembered). */
 export const RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const MAX_RETAINED_EVENTS = 1_000_000;
-export const MAX_RETRY_DELAY_MS = 60_000;
+const MAX_RETRY_DELAY_MS = 60_000;
 /** How long a worker remembers a delivery it made, counted from when it made it. */
 export const DELIVERY_RECORD_MS = RETENTION_MS + MAX_RETRY_DELAY_MS;
 /**
@@ -75,12 +75,12 @@ export function channelBackendIfValid(cfg: ChannelConfig): ChannelBackend | null
 	}
 }
 
-export function prefixed(prefix: string, name: string): string {
+function prefixed(prefix: string, name: string): string {
 	return prefix ? `${prefix}.${name}` : name;
 }
 
 /** The JetStream stream that holds a channel (or the dead-letter queue). */
-export const streamName = (subject: string) => subject.split(".").join("_");
+const streamName = (subject: string) => subject.split(".").join("_");
 
 export interface PushNames {
 	/** Subject / Redis stream key of the channel. */

@@ -19,7 +19,7 @@ import type { PushEvent } from "./payload";
 import { pushNames, replayable, RETENTION_MS } from "./channel";
 import type { InProcessChannelAdapter } from "./in-process-channel-adapter";
 
-export interface DeadLetter {
+interface DeadLetter {
 	/** Opaque id for replay: the JetStream sequence, the Redis stream id, or the in-process sequence and group. */
 	id: string;
 	group: string;

@@ -59,7 +59,7 @@ export interface InProcessChannelOptions {
 	maxPendingBytes?: number;
 }
 
-export const MAX_DEAD_LETTERS = 10_000;
+const MAX_DEAD_LETTERS = 10_000;
 const MAX_QUEUED_PER_GROUP = 100_000;
 const MAX_PENDING_BYTES = 256 * 1024 * 1024;
 /** Compact once the journal is this big and four times the live state. */
@@ -68,7 +68,7 @@ const RECORD_OVERHEAD = 160;
 /** A delivery record in the journal. */
 const DONE_RECORD_BYTES = 120;
 
-export class ChannelFull extends Error {
+class ChannelFull extends Error {
 	constructor(what: string) {
 		super(`the in-process channel is full (${what}): try again later`);
 		this.name = "ChannelFull";

@@ -47,7 +47,7 @@ export function kvKey(key: string): string {
 }
 
 /** Bucket options shared by the provisioning and the log, so either may create them. */
-export function deliveryBuckets(opts: Pick<KvDeliveryLogOptions, "bucket" | "aliveBucket" | "replicas" | "doneMs"> & { aliveMs: number }) {
+function deliveryBuckets(opts: Pick<KvDeliveryLogOptions, "bucket" | "aliveBucket" | "replicas" | "doneMs"> & { aliveMs: number }) {
 	return [
 		{ name: opts.bucket, options: { history: 1, replicas: opts.replicas, ttl: opts.doneMs } },
 		{ name: opts.aliveBucket, options: { history: 1, replicas: opts.replicas, ttl: opts.aliveMs } },

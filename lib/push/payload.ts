@@ -11,8 +11,8 @@ import { paramError, invalidValue, missing, badRequest } from "../api/errors";
 import { hasControlCharacters } from "../text/control-characters";
 
 export const BLANK_SHA = "0000000000000000000000000000000000000000";
-export const MAX_COMMITS = 100;
-export const MAX_DIFFS = 1000;
+const MAX_COMMITS = 100;
+const MAX_DIFFS = 1000;
 
 export interface PushCommit {
 	id: string;
@@ -25,7 +25,7 @@ export interface PushCommit {
 	removed: string[];
 }
 
-export interface PushProject {
+interface PushProject {
 	name: string;
 	path_with_namespace: string;
 	namespace: string;

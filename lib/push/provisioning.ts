@@ -145,7 +145,7 @@ export async function deleteJetStreamPush(url: string, prefix: string): Promise<
 	}
 }
 
-export async function deleteRedisPush(url: string, prefix: string): Promise<void> {
+async function deleteRedisPush(url: string, prefix: string): Promise<void> {
 	const names = pushNames(prefix);
 	const redis = new Redis(url, { maxRetriesPerRequest: 2 });
 	try {

@@ -15,8 +15,8 @@ export interface SnippetFile {
 }
 
 /** GitLab's limit of files per snippet. */
-export const MAX_SNIPPET_FILES = 10;
-export const FILE_ACTIONS = ["create", "update", "delete", "move"] as const;
+const MAX_SNIPPET_FILES = 10;
+const FILE_ACTIONS = ["create", "update", "delete", "move"] as const;
 
 /** A path's segments: each a file name as snippets take them (no `.` or `..`, nothing empty). */
 const SEGMENT = /^[\p{Alphabetic}\p{Nd}_\-.@+]+$/u;

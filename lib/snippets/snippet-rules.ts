@@ -15,7 +15,7 @@ import { invalidValue, missing, paramError, validation } from "../api/errors";
  * a 400 with a message, not a 413 from the body parser.
  */
 export const MAX_SNIPPET_CONTENT_BYTES = 512 * 1024;
-export const MAX_SNIPPET_TITLE_LENGTH = 255;
+const MAX_SNIPPET_TITLE_LENGTH = 255;
 export const MAX_SNIPPET_FILE_NAME_LENGTH = 255;
 
 /**
@@ -35,7 +35,7 @@ export interface SnippetAccessFields {
 
 const LEVEL_NAMES: Record<number, string> = { 0: "private", 10: "internal", 20: "public" };
 
-export function visibilityName(level: number): string {
+function visibilityName(level: number): string {
 	return LEVEL_NAMES[level] ?? String(level);
 }
 
@@ -174,17 +174,4 @@ export function readSnippetUpdate(params: Params): Partial<SnippetFields> {
 export function checkSnippetFields(fields: Partial<SnippetFields>, projectVisibility: number): void {
 	const errors = modelErrors(fields, projectVisibility);
 	if (Object.keys(errors).length) throw validation(errors);
-}
-
-/** Parameters then model rules, for callers with no permission step in between. */
-export function parseSnippetCreate(params: Params, projectVisibility: number): SnippetFields {
-	const fields = readSnippetCreate(params);
-	checkSnippetFields(fields, projectVisibility);
-	return fields;
-}
-
-export function parseSnippetUpdate(params: Params, projectVisibility: number): Partial<SnippetFields> {
-	const changes = readSnippetUpdate(params);
-	checkSnippetFields(changes, projectVisibility);
-	return changes;
 }

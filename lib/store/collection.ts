@@ -16,10 +16,10 @@ import type Nedb from "@seald-io/nedb";
 import { isUniqueViolation } from "../api/errors";
 import { MongoCollection } from "./mongo-collection";
 import { NedbFile, compactEvery, cutTornTail } from "./nedb-file";
-import { UniqueViolation, type CollectionOptions, type Doc, type FindOptions, type IndexSpec } from "./types";
+import { UniqueViolation, type CollectionOptions, type Doc, type FindOptions } from "./types";
 
 export { UniqueViolation };
-export type { CollectionOptions, Doc, FindOptions, IndexSpec };
+export type { CollectionOptions, Doc, FindOptions };
 
 /** Where the data lives; tests point these elsewhere. */
 export interface StoreLocation {

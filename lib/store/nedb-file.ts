@@ -69,7 +69,7 @@ export async function cutTornTail(file: string): Promise<number> {
  * After a write fails to reach its file, writes are refused at once (503) this long: each failure
  * costs a reload of the whole file, which a full disk under load would repeat for every request.
  */
-export const WRITE_PAUSE_MS = 5000;
+const WRITE_PAUSE_MS = 5000;
 
 async function sizeOf(file: string): Promise<number> {
 	try {

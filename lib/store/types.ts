@@ -6,7 +6,7 @@
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored documents are open records; models/ gives them shapes
 export type Doc = Record<string, any>;
 
-export interface IndexSpec {
+interface IndexSpec {
 	/** Fields in order. NeDB indexes the first one only (and then never as unique). */
 	fields: Readonly<Record<string, 1 | -1>>;
 	unique?: boolean;

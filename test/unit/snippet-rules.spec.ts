@@ -13,8 +13,6 @@ import {
 	checkSnippetFields,
 	FILE_NAME_MESSAGE,
 	MAX_SNIPPET_CONTENT_BYTES,
-	parseSnippetCreate,
-	parseSnippetUpdate,
 	readSnippetCreate,
 	readSnippetUpdate,
 	visibleSnippetsQuery,
@@ -140,7 +138,20 @@ function errorOf(fn: () => unknown): { status: number; body: unknown } {
 
 const valid = { title: "Hello", file_name: "hello.rb", code: "puts 1\n", visibility_level: 0 };
 
-describe("parseSnippetCreate", () => {
+/** The parameters then the model rules, as the service applies them (with its permission check between). */
+function parseSnippetCreate(params: Record<string, unknown>, projectVisibility: number) {
+	const fields = readSnippetCreate(params);
+	checkSnippetFields(fields, projectVisibility);
+	return fields;
+}
+
+function parseSnippetUpdate(params: Record<string, unknown>, projectVisibility: number) {
+	const changes = readSnippetUpdate(params);
+	checkSnippetFields(changes, projectVisibility);
+	return changes;
+}
+
+describe("readSnippetCreate then checkSnippetFields", () => {
 	it("returns the fields, with code as content, byte-exact", () => {
 		const code = "línea 1\r\n\tz̧ 🎉\n\n\n";
 		expect(parseSnippetCreate({ ...valid, code, visibility_level: "20" }, PUBLIC)).toEqual({
@@ -242,7 +253,7 @@ describe("parseSnippetCreate", () => {
 	});
 });
 
-describe("parseSnippetUpdate", () => {
+describe("readSnippetUpdate then checkSnippetFields", () => {
 	it("needs at least one of the four parameters", () => {
 		expect(errorOf(() => parseSnippetUpdate({}, PUBLIC))).toEqual({
 			status: 400,

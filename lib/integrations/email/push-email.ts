@@ -13,10 +13,10 @@ import type { PushCommit, PushDiff, PushPayload } from "../../push/payload";
 import { commitTitle, isBlankSha, isTagRef, refName } from "../../push/payload";
 
 /** GitLab's email diff limits (late 8.x). */
-export const MAX_DIFF_FILES = 30;
-export const MAX_DIFF_LINES = 5000;
+const MAX_DIFF_FILES = 30;
+const MAX_DIFF_LINES = 5000;
 
-export type PushAction = "create" | "delete" | "push";
+type PushAction = "create" | "delete" | "push";
 
 export interface PushEmailOptions {
 	gitlabUrl: string;
@@ -42,7 +42,7 @@ export interface ChangedFile {
 	renamed_file: boolean;
 }
 
-export function pushAction(push: PushPayload): PushAction {
+function pushAction(push: PushPayload): PushAction {
 	if (isBlankSha(push.before)) return "create";
 	if (isBlankSha(push.after)) return "delete";
 	return "push";

@@ -9,7 +9,7 @@ import { BLANK_SHA, commitTitle, isBlankSha, refName } from "../../push/payload"
 import { replaceControlCharacters } from "../../text/control-characters";
 
 /** GitLab's IRC hook limit (same as GitHub's). */
-export const MAX_COMMIT_LINES = 3;
+const MAX_COMMIT_LINES = 3;
 
 const RESET = "\x0f";
 const colour = {

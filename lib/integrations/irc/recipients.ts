@@ -6,8 +6,8 @@
  */
 import { hasControlCharacters } from "../../text/control-characters";
 
-export const DEFAULT_IRC_PORT = 6667;
-export const DEFAULT_IRCS_PORT = 6697;
+const DEFAULT_IRC_PORT = 6667;
+const DEFAULT_IRCS_PORT = 6697;
 
 /** Characters a channel, nick or key may never hold: they would end or split the IRC line. */
 const unsafe = (text: string) => /[\s,]/.test(text) || hasControlCharacters(text);

@@ -47,7 +47,7 @@ function completes(message: string, at: number): boolean {
 	return start < end && COMPLETING_WORD.test(message.slice(start, Math.min(end, start + 5)));
 }
 
-export const DEFAULT_TASK_HOST = "app.asana.com";
+const DEFAULT_TASK_HOST = "app.asana.com";
 
 /** Every task a commit message mentions, in order of first mention; completing wins over mentioning. */
 export function scanMessage(message: string, taskHost = DEFAULT_TASK_HOST): TaskMention[] {
@@ -73,7 +73,7 @@ export function branchAllowed(restrictToBranch: string | null | undefined, branc
 }
 
 /** GitLab's `name_with_namespace`: "Group / Project". */
-export function projectNameWithNamespace(push: PushPayload): string {
+function projectNameWithNamespace(push: PushPayload): string {
 	const ns = push.project.namespace;
 	return ns ? `${ns} / ${push.project.name}` : push.project.path_with_namespace;
 }

@@ -23,7 +23,7 @@ export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
 /** Profile fields a new user may be given (GitLab 8.16's optional attributes of `POST /users`). */
 export const PROFILE_FIELDS = ["skype", "linkedin", "twitter", "website_url", "organization", "bio", "location"] as const;
-export type ProfileFields = Partial<Record<(typeof PROFILE_FIELDS)[number], string>>;
+type ProfileFields = Partial<Record<(typeof PROFILE_FIELDS)[number], string>>;
 
 export interface NewUser extends ProfileFields {
 	email: string;
@@ -44,7 +44,7 @@ export interface NewProject {
 	public_builds?: boolean;
 }
 
-export interface AccountsVars extends SecretsVars {
+interface AccountsVars extends SecretsVars {
 	db: { users: Collection<StoredUser>; projects: Collection<ProjectDoc>; members: Collection<MemberDoc> };
 	hasher: PasswordHasher;
 	/** Sign-ins between their throttle check and their answer (at most the hasher's capacity). */
@@ -53,7 +53,7 @@ export interface AccountsVars extends SecretsVars {
 	limiterRedis: Redis | null;
 }
 
-export interface AccountsMethods extends ProjectAccessMethods {
+interface AccountsMethods extends ProjectAccessMethods {
 	findProject(ref: string): Promise<ProjectDoc | null>;
 	checkPassword(password: string, stored: string | null): Promise<boolean>;
 	hashPassword(password: string): Promise<string>;
