@@ -9,8 +9,6 @@ export function generateToken(): string {
 	return crypto.randomBytes(15).toString("base64url");
 }
 
-export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{20}$/;
-
 // crypto.hash: the one-shot digest, without a Hash object per call (every request hashes its token).
 export function hashToken(token: string): string {
 	return crypto.hash("sha256", token, "hex");

@@ -336,7 +336,3 @@ export function fieldLabel(f: FieldDef, byGitLabName: boolean): string {
 }
 
 export const isSecret = (f: FieldDef) => !!f.secret || f.type === "password";
-
-export function secretFieldNames(def: IntegrationDef): string[] {
-	return def.fields.filter(isSecret).map(f => f.name);
-}

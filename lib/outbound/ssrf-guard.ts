@@ -162,16 +162,3 @@ const IRC_PORTS = new Set([6660, 6661, 6662, 6663, 6664, 6665, 6666, 6667, 6668,
 export function checkIrcPort(port: number, opts: Pick<GuardOptions, "allowLocal">): void {
 	if (!opts.allowLocal && !IRC_PORTS.has(port)) throw new SsrfError(`IRC port ${port} is not allowed`);
 }
-
-/** An outbound http(s) URL: the scheme, and the host through `resolveSafe`. */
-export async function assertSafeHttpUrl(raw: string, opts: GuardOptions): Promise<URL> {
-	let url: URL;
-	try {
-		url = new URL(raw);
-	} catch {
-		throw new SsrfError("not a URL");
-	}
-	if (url.protocol !== "http:" && url.protocol !== "https:") throw new SsrfError(`scheme ${url.protocol} is not allowed`);
-	await resolveSafe(url.hostname, opts);
-	return url;
-}

@@ -80,8 +80,6 @@ export const isBlankSha = (sha: string | null | undefined) => !sha || /^0+$/.tes
 export const isTagRef = (ref: string) => ref.startsWith("refs/tags/");
 /** Gitlab::Git.ref_name: the ref without `refs/heads/` or `refs/tags/`. */
 export const refName = (ref: string) => ref.replace(/^refs\/(tags|heads)\//, "");
-/** IrkerWorker's branch: the ref without its first `refs/<anything>/`. */
-export const shortRef = (ref: string) => ref.replace(/^refs\/[^/]*\//, "");
 
 /**
  * GitLab's Commit#title: the first line; when that is longer than 100 characters, its first 80

@@ -1,5 +1,5 @@
 import { buildIrcMessages, clean } from "../../lib/integrations/irc/messages";
-import { describeTarget, groupByServer, IRC_ADDRESS_SECRETS, parseRecipients, parseTarget } from "../../lib/integrations/irc/recipients";
+import { describeTarget, IRC_ADDRESS_SECRETS, parseRecipients, parseTarget, serverKey } from "../../lib/integrations/irc/recipients";
 import { validatePushPayload } from "../../lib/push/payload";
 import { pushBody, sha, ZERO } from "../support/push-fixtures";
 
@@ -55,13 +55,15 @@ describe("IRC recipients (GitLab's IrkerService rules)", () => {
 		expect(parseRecipients("irc://h/a%0D%0AQUIT")).toEqual([]);
 	});
 
-	it("groups targets by server connection", () => {
-		const targets = ["irc://a/#x", "irc://a/#y", "irc://a:6697/#z", "ircs://a/#x", "irc://a/#x"].map(u => parseTarget(u)!);
-		const groups = [...groupByServer(targets).values()].map(g => g.map(t => t.target));
-		expect(groups).toEqual([["#x", "#y"], ["#z"], ["#x"]]);
+	it("share a server connection only when scheme, host, port and channel key agree", () => {
+		const key = (uri: string) => serverKey(parseTarget(uri)!);
+		expect(key("irc://a/#x")).toBe(key("irc://a/#y"));
+		expect(key("irc://A/#x")).toBe(key("irc://a:6667/#x"));
+		expect(key("irc://a:6697/#z")).not.toBe(key("irc://a/#x"));
+		expect(key("ircs://a/#x")).not.toBe(key("irc://a:6697/#z"));
 		// A channel key is part of the connection: a keyed channel's connection is not shared with a target without it.
-		const keyed = ["irc://a/#s?key=k", "irc://a/#s", "irc://a/#t?key=k"].map(u => parseTarget(u)!);
-		expect([...groupByServer(keyed).values()].map(g => g.map(t => t.target))).toEqual([["#s", "#t"], ["#s"]]);
+		expect(key("irc://a/#s?key=k")).toBe(key("irc://a/#t?key=k"));
+		expect(key("irc://a/#s?key=k")).not.toBe(key("irc://a/#s"));
 	});
 
 	it("are described for logs without the server password or the channel key", () => {

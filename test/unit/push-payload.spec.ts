@@ -1,5 +1,5 @@
 import { ApiError } from "../../lib/api/errors";
-import { commitTitle, refName, shortRef, validatePushPayload } from "../../lib/push/payload";
+import { commitTitle, refName, validatePushPayload } from "../../lib/push/payload";
 import { pushBody, ZERO } from "../support/push-fixtures";
 
 function errorBody(body: unknown): unknown {
@@ -94,7 +94,6 @@ describe("push helpers", () => {
 	it("names refs as GitLab does", () => {
 		expect(refName("refs/heads/feature/x")).toBe("feature/x");
 		expect(refName("refs/tags/v1")).toBe("v1");
-		expect(shortRef("refs/remotes/x")).toBe("x");
 	});
 
 	it("makes GitLab's commit titles", () => {

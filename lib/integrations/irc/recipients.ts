@@ -162,18 +162,6 @@ export const IRC_ADDRESS_SECRETS = {
 	},
 };
 
-/** Targets grouped by the connection they need (see serverKey). */
-export function groupByServer(targets: IrcTarget[]): Map<string, IrcTarget[]> {
-	const groups = new Map<string, IrcTarget[]>();
-	for (const t of targets) {
-		const id = serverKey(t);
-		const list = groups.get(id) ?? [];
-		if (!list.some(x => x.target === t.target && x.isNick === t.isNick)) list.push(t);
-		groups.set(id, list);
-	}
-	return groups;
-}
-
 /**
  * The connection a target needs: scheme, host, port, password, nick, and the channel key. A
  * channel joined with its key stays joined on that connection, so a connection that knows a key
