@@ -1,34 +1,25 @@
 /**
- * Deploy keys (docs/api.md#deploy-keys), master or above. A key is one record per fingerprint (a
- * unique index) linked to projects through `deploy_key_links` (unique `project_key`), so
- * that a key already used elsewhere is *joined* to another project only when the caller can
- * access one of the projects that use it (GitLab 8's accessible-keys rule); otherwise the
- * fingerprint is taken (400).
- *
- * Enabling an existing key by id links it under the same rule (GitLab 8.16's
- * `EnableDeployKeyService`). Removing or disabling a key drops this project's link only; the last
- * link takes the key with it.
- * Joins and last-link removals may race, so every new link is confirmed by a compare-and-set
- * on the key's `lock_version`, and a key is only removed at the `lock_version` its remover
- * saw with no links left: either the remover sees the new link, or the joiner sees the key
- * gone and starts again.
+ * Deploy keys (docs/api.md#deploy-keys), master or above. A key is one record per fingerprint
+ * linked to projects; a key used elsewhere is *joined* only when the caller can access one of the
+ * projects that use it (GitLab 8's accessible-keys rule), otherwise the fingerprint is taken
+ * (400). Removing or disabling a key drops this project's link only; the last link takes the key
+ * with it. Storing, linking and the races between them are the store's (lib/keys/deploy-key-store.ts).
  */
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
-import { conflict, forbidden, notFound, recordNotFound, validation } from "../lib/api/errors";
+import { forbidden, notFound, recordNotFound, validation } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
-import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/keys/ssh-key";
+import { DeployKeyStore, type Joiner } from "../lib/keys/deploy-key-store";
+import { FINGERPRINT_TAKEN, validateDeployKey } from "../lib/keys/ssh-key";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
-import { UniqueViolation } from "../lib/store/collection";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
-import { deployKeyLinksCollection, deployKeysCollection, keyLinkKey, type DeployKeyDoc, type DeployKeyLinkDoc } from "../models/deploy-key";
+import { deployKeyLinksCollection, deployKeysCollection } from "../models/deploy-key";
 import { presentDeletedDeployKey, presentDeployKey } from "../presenters/deploy-key";
 import { DeployKeysV4 } from "./modules/keys/deploy-keys.v4";
 import type { Ctx, KeysMethods as Methods, KeysVars as Vars } from "./modules/keys/module";
-
-type StoredKey = DeployKeyDoc;
+import { PROJECT_ACCESS } from "../lib/accounts/auth-cache";
 
 /** Masters only (declared on every action, checked at the gateway before a cache is read): entries are per project. */
 const cacheKeys = [PROJECT_CACHE_KEY];
@@ -39,10 +30,6 @@ const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as con
  * or does not have (a record look-up, GET, keeps `404 Not found`).
  */
 const deployKeyNotFound = () => notFound("Deploy Key");
-/** Joins and creations that lose a race start again, a bounded number of times. */
-const MAX_ATTEMPTS = 5;
-/** Longer than any request may run (the gateway's limit is 5 minutes): a creation still unlinked after it failed. */
-const CREATION_WINDOW_MS = 10 * 60_000;
 
 const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "keys",
@@ -62,13 +49,14 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
 				const projectId = this.access(ctx).project.id;
 				const query = { project_id: projectId };
-				if (!wantsPage(ctx.params)) return (await this.keysOf(await this.db.deploy_key_links.find(query, { sort: "id" }))).map(presentDeployKey);
+				if (!wantsPage(ctx.params))
+					return (await this.deployKeys.keysOf(await this.db.deploy_key_links.find(query, { sort: "id" }))).map(presentDeployKey);
 				const page = parsePage(ctx.params);
 				const [links, total] = await Promise.all([
 					this.db.deploy_key_links.find(query, { sort: "id", ...pageWindow(page) }),
 					this.db.deploy_key_links.count(query),
 				]);
-				return paginated((await this.keysOf(links)).map(presentDeployKey), total, page);
+				return paginated((await this.deployKeys.keysOf(links)).map(presentDeployKey), total, page);
 			},
 		},
 
@@ -151,170 +139,64 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 	},
 
+	created() {
+		this.deployKeys = new DeployKeyStore(this.db.deploy_keys, this.db.deploy_key_links);
+	},
+
 	methods: {
 		/** The project's link to a key and the key itself; `missing()` (a 404) when the project does not have it. */
-		async linkedKey(projectId: number, rawId: string, missing: () => Error = recordNotFound): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }> {
+		async linkedKey(projectId: number, rawId: string, missing: () => Error = recordNotFound) {
 			const keyId = recordId(rawId);
-			if (keyId === null) throw missing();
-			const link: DeployKeyLinkDoc | null = await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, keyId) });
-			if (!link) throw missing();
-			const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
-			if (!key) {
-				// A link left behind by a key removed in a race: drop it.
-				await this.db.deploy_key_links.remove({ id: link.id });
-				throw missing();
-			}
-			return { key, link };
+			const linked = keyId === null ? null : await this.deployKeys.linked(projectId, keyId);
+			if (!linked) throw missing();
+			return linked;
 		},
 
 		/** Drops this project's link to a key (the key goes with its last link) and cleans the project's entries; the key as it was. */
-		async unlink(projectId: number, rawId: string): Promise<StoredKey> {
+		async unlink(projectId: number, rawId: string) {
 			const { key, link } = await this.linkedKey(projectId, rawId, deployKeyNotFound);
 			// Another request unlinked it meanwhile: this one came second.
-			if (!(await this.db.deploy_key_links.remove({ id: link.id }))) throw deployKeyNotFound();
+			if (!(await this.deployKeys.dropLink(link))) throw deployKeyNotFound();
 			await this.cleanProjectCache(projectId);
-			await this.removeIfUnlinked(key.id);
+			await this.deployKeys.removeIfUnlinked(key.id);
 			return key;
 		},
 
-		/**
-		 * Links an existing key to a project: the key as it is when the project has it already, else
-		 * when the caller may join it (mayJoin); a missing key or one the caller may not join is
-		 * `404 Deploy Key Not Found`. A link that loses a race with the key's removal starts again,
-		 * and then finds the key gone.
-		 */
-		async enableKey(ctx: Ctx<unknown>, projectId: number, keyId: number, canPush?: boolean): Promise<StoredKey> {
-			for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-				const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
-				if (!key) throw deployKeyNotFound();
-				const joined = await this.joinExisting(ctx, key, projectId, canPush);
-				if (joined === "refused") throw deployKeyNotFound();
-				if (joined === "linked") return key;
-			}
-			throw conflict("The deploy key changed concurrently, try again");
+		/** Links an existing key the caller may join; `404 Deploy Key Not Found` when it is missing or may not be joined. */
+		async enableKey(ctx: Ctx<unknown>, projectId: number, keyId: number, canPush?: boolean) {
+			const key = await this.deployKeys.enable(this.joiner(ctx), projectId, keyId, canPush);
+			if (!key) throw deployKeyNotFound();
+			return key;
 		},
 
-		/** The keys of some links, in the links' order (links whose key is gone are skipped). */
-		async keysOf(links: DeployKeyLinkDoc[]): Promise<StoredKey[]> {
-			if (!links.length) return [];
-			const keys: StoredKey[] = await this.db.deploy_keys.find({ id: { $in: links.map(l => l.key_id) } });
-			const byId = new Map(keys.map(k => [k.id, k]));
-			return links.map(l => byId.get(l.key_id)).filter((k): k is StoredKey => !!k);
+		/** Adds a key, or joins the one of its fingerprint; 400 when that one may not be joined. */
+		async addKey(ctx: Ctx<unknown>, access: ProjectAccess, input, canPush?: boolean) {
+			const key = await this.deployKeys.add(this.joiner(ctx), access.project.id, input, canPush);
+			if (key === "taken") throw validation(FINGERPRINT_TAKEN);
+			return key;
 		},
 
-		async addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey, canPush?: boolean): Promise<StoredKey> {
-			const projectId = access.project.id;
-			for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-				const existing: StoredKey | null = await this.db.deploy_keys.findOne({ fingerprint: input.fingerprint });
-				if (existing) {
-					const joined = await this.joinExisting(ctx, existing, projectId, canPush);
-					if (joined === "refused") throw validation(FINGERPRINT_TAKEN);
-					if (joined === "linked") return existing;
-					continue;
-				}
-				const now = new Date().toISOString();
-				let created: StoredKey;
-				try {
-					created = await this.db.deploy_keys.insert({
-						title: input.title,
-						key: input.key,
-						fingerprint: input.fingerprint,
-						user_id: ctx.meta.user?.id ?? null,
-						created_for_project_id: projectId,
-						public: false,
-						created_at: now,
-						updated_at: now,
-						lock_version: 0,
-					});
-				} catch (err) {
-					// Someone added the same key a moment ago: decide again with their record.
-					if (err instanceof UniqueViolation) continue;
-					throw err;
-				}
-				let linked: boolean;
-				try {
-					linked = await this.link(projectId, created.id, canPush);
-				} catch (err) {
-					// Not left behind unlinked, for anyone to take up once its creation window is over.
-					await this.removeIfUnlinked(created.id).catch(() => undefined);
-					throw err;
-				}
-				if (linked) return created;
-			}
-			throw conflict("The deploy key changed concurrently, try again");
-		},
-
-		/**
-		 * An existing key for this project: "linked" when the project has it (already, or now), "refused"
-		 * when the caller may not join it (mayJoin), "again" when it vanished while being linked.
-		 */
-		async joinExisting(ctx: Ctx<unknown>, key: StoredKey, projectId: number, canPush?: boolean): Promise<"linked" | "refused" | "again"> {
-			// The project has it already: answered as it is, no second link.
-			if (await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, key.id) })) return "linked";
-			if (!(await this.mayJoin(ctx, key, projectId))) return "refused";
-			return (await this.link(projectId, key.id, canPush)) ? "linked" : "again";
-		},
-
-		/**
-		 * GitLab 8: a key joins only if it is among the caller's accessible keys, i.e. it is used
-		 * by a project the caller is a member of (admins: any project). A key with no link yet is
-		 * being added to the project it was created for, which stands for its link until the
-		 * creation could have finished (a request's lifetime); a key left in no project after
-		 * that protects nobody and may be taken up.
-		 */
-		async mayJoin(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<boolean> {
+		/** The caller, as the store's join rule sees them: their access to another project comes from accounts. */
+		joiner(ctx: Ctx<unknown>): Joiner | null {
 			const user = ctx.meta.user;
-			if (!user) return false;
-			const links: DeployKeyLinkDoc[] = await this.db.deploy_key_links.find({ key_id: key.id });
-			const users = links.map(l => l.project_id);
-			if (!users.length && key.created_for_project_id !== undefined && Date.now() - Date.parse(key.created_at) < CREATION_WINDOW_MS)
-				users.push(key.created_for_project_id);
-			const others = users.filter(id => id !== projectId);
-			if (!others.length) return true;
-			if (user.is_admin) return true;
-			for (const other of others) {
-				try {
-					const theirs = await ctx.call<ProjectAccess, object>("accounts.projectAccess", { project: String(other), userId: user.id, admin: false });
-					if (theirs.level > 0) return true;
-				} catch (err) {
-					if ((err as { code?: number }).code !== 404) throw err;
-				}
-			}
-			return false;
-		},
-
-		/**
-		 * Links a key to a project and confirms the key still exists by bumping its lock_version.
-		 * False when the key vanished meanwhile (the link is withdrawn): the caller starts again.
-		 */
-		async link(projectId: number, keyId: number, canPush?: boolean): Promise<boolean> {
-			try {
-				await this.db.deploy_key_links.insert({
-					project_id: projectId,
-					key_id: keyId,
-					project_key: keyLinkKey(projectId, keyId),
-					created_at: new Date().toISOString(),
-					can_push: !!canPush,
-				});
-			} catch (err) {
-				// A concurrent request linked it already: the project has the key.
-				if (!(err instanceof UniqueViolation)) throw err;
-			}
-			for (let attempt = 0; attempt < MAX_ATTEMPTS * 4; attempt++) {
-				const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
-				if (!key) break;
-				if (await this.db.deploy_keys.update({ id: keyId, lock_version: key.lock_version }, { lock_version: key.lock_version + 1 })) return true;
-			}
-			await this.db.deploy_key_links.remove({ project_key: keyLinkKey(projectId, keyId) });
-			return false;
-		},
-
-		/** Deletes a key with no links left, unless a link was confirmed since it was read. */
-		async removeIfUnlinked(keyId: number): Promise<void> {
-			const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
-			if (!key) return;
-			if ((await this.db.deploy_key_links.count({ key_id: keyId })) > 0) return;
-			await this.db.deploy_keys.remove({ id: keyId, lock_version: key.lock_version });
+			if (!user) return null;
+			return {
+				userId: user.id,
+				isAdmin: !!user.is_admin,
+				async reaches(projectId: number) {
+					try {
+						const theirs = await ctx.call<ProjectAccess, object>(PROJECT_ACCESS.action, {
+							project: String(projectId),
+							userId: user.id,
+							admin: false,
+						});
+						return theirs.level > 0;
+					} catch (err) {
+						if ((err as { code?: number }).code !== 404) throw err;
+						return false;
+					}
+				},
+			};
 		},
 	},
 };

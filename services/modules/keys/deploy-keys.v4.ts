@@ -32,7 +32,7 @@ export const DeployKeysV4: KeysModule = {
 					this.db.deploy_key_links.find(query, { sort: "id", ...pageWindow(page) }),
 					this.db.deploy_key_links.count(query),
 				]);
-				const keys = new Map((await this.keysOf(links)).map(k => [k.id, k]));
+				const keys = new Map((await this.deployKeys.keysOf(links)).map(k => [k.id, k]));
 				const rows = links.filter(l => keys.has(l.key_id)).map(l => presentProjectDeployKeyV4(keys.get(l.key_id)!, l));
 				return paginated(rows, total, page);
 			},
