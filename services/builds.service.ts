@@ -32,6 +32,7 @@ import { JobArtifactsV4 } from "./modules/builds/job-artifacts.v4";
 import { JobsV4 } from "./modules/builds/jobs.v4";
 import type { BuildsMethods, BuildsVars, Ctx } from "./modules/builds/module";
 import { PipelinesV4 } from "./modules/builds/pipelines.v4";
+import { usersById } from "../lib/accounts/lookups";
 
 const buildParams = { id: "string", build_id: { type: "any" } } as const;
 /** Cached reads live this long at most. Every write cleans them (after bumping the project's write generation: see the cache-cleaner mixin). */
@@ -293,10 +294,11 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		},
 
 		/** The builds' users, fetched from accounts in one call. */
-		async users(ctx: Ctx<unknown>, builds: BuildDoc[]): Promise<Map<number, UserDoc>> {
-			const ids = [...new Set(builds.map(b => b.user_id).filter((id): id is number => typeof id === "number"))];
-			const users: UserDoc[] = ids.length ? await ctx.call("accounts.usersByIds", { ids }) : [];
-			return new Map(users.map(u => [u.id, u]));
+		users(ctx: Ctx<unknown>, builds: BuildDoc[]): Promise<Map<number, UserDoc>> {
+			return usersById(
+				ctx,
+				builds.map(b => b.user_id).filter((id): id is number => typeof id === "number"),
+			);
 		},
 
 		async present(ctx: Ctx<unknown>, builds: BuildDoc[]) {

@@ -18,6 +18,7 @@ import { channelBackendIfValid, PUSH_CHANNEL, REPLAY_WINDOW_MS } from "../lib/pu
 import { validatePushPayload, type PushEvent } from "../lib/push/payload";
 import { adapterKind } from "../middlewares/channels.middleware";
 import type { ApiMeta } from "../lib/api/context";
+import { projectById } from "../lib/accounts/lookups";
 
 /**
  * The event id of a push request: derived from the request id and the payload, so that the same
@@ -74,7 +75,7 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 			async handler(ctx: Context<Record<string, unknown>, ApiMeta>) {
 				const push = validatePushPayload(ctx.params);
 				await this.knownProjects.get(push.project_id, async () => {
-					if (!(await ctx.call("accounts.projectById", { id: push.project_id }))) throw notFound("Project");
+					if (!(await projectById(ctx, push.project_id))) throw notFound("Project");
 					return true;
 				});
 				const event: PushEvent = { id: requestEventId(ctx.requestID, ctx.params), received_at: new Date().toISOString(), push };

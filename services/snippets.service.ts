@@ -30,6 +30,7 @@ import { snippetsCollection, type SnippetDoc } from "../models/snippet";
 import type { UserDoc } from "../models/user";
 import type { Ctx, SnippetsMethods as Methods, SnippetsVars as Vars } from "./modules/snippets/module";
 import { ProjectSnippetsV4 } from "./modules/snippets/project-snippets.v4";
+import { usersById } from "../lib/accounts/lookups";
 
 const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
 /** Every body field is checked by lib/snippets/snippet-rules, with GitLab's messages, not by the validator. */
@@ -187,10 +188,11 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			return snippets.map(s => presentSnippet(s, byId.get(s.author_id) ?? null, place));
 		},
 
-		async authors(ctx: Ctx, snippets: SnippetDoc[]): Promise<Map<number, UserDoc>> {
-			const ids = [...new Set(snippets.map(s => s.author_id))];
-			const users: UserDoc[] = ids.length ? await ctx.call("accounts.usersByIds", { ids }) : [];
-			return new Map(users.map(u => [u.id, u]));
+		authors(ctx: Ctx, snippets: SnippetDoc[]): Promise<Map<number, UserDoc>> {
+			return usersById(
+				ctx,
+				snippets.map(s => s.author_id),
+			);
 		},
 	},
 };

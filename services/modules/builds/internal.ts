@@ -11,8 +11,8 @@ import { isBuildStatus, parseCoverage, parseRunnerUpdate, runnerTransition, stat
 import { untilSet } from "../../../lib/builds/build-store";
 import { UPLOAD_COMMIT_PARAMS, type UploadCommit, type UploadLease } from "../../../lib/builds/upload-leases";
 import type { ArtifactsDoc } from "../../../models/build";
-import type { UserDoc } from "../../../models/user";
 import { now, type BuildsModule, type Ctx } from "./module";
+import { projectById, usersById } from "../../../lib/accounts/lookups";
 
 /** Most builds one createBatch call takes (its payload stays far below NATS's 1 MB). */
 export const BATCH_MAX = 500;
@@ -23,12 +23,8 @@ export const InternalBuilds: BuildsModule = {
 		create: {
 			async handler(ctx: Ctx) {
 				const input = parseNewBuild(ctx.params);
-				const project = await ctx.call<{ id: number } | null, { id: number }>("accounts.projectById", { id: input.project_id });
-				if (!project) throw notFound("Project");
-				if (input.user_id !== null) {
-					const found: UserDoc[] = await ctx.call("accounts.usersByIds", { ids: [input.user_id] });
-					if (!found.length) throw notFound("User");
-				}
+				if (!(await projectById(ctx, input.project_id))) throw notFound("Project");
+				if (input.user_id !== null && !(await usersById(ctx, [input.user_id])).size) throw notFound("User");
 				const [build] = await this.insertBuilds(input.project_id, [
 					{ ...input, status: "pending", coverage: null, created_at: now(), started_at: null, finished_at: null },
 				]);
@@ -57,12 +53,9 @@ export const InternalBuilds: BuildsModule = {
 					return { input, state: stateReached(status, at, coverage), trace: item.trace };
 				});
 				const projectId = items[0].input.project_id;
-				if (!(await ctx.call("accounts.projectById", { id: projectId }))) throw notFound("Project");
-				const userIds = [...new Set(items.map(i => i.input.user_id).filter((id): id is number => id !== null))];
-				if (userIds.length) {
-					const found: UserDoc[] = await ctx.call("accounts.usersByIds", { ids: userIds });
-					if (found.length !== userIds.length) throw notFound("User");
-				}
+				if (!(await projectById(ctx, projectId))) throw notFound("Project");
+				const userIds = new Set(items.map(i => i.input.user_id).filter((id): id is number => id !== null));
+				if ((await usersById(ctx, userIds)).size !== userIds.size) throw notFound("User");
 				const builds = await this.insertBuilds(
 					projectId,
 					items.map(({ input, state }) => ({ ...input, ...state, created_at: at })),

@@ -12,10 +12,10 @@ import { parseId } from "../../../lib/builds/build-input";
 import { isCanonicalScope } from "../../../lib/builds/build-state";
 import { JOB_SCOPE_PARAM, parseJobScope, PIPELINE_LIST_PARAMS, pipelineStatuses, type PipelineListParams } from "../../../lib/builds/job-listing";
 import type { PipelineDoc } from "../../../models/pipeline";
-import type { UserDoc } from "../../../models/user";
 import { presentPipeline, presentPipelineBasic } from "../../../presenters/pipeline";
 import { READ_BUILD_KEYS } from "./jobs.v4";
 import type { BuildsModule, Ctx } from "./module";
+import { usersById } from "../../../lib/accounts/lookups";
 
 const CACHE_TTL = 60;
 const pipelineParams = { id: "string", pipeline_id: { type: "any" } } as const;
@@ -59,8 +59,7 @@ export const PipelinesV4: BuildsModule = {
 				const access = this.requireReadBuilds(ctx);
 				const found = await this.projectPipeline(access.project.id, id);
 				const pipeline = (await this.builds.pipelines.refresh(found.id)) ?? found;
-				const [user] =
-					pipeline.user_id === null ? [] : await ctx.call<UserDoc[], { ids: number[] }>("accounts.usersByIds", { ids: [pipeline.user_id] });
+				const user = pipeline.user_id === null ? undefined : (await usersById(ctx, [pipeline.user_id])).get(pipeline.user_id);
 				return presentPipeline(pipeline, user ?? null, place(ctx, access.project.path_with_namespace));
 			},
 		},

@@ -15,6 +15,7 @@ import type { DeployKeyDoc } from "../../../models/deploy-key";
 import type { ProjectDoc } from "../../../models/project";
 import { presentDeployKeyWithProjectsV4, presentProjectDeployKeyV4, presentSshKeyV4 } from "../../../presenters/deploy-key.v4";
 import type { Ctx, KeysModule } from "./module";
+import { projectById } from "../../../lib/accounts/lookups";
 
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
 type KeyId = { key_id: string };
@@ -133,7 +134,7 @@ export const DeployKeysV4: KeysModule = {
 				const pushing = keys.length ? await this.db.deploy_key_links.find({ key_id: { $in: keys.map(k => k.id) }, can_push: true }) : [];
 				const projects = new Map<number, ProjectDoc>();
 				for (const id of new Set(pushing.map(l => l.project_id))) {
-					const project = await ctx.call<ProjectDoc | null, { id: number }>("accounts.projectById", { id });
+					const project = await projectById(ctx, id);
 					if (project) projects.set(id, project);
 				}
 				const writableBy = (k: DeployKeyDoc) =>
