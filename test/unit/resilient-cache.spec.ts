@@ -4,12 +4,13 @@
  * before the cache serves again. (test/e2e/fault-redis.spec.ts does the same against a real Redis.)
  */
 import { EventEmitter } from "events";
-import { Serializers, type ServiceBroker } from "moleculer";
+import { Serializers } from "moleculer";
 import type { WriteGenerations } from "../../lib/cache/write-generations";
-import { makeCacherResilient } from "../../middlewares/resilient-cache.middleware";
+import { makeCacherResilient } from "../../lib/cache/resilient-cacher";
 import { waitFor } from "../support/http";
 
 const MISS = undefined;
+const quiet = { warn: () => undefined, info: () => undefined };
 
 /** The resilient wrapper's read of an entry's bytes (where the serializer is plain JSON). */
 type WithEncoded = { getEncoded?: (key: string) => Promise<Buffer | null> };
@@ -41,10 +42,9 @@ function setup(serializer: unknown = new Serializers.JSON()) {
 		clean: (match: string | string[] = "*") => answer(cleaned.push(Array.isArray(match) ? match : [match])),
 	};
 	const logger = { warn: (m: string) => logs.push(`warn ${m}`), info: (m: string) => logs.push(`info ${m}`) };
-	const broker = { getLogger: () => logger } as unknown as ServiceBroker;
-	makeCacherResilient(broker, cacher);
-	const stop = () => (cacher as unknown as { stopResilience(): void }).stopResilience();
-	return { cacher, client, cleaned, deleted, logs, read, set: (m: typeof mode) => (mode = m), stop };
+	const resilient = makeCacherResilient(logger, cacher)!;
+	const stop = () => resilient.stop();
+	return { cacher, client, cleaned, deleted, logs, read, resilient, set: (m: typeof mode) => (mode = m), stop };
 }
 
 describe("resilient cache", () => {
@@ -61,6 +61,7 @@ describe("resilient cache", () => {
 		await expect(t.cacher.get("k")).resolves.toBe(MISS);
 		await expect(t.cacher.set("k", 1)).resolves.toBeNull();
 		expect(t.cacher.connected).toBe(false);
+		expect(t.resilient.state).toBe("degraded");
 		expect(t.logs.filter(l => l.startsWith("warn"))).toHaveLength(1);
 		t.stop();
 	});
@@ -108,6 +109,7 @@ describe("resilient cache", () => {
 		expect(t.cleaned).toEqual([['labels.**:"7"', 'labels.**:"7"?**']]);
 		expect(t.deleted).toEqual([["accounts.resolveToken:abc"]]);
 		expect(t.cacher.connected).toBe(true);
+		expect(t.resilient.state).toBe("healthy");
 		expect(t.logs.at(-1)).toMatch(/^info Cache is back on Redis \(replayed 3 missed invalidations\)/);
 		await expect(t.cacher.get("k")).resolves.toBe("cached");
 		t.stop();
@@ -119,6 +121,7 @@ describe("resilient cache", () => {
 		await t.cacher.get("k");
 		t.set("stalled");
 		t.client.emit("ready");
+		expect(t.resilient.state).toBe("recovering");
 		await new Promise(r => setTimeout(r, 800));
 		expect(t.cacher.connected).toBe(false);
 		t.stop();
@@ -148,13 +151,12 @@ describe("resilient cache", () => {
 			del: () => Promise.resolve(1),
 			clean: (_match?: string | string[]) => slow(undefined),
 		};
-		const broker = { getLogger: () => ({ warn: () => undefined, info: () => undefined }) } as unknown as ServiceBroker;
-		makeCacherResilient(broker, cacher);
+		const resilient = makeCacherResilient(quiet, cacher)!;
 		await cacher.clean('labels.**:"7"?**');
 		expect(steps[0]).toBe('0 MATCH MOL-t-labels.*:"7"?* COUNT 1000');
 		expect(removed).toEqual(keys);
 		expect(cacher.connected).toBe(true);
-		(cacher as unknown as { stopResilience(): void }).stopResilience();
+		resilient.stop();
 	});
 
 	it("starts a new write-generation epoch before replaying, so reads under way during the outage store nothing", async () => {
@@ -178,7 +180,7 @@ describe("resilient cache", () => {
 			del: () => answer(1),
 			clean: (m: string | string[]) => (order.push(`clean ${String(m)}`), answer(undefined)),
 		};
-		makeCacherResilient({ getLogger: () => ({ warn: () => undefined, info: () => undefined }) } as unknown as ServiceBroker, cacher);
+		const resilient = makeCacherResilient(quiet, cacher)!;
 		await cacher.get("k");
 		expect(cacher.connected).toBe(false);
 		// While degraded: a write's bump and clean do not reach Redis, and a read's store is refused.
@@ -191,7 +193,7 @@ describe("resilient cache", () => {
 		await waitFor("the cache to come back", () => Promise.resolve(cacher.connected === true), 5000, 1);
 		expect(order).toEqual(["epoch", 'clean labels.**:"7"']);
 		expect(cacher.connected).toBe(true);
-		(cacher as unknown as { stopResilience(): void }).stopResilience();
+		resilient.stop();
 	});
 });
 
@@ -223,9 +225,8 @@ describe("resilient cache and the clean relay (lib/cache/clean-relay.ts)", () =>
 			send: (patterns: string[], keys: string[]) => (sent.push([patterns, keys]), Promise.resolve()),
 			hides: (key: string) => key === "hidden",
 		};
-		const broker = { getLogger: () => ({ warn: () => undefined, info: () => undefined }) } as unknown as ServiceBroker;
-		const resilient = makeCacherResilient(broker, cacher, relay)!;
-		const stop = () => (cacher as unknown as { stopResilience(): void }).stopResilience();
+		const resilient = makeCacherResilient(quiet, cacher, relay)!;
+		const stop = () => resilient.stop();
 		return { cacher, resilient, order, sent, set: (u: boolean) => (up = u), stop };
 	}
 
