@@ -1,22 +1,8 @@
 /**
- * Build artifacts and traces as files under one root (config.artifactsDir, i.e.
- * DATA_DIR/artifacts: the volume that `api` and `builds` both mount), behind one small interface
- * (ArtifactStorage) so that an object store can replace the shared volume later
- * (docs/architecture.md#artifacts):
- *
- *   <root>/<project_id>/<build_id>/artifacts-<unique>   one file per upload, named by the build record
- *   <root>/<project_id>/<build_id>/trace.log            appended to
- *   <root>/.tmp/<build_id>-<random>.part                uploads in progress
- *
- * An upload is streamed to a temporary file (by the gateway: writeUpload) and moved into place
- * only once it is complete and the builds service commits it (commitUpload), so a failed or
- * interrupted upload leaves nothing behind and never touches the artifact that was there before.
- * Each upload gets a new name: the build record switches to it in one write and the previous file
- * is removed after, so the record and the file always agree.
- *
- * Readers name what they want by key (`<project>/<build>/<file>`, from the builds service's grant);
- * a key is checked against the names the store itself makes, and its path against the root, so
- * nothing outside the root can be opened whatever a key says.
+ * Build artifacts and traces as files under one root (DATA_DIR/artifacts, the volume `api` and
+ * `builds` both mount), behind ArtifactStorage so an object store can replace it. An upload is
+ * moved into place under a new name only once complete, so record and file always agree; a key
+ * opens only names the store makes, under its root. docs/architecture.md#artifacts.
  */
 import crypto from "crypto";
 import fs from "fs";

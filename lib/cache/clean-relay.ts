@@ -1,28 +1,8 @@
 /**
- * Cleans a node's Redis missed, done by a node whose Redis works (docs/architecture.md#cache-relay).
- *
- * When a clean or delete fails on a node whose Redis is away (or is asked for while its cache is
- * degraded), middlewares/resilient-cache remembers it for its own recovery, and hands it here:
- * one balanced event to CLEAN_RELAY_GROUP, so one gateway does it. Otherwise the gateways, which
- * answer hits straight from Redis, would serve the entries the write made stale until that node's
- * Redis came back (or, were the node restarted meanwhile, for the entries' TTL).
- *
- * The group is the gateway's: it runs in every split deployment, it is what serves the stale
- * hits, and one instance of it (not every node) scans the keyspace. A node that runs the gateway
- * itself relays nothing (Moleculer's balancer would pick its own instance; the gateway's cleans
- * are access look-ups, which every gateway and accounts node already does on the broadcast), nor
- * does a node without a transporter. With no subscriber the event reaches no one and the local
- * replay is all there is. The memory cacher installs none of this.
- *
- * The receiver cleans through its own resilient cacher after a new write-generation epoch, as a
- * replay does, so that a read on any node that began before the write cannot store its old answer
- * after this clean; if its Redis is away too, it remembers the clean itself. While the clean runs,
- * its reads of the named entries miss, so the gateway that got the event (before the write's
- * answer, which follows it over NATS) never answers one of them from the cache meanwhile.
- *
- * Events come from any node of the namespace: one carries at most MAX_RELAYED_PATTERNS patterns and
- * MAX_RELAYED_KEYS keys, each at most MAX_RELAYED_LENGTH characters and starting with a service's
- * name (never the whole cache); anything else is ignored with a warning.
+ * Cleans a node's Redis missed, done by one gateway whose Redis works: the node sends them as one
+ * balanced event to CLEAN_RELAY_GROUP; the gateway cleans after a new write-generation epoch and
+ * reads the named entries as misses meanwhile. Events are bounded and checked (MAX_RELAYED_*).
+ * Why the gateway, and what is never relayed: docs/architecture.md#cache-relay.
  */
 import type { Context, Logger, ServiceBroker, ServiceSchema } from "moleculer";
 

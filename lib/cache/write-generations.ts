@@ -1,22 +1,8 @@
 /**
- * Per-project write generations: a cached read stores its answer only if no write to its
- * project happened since the read began (docs/architecture.md#cache).
- *
- * A write bumps its project's generation after changing the data and before cleaning the cache.
- * On a miss, a per-project cached action reads the generation before its handler runs and stores
- * the answer only when the generation is still the same (an atomic compare-and-set: a Lua script
- * on Redis, a synchronous check in memory). So a read that began before a write can never store
- * its old answer after that write's clean, however slow the read is. A hit costs nothing more; a
- * miss one small read (the generation).
- *
- * Generations live beside the entries (in Redis for the Redis cacher, shared by every node) but
- * outside the cacher's prefix, so no clean removes them. Values come from one counter and never
- * repeat; an epoch, bumped when a degraded cache comes back (middlewares/resilient-cache), refuses
- * every store of a read that began before it.
- *
- * The same path keeps list pages that do not exist (past the end, or non-canonical page
- * parameters) and other spellings of a filter (an action's `storedIf`) out of the cache: a client
- * cannot grow the cache by counting pages or reordering a list.
+ * Per-project write generations: a cached read stores its answer only if no write to its project
+ * happened since the read began (a compare-and-set: a Lua script on Redis, a check in memory), and
+ * an epoch refuses every store of a read that began before a degraded cache came back. The same
+ * guard keeps pages that do not exist out of the cache. docs/architecture.md#write-generations.
  */
 import type { Context } from "moleculer";
 import { isPaginated } from "../api/pagination";

@@ -1,22 +1,8 @@
 /**
- * The all-in-one default channel adapter: queues in this process, with what the JetStream
- * setup gives a cluster (fan-out to every group, competing handlers inside a group up to
- * maxInFlight, retries with the NAK delay the retry middleware asks for, dead letters that can
- * be listed and replayed). Groups declared up front queue events before their worker
- * subscribes.
- *
- * With a directory (`dir`, under DATA_DIR) it is durable: every event is in the journal
- * (lib/push/append-log.ts) before `publish` resolves (before the 202), and so is what happens to it
- * per group (a failed delivery, done, dead-lettered), as are the workers' delivery records
- * (`deliveryLog`). At the next start the journal is read back: what a group had not finished is
- * delivered again, dead letters are still there, and the records say which deliveries were made
- * already. The journal is compacted to the live state when it has grown well past it. That state,
- * and how a record changes it, is lib/push/in-process-channel-state.ts.
- *
- * Bounded: at most `maxQueued` events waiting per group and `maxPendingBytes` of events in
- * memory (a publish beyond is refused, never an old event dropped), and at most
- * `maxDeadLetters` dead letters holding at most `maxDeadLetterBytes` of events (beyond either,
- * the oldest is dropped with a warning).
+ * The all-in-one default channel adapter: queues in this process with what JetStream gives a
+ * cluster (fan-out to groups, competing handlers, retries, dead letters), durable under a
+ * directory through its journal (./append-log.ts; its state ./in-process-channel-state.ts), and
+ * bounded. docs/architecture.md#in-process-channel.
  */
 import path from "path";
 import { Adapters } from "@moleculer/channels";
