@@ -1,6 +1,7 @@
 /**
- * CI builds (docs/api.md#builds, #build-states): lists, reads, the trace and the artifacts, and a
- * user's cancel, retry and erase (services/modules/builds/controls.ts); the internal API the CI
+ * CI builds (docs/api.md#builds, #build-states): lists, reads, and a user's cancel, retry and erase
+ * (services/modules/builds/controls.ts); the trace's and artifacts' downloads are
+ * services/modules/builds/downloads.ts, the internal API the CI
  * side drives is services/modules/builds/internal.ts, API v4's jobs, pipelines and job artifacts
  * the *.v4.ts modules beside it.
  * The rules are here; storing, numbering and paging are the build store's (lib/builds/build-store.ts),
@@ -9,6 +10,7 @@
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { AccessLevel, canReadBuilds, type ProjectAccess } from "../lib/accounts/access";
+import { usersById } from "../lib/accounts/lookups";
 import { ApiError, forbidden, notFound } from "../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../lib/api/pagination";
 import { ArtifactStore } from "../lib/builds/artifact-store";
@@ -17,7 +19,6 @@ import { isCanonicalScope, parseScope, SCOPE_PARAM, type StatePatch } from "../l
 import { BuildBusy, BuildStore, type NewBuild } from "../lib/builds/build-store";
 import { backfillPipelines } from "../lib/builds/pipeline-backfill";
 import { PipelineStore } from "../lib/builds/pipeline-store";
-import { artifactsGrant, traceGrant, type DownloadGrant } from "../lib/builds/transfer-grants";
 import { sweepUploadsEvery } from "../lib/builds/upload-sweeper";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
@@ -27,14 +28,13 @@ import { pipelineCountersCollection, pipelinesCollection } from "../models/pipel
 import type { UserDoc } from "../models/user";
 import { presentBuild, presentErasedBuild } from "../presenters/build";
 import { Controls } from "./modules/builds/controls";
+import { Downloads } from "./modules/builds/downloads";
 import { InternalBuilds } from "./modules/builds/internal";
 import { JobArtifactsV4 } from "./modules/builds/job-artifacts.v4";
 import { JobsV4 } from "./modules/builds/jobs.v4";
-import type { BuildsMethods, BuildsVars, Ctx } from "./modules/builds/module";
+import { buildParams, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/builds/module";
 import { PipelinesV4 } from "./modules/builds/pipelines.v4";
-import { usersById } from "../lib/accounts/lookups";
 
-const buildParams = { id: "string", build_id: { type: "any" } } as const;
 /** Cached reads live this long at most. Every write cleans them (after bumping the project's write generation: see the cache-cleaner mixin). */
 const CACHE_TTL = 60;
 /**
@@ -57,7 +57,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		}),
 		CacheCleanerMixin(),
 		ProjectAccessMixin(),
-		...([Controls, InternalBuilds, JobsV4, PipelinesV4, JobArtifactsV4] as unknown as Partial<ServiceSchema>[]),
+		...([Controls, Downloads, InternalBuilds, JobsV4, PipelinesV4, JobArtifactsV4] as unknown as Partial<ServiceSchema>[]),
 	],
 
 	hooks: {
@@ -152,33 +152,6 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 				const build = await ctx.call("builds.cachedBuild", { build_id: String(buildId) });
 				if (!build) throw notFound();
 				return build;
-			},
-		},
-
-		/**
-		 * `read_build`. Authorizes a download of the trace (text/plain, empty when there is none) or
-		 * the artifacts (404 when the build has none, docs/api.md#builds) and says where the file is:
-		 * the gateway streams it from the artifact store itself (gateway/file-download.ts).
-		 */
-		traceGrant: {
-			visibility: "public",
-			hedge: true,
-			params: buildParams,
-			async handler(ctx: Ctx<{ build_id: unknown }>): Promise<DownloadGrant> {
-				const build = await this.readableBuild(ctx);
-				const size = build.erased_at ? 0 : await this.artifacts.traceSize(build.project_id, build.id);
-				return traceGrant(this.artifacts.traceKey(build.project_id, build.id), build.id, size);
-			},
-		},
-
-		artifactsGrant: {
-			visibility: "public",
-			hedge: true,
-			params: buildParams,
-			async handler(ctx: Ctx<{ build_id: unknown }>): Promise<DownloadGrant> {
-				const build = await this.readableBuild(ctx);
-				if (!build.artifacts) throw notFound();
-				return artifactsGrant(this.artifacts.artifactKey(build.project_id, build.id, build.artifacts.file), build.artifacts);
 			},
 		},
 

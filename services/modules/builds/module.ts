@@ -67,3 +67,6 @@ export interface BuildsMethods extends ProjectAccessMethods, CacheCleanerMethods
 export type BuildsModule = Partial<ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVars>>;
 
 export const now = () => new Date().toISOString();
+
+/** v3's parameters of one build's routes. */
+export const buildParams = { id: "string", build_id: { type: "any" } } as const;
