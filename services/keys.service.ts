@@ -11,7 +11,7 @@ import { forbidden, notFound, recordNotFound, validation } from "../lib/api/erro
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
 import { DeployKeyStore, type Joiner } from "../lib/keys/deploy-key-store";
-import { FINGERPRINT_TAKEN, validateDeployKey } from "../lib/keys/ssh-key";
+import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/keys/ssh-key";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -170,7 +170,7 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 
 		/** Adds a key, or joins the one of its fingerprint; 400 when that one may not be joined. */
-		async addKey(ctx: Ctx<unknown>, access: ProjectAccess, input, canPush?: boolean) {
+		async addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey, canPush?: boolean) {
 			const key = await this.deployKeys.add(this.joiner(ctx), access.project.id, input, canPush);
 			if (key === "taken") throw validation(FINGERPRINT_TAKEN);
 			return key;
