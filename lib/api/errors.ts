@@ -39,8 +39,8 @@ export const tooManyRequests = (retryAfterMs: number) =>
 	new ApiError(429, { message: "429 Too Many Requests" }, { [RETRY_AFTER_HEADER]: String(Math.max(1, Math.ceil(retryAfterMs / 1000))) });
 export const unavailable = () => new ApiError(503, { message: "503 Service Unavailable" });
 
-/** The error a unique index raises, on NeDB and on MongoDB alike. */
+/** The error a unique index raises on MongoDB (the embedded store raises UniqueViolation itself). */
 export function isUniqueViolation(err: unknown): boolean {
-	const e = err as { errorType?: string; code?: number; message?: string } | null;
-	return !!e && (e.errorType === "uniqueViolated" || e.code === 11000 || /E11000|unique constraint/.test(String(e.message)));
+	const e = err as { code?: number; message?: string } | null;
+	return !!e && (e.code === 11000 || /E11000/.test(String(e.message)));
 }

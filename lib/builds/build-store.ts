@@ -6,9 +6,9 @@
  *
  * Pages: every build has a dense per-project number (`seq`, 1…total in creation and id order),
  * so page N of the unfiltered list is one range scan of the unique `project_seq` index and the
- * total is the counter. Scope and commit filters go through the `project_status` and
- * `project_sha` indexes (README, "Builds", says what that costs on NeDB, which cannot walk an
- * index in order).
+ * total is the counter. Scope and commit filters walk the `project_status` and `project_sha`
+ * indexes in `seq` order; the embedded store counts a scope's builds per status as it writes them
+ * (models/build.ts), so its X-Total is a look-up too.
  */
 import { seqKey, shaKey, statusKey, type ArtifactsDoc, type BuildCounterDoc, type BuildDoc, type BuildStatus } from "../../models/build";
 import { pageWindow, type PageRequest } from "../api/pagination";
@@ -127,7 +127,7 @@ export class BuildStore {
 	async insert(projectId: number, fields: NewBuild[]): Promise<BuildDoc[]> {
 		const previous = this.projectTurns.get(projectId) ?? Promise.resolve();
 		const mine = previous.then(() =>
-			this.numbers.insert(projectId, fields.length, (_id, _seq, i) => {
+			this.numbers.insert(projectId, fields.length, i => {
 				const f = fields[i];
 				return {
 					...f,

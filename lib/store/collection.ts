@@ -1,70 +1,33 @@
 /**
- * The data-access layer: NeDB files under DATA_DIR by default, MongoDB (mongoose) when MONGO_URI
- * is set, behind one `Collection` interface built on moleculer-db's adapters. Services get their
- * collections from mixins/db.mixin.ts; the stored shapes and their keys are in models/.
+ * The data-access layer: the embedded SQLite store under DATA_DIR by default
+ * (./sqlite/sqlite-collection.ts), MongoDB (mongoose) when MONGO_URI is set, behind one
+ * `Collection` interface. Services get their collections from mixins/db.mixin.ts; the stored
+ * shapes and their keys are in models/.
  *
  * Documents carry their own integer `id` from an atomic per-collection counter; `_id` never
- * leaves this layer. NeDB has no compound indexes, so a uniqueness rule over several fields is
- * a synthetic field (e.g. `project_title: "12|bug"`) with a unique index on both back ends.
+ * leaves this layer. A uniqueness rule over several fields is a synthetic field (e.g.
+ * `project_title: "12|bug"`) with a unique index on both back ends.
  */
-import fs from "fs";
-import path from "path";
 import type { ServiceBroker } from "moleculer";
-import DbService from "moleculer-db";
 import MongooseAdapter from "moleculer-db-adapter-mongoose";
 import mongoose from "mongoose";
-import type Nedb from "@seald-io/nedb";
 import { isUniqueViolation } from "../api/errors";
-import { NedbFile, compactEvery, cutTornTail } from "./nedb-file";
+import { SqliteCollection } from "./sqlite/sqlite-collection";
+import { UniqueViolation, type CollectionOptions, type CounterMove, type Doc, type FindOptions, type IndexSpec, type StoreLocation } from "./types";
 
-export interface IndexSpec {
-	/** Fields in order. NeDB indexes the first one only (and then never as unique). */
-	fields: Readonly<Record<string, 1 | -1>>;
-	unique?: boolean;
-	/** Unique only among documents that have the field. */
-	sparse?: boolean;
-}
-
-/** A collection's indexes, declared with its stored shape in models/. */
-export interface CollectionOptions {
-	indexes?: readonly IndexSpec[];
-}
-
-/** Where the data lives; tests point these elsewhere. */
-export interface StoreLocation {
-	dataDir: string;
-	mongoUri: string;
-	/** How often NeDB's append-only files are rewritten to what they hold (default 10 minutes). */
-	compactEveryMs?: number;
-	/** How long NeDB writes are refused after one failed to reach its file (default WRITE_PAUSE_MS). */
-	writePauseMs?: number;
-}
-
-const COMPACT_EVERY_MS = 10 * 60 * 1000;
-
-export interface FindOptions {
-	/** moleculer-db sort: "-id", ["project_id", "-id"] */
-	sort?: string | string[];
-	offset?: number;
-	limit?: number;
-	/** Fields left in the store (a list that shows no content need not move it): a projection on both back ends. */
-	omit?: string[];
-}
+export { UniqueViolation };
+export type { CollectionOptions, CounterMove, Doc, FindOptions, IndexSpec, StoreLocation };
 
 /** moleculer-db's find parameters. */
 type FindParams = { query: Doc; sort?: string[]; offset?: number; limit?: number };
 
-/** A cursor of either back end, before it runs: NeDB's Cursor, or a mongoose Query. */
+/** A mongoose Query, before it runs. */
 interface StoreCursor {
-	projection?(fields: Record<string, 0>): StoreCursor;
-	select?(fields: Record<string, 0>): StoreCursor;
-	exec(callback?: (err: Error | null, docs: unknown[]) => void): Promise<unknown[]> | void;
+	select(fields: Record<string, 0>): StoreCursor;
+	exec(): Promise<unknown[]>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored documents are open records; models/ gives them shapes
-export type Doc = Record<string, any>;
-
-/** What this layer uses of a moleculer-db adapter, the same on both back ends. */
+/** What this layer uses of moleculer-db's mongoose adapter. */
 interface StoreAdapter {
 	init(broker: ServiceBroker, service: { schema: object; settings: object; logger: unknown }): void;
 	connect(): Promise<void>;
@@ -84,20 +47,7 @@ interface MongoStoreAdapter extends StoreAdapter {
 	model: mongoose.Model<Doc>;
 }
 
-/** The embedded adapter also exposes its NeDB datastore. */
-interface NedbStoreAdapter extends StoreAdapter {
-	db: Nedb<Doc>;
-}
-
 type Counter = { _id: string; seq: number };
-
-/** A write that a unique index refused. */
-export class UniqueViolation extends Error {
-	constructor() {
-		super("unique index violated");
-		this.name = "UniqueViolation";
-	}
-}
 
 /** Strips the store's own `_id` so documents look the same on both back ends. */
 function plain<T>(doc: unknown): T {
@@ -136,112 +86,73 @@ const mongoCounters = () =>
 	mongoose.models.counters ?? mongoose.model("counters", new mongoose.Schema({ _id: String, seq: Number }, { versionKey: false, collection: "counters" }));
 
 export class Collection<T extends Doc = Doc> {
-	private adapter?: StoreAdapter;
-	private mongoAdapter?: MongoStoreAdapter;
-	private counters?: Nedb<Counter>;
-	private readonly mongo: boolean;
+	private adapter?: MongoStoreAdapter;
+	/** The embedded store (no MONGO_URI). */
+	private readonly sqlite?: SqliteCollection<T>;
 
 	constructor(
 		readonly name: string,
 		private readonly options: CollectionOptions,
 		private readonly location: StoreLocation,
 	) {
-		this.mongo = !!location.mongoUri;
+		if (!location.mongoUri) this.sqlite = new SqliteCollection<T>(name, options, location.dataDir);
+	}
+
+	/** Whether records and the counters they move change in one transaction (insertWithCounter). */
+	get transactional(): boolean {
+		return !!this.sqlite;
 	}
 
 	async connect(broker: ServiceBroker): Promise<void> {
-		const indexes = this.options.indexes ?? [];
-		if (this.mongo) {
-			const adapter = new MongooseAdapter(this.location.mongoUri) as unknown as MongoStoreAdapter;
-			adapter.init(broker, { schema: { model: mongoModel(this.name, indexes) }, settings: {}, logger: broker.getLogger("db") });
-			await adapter.connect();
-			await adapter.model.createIndexes();
-			this.adapter = this.mongoAdapter = adapter;
-			return;
-		}
-		fs.mkdirSync(this.location.dataDir, { recursive: true });
-		const logger = broker.getLogger("db");
-		const filename = path.join(this.location.dataDir, `${this.name}.db`);
-		const countersFile = path.join(this.location.dataDir, `${this.name}.counters.db`);
-		// A crash mid-append leaves a torn last line; NeDB would count it as corruption (and refuse to
-		// start past 10% of the file) and glue the next append onto it.
-		for (const file of [filename, countersFile]) {
-			const cut = await cutTornTail(file);
-			if (cut) logger.warn(`${file}: cut a torn last line of ${cut} bytes before loading`);
-		}
-		const adapter = new DbService.MemoryAdapter({ filename }) as unknown as NedbStoreAdapter;
-		adapter.init(broker, { schema: {}, settings: {}, logger });
+		if (this.sqlite) return this.sqlite.connect(broker.getLogger("db"));
+		const adapter = new MongooseAdapter(this.location.mongoUri) as unknown as MongoStoreAdapter;
+		adapter.init(broker, { schema: { model: mongoModel(this.name, this.options.indexes ?? []) }, settings: {}, logger: broker.getLogger("db") });
 		await adapter.connect();
-		const db = adapter.db;
-		const dbFile = new NedbFile(db, logger, this.location.writePauseMs);
-		await db.ensureIndexAsync({ fieldName: "id", unique: true });
-		for (const ix of indexes) {
-			const [first, ...rest] = Object.keys(ix.fields);
-			if (first !== "id") await db.ensureIndexAsync({ fieldName: first, unique: !!ix.unique && rest.length === 0, sparse: !!ix.sparse });
-		}
-		const Datastore = db.constructor as new (options: Nedb.DataStoreOptions) => Nedb<Counter>;
-		this.counters = new Datastore({ filename: countersFile });
-		await this.counters.loadDatabaseAsync();
-		this.files = [dbFile, new NedbFile(this.counters, logger, this.location.writePauseMs)];
+		await adapter.model.createIndexes();
 		this.adapter = adapter;
-		// Compaction keeps the append-only files from growing without bound: the counters' file takes
-		// a line per id handed out. Not NeDB's own timer, whose failed rewrite is an unhandled rejection.
-		this.stopCompaction = compactEvery(this.files, this.location.compactEveryMs ?? COMPACT_EVERY_MS, logger);
-	}
-
-	private stopCompaction?: () => Promise<void>;
-	/** The NeDB datastores (documents, counters): a write that fails to reach the file is undone, a 503. */
-	private files: NedbFile[] = [];
-
-	/** Throws the 503 while a failed NeDB write could not be undone yet (trying again first). */
-	private async sound(): Promise<void> {
-		// No await at all on the usual path: every read and write comes through here.
-		for (const file of this.files) if (file.isDamaged) await file.sound();
-	}
-
-	/** As `sound`, and a write is refused at once for a while after one failed to reach its file. */
-	private async writable(): Promise<void> {
-		for (const file of this.files) file.refuseWritesWhileFailing();
-		await this.sound();
 	}
 
 	/** The adapter, once connected. */
-	private get store(): StoreAdapter {
+	private get store(): MongoStoreAdapter {
 		if (!this.adapter) throw new Error(`collection ${this.name} is not connected`);
 		return this.adapter;
 	}
 
 	async disconnect(): Promise<void> {
-		await this.stopCompaction?.();
-		this.stopCompaction = undefined;
+		if (this.sqlite) return this.sqlite.disconnect();
 		await this.adapter?.disconnect();
 	}
 
 	/** The next integer id: atomic, never reused. */
 	async nextId(): Promise<number> {
-		if (this.mongo) {
-			const doc = await mongoCounters()
-				.findOneAndUpdate({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, new: true })
-				.lean();
-			return (doc as unknown as Counter).seq;
-		}
-		// NeDB runs one operation at a time per datastore, so $inc with returnUpdatedDocs is atomic.
-		await this.writable();
-		const res = await this.counters!.updateAsync({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, returnUpdatedDocs: true });
-		return (res.affectedDocuments as Counter).seq;
+		if (this.sqlite) return this.sqlite.nextId();
+		const doc = await mongoCounters()
+			.findOneAndUpdate({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, new: true })
+			.lean();
+		return (doc as unknown as Counter).seq;
 	}
 
-	/** Inserts with a fresh id unless the document has one. Throws UniqueViolation. */
+	/** Inserts with a fresh id unless the document has one (in one transaction with its id on the embedded store). Throws UniqueViolation. */
 	async insert(doc: Omit<T, "id"> & { id?: number }): Promise<T> {
-		// nextId has checked that the files take writes; a given id has not.
+		if (this.sqlite) return this.sqlite.insert(doc);
 		const id = doc.id ?? (await this.nextId());
-		if (doc.id !== undefined) await this.writable();
 		return plain<T>(await uniqueGuard(() => this.store.insert({ ...doc, id })));
 	}
 
+	/**
+	 * Inserts documents (fresh ids, in order) and moves a counter document of another collection
+	 * (`counter.collection`) from `counter.from` to `counter.to`, in one transaction: null, and
+	 * nothing written, when the counter was elsewhere. Only where `transactional` is true.
+	 * Throws UniqueViolation.
+	 */
+	async insertWithCounter(docs: Omit<T, "id">[], counter: CounterMove): Promise<T[] | null> {
+		if (!this.sqlite) throw new Error(`collection ${this.name}: MongoDB here has no transactions`);
+		return this.sqlite.insertWithCounter(docs, counter);
+	}
+
 	async find(query: Doc, opts: FindOptions = {}): Promise<T[]> {
+		if (this.sqlite) return this.sqlite.find(query, opts);
 		const sort = typeof opts.sort === "string" ? opts.sort.split(/[\s,]+/) : opts.sort;
-		await this.sound();
 		const params = { query, sort, offset: opts.offset, limit: opts.limit };
 		const docs = opts.omit?.length ? await this.findWithout(params, opts.omit) : await this.store.find(params);
 		return docs.map((d: unknown) => plain<T>(d));
@@ -250,18 +161,16 @@ export class Collection<T extends Doc = Doc> {
 	/** The adapter's own query, with a projection leaving `fields` in the store. */
 	private findWithout(params: FindParams, fields: string[]): Promise<unknown[]> {
 		const without = Object.fromEntries(fields.map(f => [f, 0 as const]));
-		const cursor = this.store.createCursor(params);
-		if (this.mongo) return cursor.select!(without).exec() as Promise<unknown[]>;
-		return new Promise((resolve, reject) => void cursor.projection!(without).exec((err, docs) => (err ? reject(err) : resolve(docs))));
+		return this.store.createCursor(params).select(without).exec();
 	}
 
 	async findOne(query: Doc): Promise<T | null> {
-		await this.sound();
+		if (this.sqlite) return this.sqlite.findOne(query);
 		return plain<T>(await this.store.findOne(query)) ?? null;
 	}
 
 	async count(query: Doc = {}): Promise<number> {
-		await this.sound();
+		if (this.sqlite) return this.sqlite.count(query);
 		return this.store.count({ query });
 	}
 
@@ -270,12 +179,10 @@ export class Collection<T extends Doc = Doc> {
 	 * a compare-and-set: 0 means the document was not in the expected state. Throws UniqueViolation.
 	 */
 	async update(query: Doc, set: Doc, unset?: string[]): Promise<number> {
+		if (!Object.keys(set).length && !unset?.length) return this.count(query);
+		if (this.sqlite) return this.sqlite.update(query, set, unset);
 		const update = toUpdate(set, unset);
-		if (!Object.keys(update).length) return this.count(query);
-		const mongo = this.mongoAdapter;
-		if (mongo) return uniqueGuard(async () => (await mongo.model.updateMany(query, update)).matchedCount);
-		await this.writable();
-		return uniqueGuard(() => this.store.updateMany(query, update));
+		return uniqueGuard(async () => (await this.store.model.updateMany(query, update)).matchedCount);
 	}
 
 	/** Sets fields on the first match and returns it as it is now, or null when nothing matched. */
@@ -288,7 +195,7 @@ export class Collection<T extends Doc = Doc> {
 	}
 
 	async remove(query: Doc): Promise<number> {
-		await this.writable();
+		if (this.sqlite) return this.sqlite.remove(query);
 		return this.store.removeMany(query);
 	}
 }

@@ -1,7 +1,7 @@
 /**
- * The data layer's contract, run against every back end there is: NeDB always, and MongoDB
- * whenever MONGO_URI is set (no MongoDB server can run on the build machines, so CI runs the
- * NeDB side; the MongoDB side runs wherever a server is given).
+ * The data layer's contract, run against every back end there is: the embedded SQLite store
+ * always, and MongoDB whenever MONGO_URI is set (no MongoDB server can run on the build machines,
+ * so CI runs the SQLite side; the MongoDB side runs wherever a server is given).
  */
 import fs from "fs";
 import os from "os";
@@ -9,12 +9,11 @@ import path from "path";
 import { ServiceBroker } from "moleculer";
 import { loadConfig } from "../../config";
 import { Collection, UniqueViolation, type StoreLocation } from "../../lib/store/collection";
-import { waitFor } from "../support/http";
 
 const mongoUri = loadConfig(process.env).mongoUri;
-const backends: [string, () => StoreLocation][] = [["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-contract-")), mongoUri: "" })]];
+const backends: [string, () => StoreLocation][] = [["SQLite", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-contract-")), mongoUri: "" })]];
 if (mongoUri) backends.push(["MongoDB", () => ({ dataDir: "", mongoUri })]);
-else console.info("MONGO_URI is not set: the data contract runs on NeDB only.");
+else console.info("MONGO_URI is not set: the data contract runs on SQLite only.");
 
 const broker = new ServiceBroker({ logger: false });
 afterAll(() => broker.stop());
@@ -127,21 +126,4 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 		await expect(again.insert({ project_id: 3, project_title: "3|kept" })).rejects.toBeInstanceOf(UniqueViolation);
 		await again.disconnect();
 	});
-});
-
-it("NeDB: the id counter's file is compacted while running, not only at the next start", async () => {
-	// NeDB compacts every 5 s at the most often.
-	const where = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-compact-")), mongoUri: "", compactEveryMs: 5000 };
-	const c = new Collection(`compact_${process.pid}`, {}, where);
-	await c.connect(broker);
-	const counters = path.join(where.dataDir, `${c.name}.counters.db`);
-	const lines = () => fs.readFileSync(counters, "utf8").split("\n").filter(Boolean).length;
-	try {
-		for (let i = 0; i < 300; i++) await c.nextId();
-		// One line per id handed out until a compaction rewrites the file to the one counter it holds.
-		await waitFor("the counters file to be compacted", () => lines() === 1, 15000, 20);
-		expect((await c.insert({ note: "after" })).id).toBe(301);
-	} finally {
-		await c.disconnect();
-	}
 });

@@ -1,6 +1,6 @@
 /**
  * The secrets key is checked against each encrypting service's own store, on every back end
- * (NeDB always, MongoDB whenever MONGO_URI is set): where the data lives in MongoDB, a pod's
+ * (SQLite always, MongoDB whenever MONGO_URI is set): where the data lives in MongoDB, a pod's
  * DATA_DIR remembers nothing, so only the store can refuse a key its data was not written with.
  */
 import fs from "fs";
@@ -16,7 +16,7 @@ import AccountsService from "../../services/accounts.service";
 import IntegrationsService from "../../services/integrations.service";
 
 const mongoUri = loadConfig(process.env).mongoUri;
-const backends: [string, () => StoreLocation][] = [["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-keystore-")), mongoUri: "" })]];
+const backends: [string, () => StoreLocation][] = [["SQLite", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-keystore-")), mongoUri: "" })]];
 if (mongoUri) backends.push(["MongoDB", () => ({ dataDir: "", mongoUri })]);
 
 const broker = new ServiceBroker({ logger: false });
