@@ -63,10 +63,11 @@ export class Writes {
 		}
 	}
 
-	nextId(collection: string): number {
+	/** The next id of a collection, or the last of the next `count` (handed out in one write). */
+	private nextId(collection: string, count = 1): number {
 		const row = this.conn
-			.statement(`INSERT INTO ${IDS_TABLE} (name, seq) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET seq = seq + 1 RETURNING seq`)
-			.get(collection) as { seq: number };
+			.statement(`INSERT INTO ${IDS_TABLE} (name, seq) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = seq + excluded.seq RETURNING seq`)
+			.get(collection, count) as { seq: number };
 		return row.seq;
 	}
 
@@ -74,8 +75,10 @@ export class Writes {
 	private insert(collection: string, docs: Doc[], counter?: CounterMove): Doc[] | null {
 		if (counter && !this.moveCounter(counter)) return null;
 		const insert = this.conn.statement(`INSERT INTO ${tableOf(collection)} (id, doc) VALUES (?, ?)`);
+		const fresh = docs.filter(doc => doc.id === undefined).length;
+		let id = fresh ? this.nextId(collection, fresh) - fresh : 0;
 		return docs.map(doc => {
-			const stored = { ...doc, id: (doc.id as number | undefined) ?? this.nextId(collection) };
+			const stored = { ...doc, id: (doc.id as number | undefined) ?? ++id };
 			insert.run(stored.id, JSON.stringify(stored));
 			return stored;
 		});
