@@ -31,7 +31,6 @@ export class Cluster {
 	readonly nodes = new Map<string, NodeProcess>();
 	readonly namespace = uniqueNamespace("e2e");
 	readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-e2e-"));
-	private readonly replicaDirs: string[] = [];
 	readonly rootToken = generateToken();
 	readonly rootPassword = "root-password-123";
 	readonly internalSecret = "e2e-internal-secret-" + Math.random().toString(36).slice(2);
@@ -89,18 +88,6 @@ export class Cluster {
 		);
 	}
 
-	/**
-	 * Environment for one more replica of a data-owning service: its own copy of the data as it is
-	 * now. NeDB files belong to one process (each loads and rewrites its files); replicas that share
-	 * live data need MongoDB, as in production. Copy after the writes the replica should see.
-	 */
-	replicaData(): Record<string, string> {
-		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-e2e-replica-"));
-		fs.cpSync(this.dataDir, dir, { recursive: true });
-		this.replicaDirs.push(dir);
-		return { DATA_DIR: dir };
-	}
-
 	/** Waits until a route stops answering 503 (its service has been discovered). */
 	async waitForRoute(method: string, routePath: string, token: string | null = this.rootToken): Promise<void> {
 		await waitFor(`${method} ${routePath} to be served`, async () => (await this.api(token).request(method, routePath)).status !== 503, 30000);
@@ -121,7 +108,7 @@ export class Cluster {
 
 	async stop(): Promise<void> {
 		await Promise.all([...this.nodes.keys()].map(name => this.kill(name, "SIGTERM")));
-		for (const dir of [this.dataDir, ...this.replicaDirs]) fs.rmSync(dir, { recursive: true, force: true });
+		fs.rmSync(this.dataDir, { recursive: true, force: true });
 		// The durable `push` channel's streams of this namespace (created when events or a worker ran).
 		await deletePushChannel(NATS_URL, REDIS_URL, this.namespace).catch(() => undefined);
 	}

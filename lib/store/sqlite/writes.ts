@@ -75,6 +75,9 @@ export class Writes {
 	private insert(collection: string, docs: Doc[], counter?: CounterMove): Doc[] | null {
 		if (counter && !this.moveCounter(counter)) return null;
 		const insert = this.conn.statement(`INSERT INTO ${tableOf(collection)} (id, doc) VALUES (?, ?)`);
+		for (const doc of docs)
+			if (doc.id !== undefined && !(Number.isSafeInteger(doc.id) && (doc.id as number) > 0))
+				throw new Error(`${collection}: an id is a positive integer`);
 		const fresh = docs.filter(doc => doc.id === undefined).length;
 		let id = fresh ? this.nextId(collection, fresh) - fresh : 0;
 		return docs.map(doc => {
