@@ -44,11 +44,6 @@ function indexName(collection: string, ix: IndexSpec): string {
 	return `ix:${collection}:${fields.join(",")}${ix.unique ? ":unique" : ""}`;
 }
 
-/** Whether the collection's table exists (a first connect may import NeDB files into it). */
-export function tableExists(db: DatabaseSync, collection: string): boolean {
-	return !!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(collection);
-}
-
 /**
  * Makes the collection's table, indexes and counts what `indexes` declares. SQLite's unique
  * indexes let any number of rows lack the field, so `sparse` needs nothing more here.
