@@ -12,6 +12,9 @@
  *   - deep pages uncached: pages spread over the whole project (page ~50,000 of 1,000,000 builds);
  *   - scope=running uncached: the (project, status) index walked in order, its X-Total counted
  *     as the builds are written (docs/architecture.md#data-rules);
+ *   - API v4's keyset pages of jobs (`pagination=keyset`, docs/api.md#v4-keyset), uncached, at
+ *     cursors spread over the whole project: each is one exact range of build numbers, as an offset
+ *     page is;
  * and the builds process's memory at rest (restarted, a few pages read) with the largest project
  * in the store against the same with only the 1,000 builds.
  */
@@ -19,6 +22,7 @@ import type { BenchContext, Row, Scenario } from "../scenario";
 import type { LoadResult } from "../support/load";
 import type { Stack } from "../support/stack";
 import { single } from "../support/stats";
+import { encodeCursor } from "../../lib/builds/job-listing";
 import { rssBytes } from "../../test/support/processes";
 import { seedBuilds } from "../../scripts/seed";
 
@@ -37,7 +41,7 @@ const fmt = (n: number) => n.toLocaleString("en-US");
 
 const scenario: Scenario = {
 	name: "builds list",
-	description: "a page of builds in projects of 100,000 and 1,000,000 against the same page with 1,000",
+	description: "a page of builds (and of v4 keyset jobs) in projects of 100,000 and 1,000,000 against the same page with 1,000",
 	async run(ctx: BenchContext): Promise<Row[]> {
 		const small = 1000;
 		const large = ctx.quick ? [10000] : [100000, 1000000];
@@ -65,12 +69,13 @@ const scenario: Scenario = {
 			return result.projectId;
 		};
 		const headers = { "PRIVATE-TOKEN": stack.rootToken };
-		const listUrl = (project: number) => `${stack.url}/projects/${project}/builds`;
-		const path = (project: number, query: string) => new URL(`${listUrl(project)}?${query}`).pathname + `?${query}`;
+		const buildsUrl = (project: number) => `${stack.url}/projects/${project}/builds`;
+		const jobsUrl = (project: number) => `${stack.url.replace(/\/api\/v3$/, "/api/v4")}/projects/${project}/jobs`;
 
 		/** Requests that each miss the cache: one per distinct query, at concurrency 1 (latency, not queueing). */
-		const uncached = async (what: string, project: number, queries: string[]) => {
+		const uncached = async (what: string, project: number, queries: string[], listUrl = buildsUrl) => {
 			let next = 0;
+			const path = (query: string) => new URL(`${listUrl(project)}?${query}`).pathname + `?${query}`;
 			return checked(
 				what,
 				await ctx.load({
@@ -79,14 +84,20 @@ const scenario: Scenario = {
 					connections: 1,
 					amount: queries.length,
 					warmup: 0,
-					setupRequest: req => ({ ...req, path: path(project, queries[next++ % queries.length]) }),
+					setupRequest: req => ({ ...req, path: path(queries[next++ % queries.length]) }),
 				}),
 			);
 		};
 		const pagesOf = (total: number, n: number) => Array.from({ length: n }, (_, i) => 2 + Math.floor(((total / 20 - 2) * i) / (n - 1)));
+		// A cursor names where a page ends by the build's number in its project (the id beside it is not read).
+		const keyset = (total: number) =>
+			pagesOf(total, 60).map(page => {
+				const seq = total - (page - 1) * 20 + 1;
+				return `pagination=keyset&order_by=id&sort=desc&per_page=20&cursor=${encodeCursor({ id: seq, seq })}`;
+			});
 		/** Every case on one project, each query string distinct per project (none found in the cache). */
 		const measure = async (project: number, builds: number) => ({
-			cached: checked("page 1 cached", await ctx.load({ url: listUrl(project), headers })),
+			cached: checked("page 1 cached", await ctx.load({ url: buildsUrl(project), headers })),
 			page1: await uncached(
 				"page 1",
 				project,
@@ -102,6 +113,7 @@ const scenario: Scenario = {
 				project,
 				PER_PAGE_VARIANTS.slice(0, 40).map(n => `scope=running&per_page=${n}`),
 			),
+			keyset: await uncached("v4 keyset pages", project, keyset(builds), jobsUrl),
 		});
 		/** The builds process's RSS at rest: restarted, a few uncached pages of `project` read, then left alone. */
 		const restingRss = async (s: Stack, project: number) => {
@@ -145,6 +157,7 @@ const scenario: Scenario = {
 			compare("page 1 (uncached)", "latency ms @ c=1", at.page1, base.page1);
 			compare(`deep pages (2…${fmt(builds / 20)}, uncached)`, "latency ms @ c=1", at.deep, base.deep);
 			compare("scope=running page 1 (uncached)", "latency ms @ c=1", at.scope, base.scope);
+			compare(`v4 keyset pages of jobs (cursors over 2…${fmt(builds / 20)}, uncached)`, "latency ms @ c=1", at.keyset, base.keyset);
 		}
 		const largeRss = await restingRss(stack, largest.project);
 		rows.push({

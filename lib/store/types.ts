@@ -36,7 +36,7 @@ export interface FindOptions {
 	sort?: string | string[];
 	offset?: number;
 	limit?: number;
-	/** Fields left in the store (a list that shows no content need not move it). */
+	/** Fields left in the store (a list that shows no content need not move it): a projection on both back ends. */
 	omit?: string[];
 }
 

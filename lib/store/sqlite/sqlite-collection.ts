@@ -31,6 +31,8 @@ export class SqliteCollection<T extends Doc = Doc> {
 	private readonly table: string;
 	/** The fields whose values the store counts (IndexSpec.counted). */
 	private readonly counted: Set<string>;
+	/** Records and the counters they move change in one transaction (insertWithCounter). */
+	readonly transactional = true;
 
 	constructor(
 		readonly name: string,
