@@ -7,6 +7,7 @@
  */
 import { ServiceBroker, type BrokerOptions, type MetricRegistry } from "moleculer";
 import { config } from "./config";
+import { printStartBanner } from "./lib/start/banner";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
 import { HealthMiddleware } from "./middlewares/health.middleware";
@@ -74,6 +75,10 @@ const brokerConfig: BrokerOptions = {
 		...ServiceBroker.INTERNAL_MIDDLEWARES.map(name => (name === "Metrics" ? RequestMetricsMiddleware() : name)),
 		health.readiness,
 	],
+	// `npm start` (every service here, no transporter) says where it serves and, on its first start, root's token.
+	started: broker => {
+		if (!config.transporter) printStartBanner(broker, !!config.internalApiSecret);
+	},
 };
 
 export default brokerConfig;

@@ -12,6 +12,7 @@
  */
 import { components, ERROR_SCHEMAS } from "./openapi-components";
 import { isOptional, objectSchema, pageSchema, ruleSchema } from "./openapi-rules";
+import { operationSummary } from "./openapi-summaries";
 import type { JsonSchema } from "../presenters/json-schema";
 import type { Answers } from "./routes/answers";
 import type { AliasTarget, RouteKind, RouteTable } from "./routes/types";
@@ -294,7 +295,7 @@ function operation(input: OperationInput): Schema {
 
 	const op: Schema = {
 		operationId: `${method.toLowerCase()}${fullPath.replace(/[^A-Za-z0-9]+/g, "_").replace(/_$/, "")}`,
-		summary: name ?? `${method} ${fullPath}`,
+		summary: operationSummary(method, aliasPath, name) ?? name ?? `${method} ${fullPath}`,
 		...(notes.length ? { description: notes.join(" ") } : {}),
 		tags: [tag],
 		...(name ? { "x-moleculer-action": name } : {}),

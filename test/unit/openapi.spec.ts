@@ -25,11 +25,24 @@ describe("fastest-validator rules as JSON Schema", () => {
 		],
 		[
 			{ type: "number", integer: true, positive: true, convert: true },
-			{ type: "integer", exclusiveMinimum: 0, description: "A number; form fields and query strings are converted." },
+			{ type: "integer", exclusiveMinimum: 0, examples: [1], description: "A number; form fields and query strings are converted." },
 		],
 		[
 			{ type: "number", min: 1, max: 1000 },
-			{ type: "number", minimum: 1, maximum: 1000 },
+			{ type: "number", minimum: 1, maximum: 1000, examples: [1] },
+		],
+		// A real value as the example, never the bound Swagger UI would pick (9007199254740991).
+		[
+			{ type: "number", integer: true, min: 0, max: Number.MAX_SAFE_INTEGER },
+			{ type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, examples: [1] },
+		],
+		[
+			{ type: "number", integer: true, min: 5, max: 10 },
+			{ type: "integer", minimum: 5, maximum: 10, examples: [5] },
+		],
+		[
+			{ type: "number", integer: true, default: 20, min: 1, max: 100 },
+			{ type: "integer", minimum: 1, maximum: 100, default: 20, examples: [20] },
 		],
 		[
 			{ type: "boolean", optional: true, convert: true },
@@ -42,9 +55,9 @@ describe("fastest-validator rules as JSON Schema", () => {
 		],
 		[
 			{ type: "object", props: { a: "number", b: { type: "string", optional: true } } },
-			{ type: "object", properties: { a: { type: "number" }, b: { type: "string" } }, required: ["a"] },
+			{ type: "object", properties: { a: { type: "number", examples: [1] }, b: { type: "string" } }, required: ["a"] },
 		],
-		[["string", "number"], { anyOf: [{ type: "string" }, { type: "number" }] }],
+		[["string", "number"], { anyOf: [{ type: "string" }, { type: "number", examples: [1] }] }],
 		[
 			{ type: "string", nullable: true, default: "x" },
 			{ type: ["string", "null"], default: "x" },
