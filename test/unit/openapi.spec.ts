@@ -128,6 +128,13 @@ describe("the document", () => {
 		expect(() => build([twice])).toThrow("two different schemas are named Widget");
 	});
 
+	it("keeps the general success of a route that declares only its refusals", () => {
+		const table: RouteTable = { api: { "POST /widgets": "widgets.create" }, answers: { "POST /widgets": { 409: "Conflict" } } };
+		const post = build([table]).paths["/widgets"].post;
+		expect(post.responses["2XX"]).toMatchObject({ description: expect.stringContaining("Success") });
+		expect(post.responses["409"]).toEqual({ $ref: "#/components/responses/Conflict" });
+	});
+
 	it("picks up a new route without any change to the generator", () => {
 		const table: RouteTable = { api: { "GET /projects/:id/widgets/:widget_id": "widgets.get", "POST /projects/:id/widgets": "widgets.create" } };
 		const widgets: Record<string, ActionDefinition> = {
@@ -142,8 +149,9 @@ describe("the document", () => {
 		const get = doc.paths["/projects/{id}/widgets/{widget_id}"].get;
 		expect(get.tags).toEqual(["widgets"]);
 		expect(get.parameters[1]).toMatchObject({ name: "widget_id", in: "path", required: true, schema: { type: "integer", exclusiveMinimum: 0 } });
-		// A route that declares no answers gets a general success; its path's escapes may not decode (400).
-		expect(Object.keys(get.responses).sort()).toEqual(["2XX", "400", "401", "403", "404", "503"]);
+		// A route that declares no answers gets a general success; its path's escapes may not decode (400),
+		// and parameters in its URL may make the request's head too long (431).
+		expect(Object.keys(get.responses).sort()).toEqual(["2XX", "400", "401", "403", "404", "431", "503"]);
 		const create = doc.paths["/projects/{id}/widgets"].post;
 		expect(create.requestBody.content["application/json"].schema).toEqual({
 			type: "object",
@@ -166,7 +174,7 @@ describe("the document", () => {
 		const doc = build(routeTables);
 		for (const file of ["artifacts", "trace"]) {
 			const op = doc.paths[`/projects/{id}/builds/{build_id}/${file}`].get;
-			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", "304", "400", "401", "403", "404", "416", "429", "503"]]);
+			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", "304", "400", "401", "403", "404", "416", "429", "431", "503"]]);
 			expect(op.responses["206"].description).toContain("Content-Range");
 		}
 	});
