@@ -33,6 +33,7 @@ import { AccessCacheMixin } from "../mixins/access-cache.mixin";
 import { httpRequestObserver } from "../middlewares/request-metrics.middleware";
 import { callOptions, GatewayCallerMixin, type GatewayCallerMethods, type GatewayCallerVars, type GatewayRequest } from "../mixins/gateway-caller.mixin";
 import { cutUploads, type UploadInFlight } from "../gateway/artifact-upload";
+import { tracedRequests } from "../lib/tracing/http-span";
 
 type Req = GatewayRequest;
 type Res = ServerResponse;
@@ -192,10 +193,17 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					maxConnections: config.maxConnections,
 					maxBodyBytes: Math.max(config.maxBodyBytes, config.maxArtifactBytes),
 				},
-				// A cached GET the gateway can answer at once skips moleculer-web (gateway/cached-get-fast-path.ts).
-				(req, res) => {
-					if (!answerCachedGet(this.fastPath, req, res)) this.httpHandler(req, res);
-				},
+				// Every request is named and traced where it enters (lib/tracing/http-span.ts); a cached GET
+				// the gateway can answer at once skips moleculer-web (gateway/cached-get-fast-path.ts).
+				tracedRequests(
+					(req, res) => {
+						if (!answerCachedGet(this.fastPath, req, res)) this.httpHandler(req, res);
+					},
+					req => {
+						const found = this.resolveAlias(routedPath(req), req.method) as { alias: { fullPath?: string } } | false;
+						return found ? found.alias.fullPath : undefined;
+					},
+				),
 				(req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 				methodsFrom((path, method) => !!this.resolveAlias(path, method)),
 				(req, res) => this.settings.onError.call(this, req as Req, res, new ApiGateway.Errors.NotFoundError("NOT_FOUND", null)),

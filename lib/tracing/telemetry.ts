@@ -1,0 +1,107 @@
+/**
+ * OpenTelemetry in this process (docs/operations.md#traces). The active context (AsyncLocalStorage)
+ * is always kept: it carries the correlation id of what is being handled, for the logs. Spans are
+ * made only when config names an OTLP endpoint: then a tracer provider samples as configured and
+ * exports in batches over OTLP/HTTP; without one, no span is ever started (`tracingOn()` is false).
+ */
+import { context, trace, type Tracer } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+	AlwaysOffSampler,
+	AlwaysOnSampler,
+	BatchSpanProcessor,
+	ParentBasedSampler,
+	TraceIdRatioBasedSampler,
+	TracerProvider,
+	type Sampler,
+	type SpanExporter,
+} from "@opentelemetry/sdk-trace";
+import type { Config } from "../../config";
+
+export type TracingConfig = Config["tracing"];
+
+/** What the resource of this process's spans says. */
+export interface ProcessIdentity {
+	/** SERVICES of the process (empty: every service, the all-in-one process). */
+	services: string[];
+	nodeID: string;
+}
+
+const TRACER_NAME = "gitlab-v3";
+const SERVICE_NAMESPACE = "gitlab-v3";
+
+let provider: TracerProvider | null = null;
+let contextKept = false;
+let cachedTracer: Tracer | null = null;
+
+/** The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, as the specification defines them. */
+export function samplerFor(cfg: Pick<TracingConfig, "sampler" | "samplerRatio">): Sampler {
+	const ratio = new TraceIdRatioBasedSampler(cfg.samplerRatio);
+	switch (cfg.sampler) {
+		case "always_on":
+			return new AlwaysOnSampler();
+		case "always_off":
+			return new AlwaysOffSampler();
+		case "traceidratio":
+			return ratio;
+		case "parentbased_always_off":
+			return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+		case "parentbased_traceidratio":
+			return new ParentBasedSampler({ root: ratio });
+		default:
+			return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+	}
+}
+
+/** OTEL_SERVICE_NAME, else the services the process runs ("api", "push-mailer"; "gitlab-v3" for all of them). */
+export function serviceNameFor(cfg: Pick<TracingConfig, "serviceName">, services: string[]): string {
+	if (cfg.serviceName) return cfg.serviceName;
+	return services.length ? services.map(s => s.split("/").pop()).join("+") : SERVICE_NAMESPACE;
+}
+
+/**
+ * Keeps the active context from now on and, with an endpoint (or an exporter given by a test),
+ * starts exporting spans. Once per process: a second broker in the same process shares it.
+ */
+export function startTelemetry(cfg: TracingConfig, identity: ProcessIdentity, exporter?: SpanExporter): void {
+	if (!contextKept) {
+		context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+		contextKept = true;
+	}
+	if (provider || (!cfg.tracesUrl && !exporter)) return;
+	const resource = resourceFromAttributes({
+		...cfg.resourceAttributes,
+		"service.name": serviceNameFor(cfg, identity.services),
+		"service.namespace": SERVICE_NAMESPACE,
+		"service.instance.id": cfg.resourceAttributes["service.instance.id"] ?? identity.nodeID,
+	});
+	provider = new TracerProvider({
+		sampler: samplerFor(cfg),
+		resource,
+		spanProcessors: [new BatchSpanProcessor({ exporter: exporter ?? new OTLPTraceExporter({ url: cfg.tracesUrl }) })],
+	});
+	trace.setGlobalTracerProvider(provider);
+	cachedTracer = null;
+}
+
+/** Whether spans are made in this process. */
+export function tracingOn(): boolean {
+	return provider !== null;
+}
+
+/** The project's tracer (a no-op one while tracing is off). */
+export function tracer(): Tracer {
+	return (cachedTracer ??= trace.getTracer(TRACER_NAME));
+}
+
+/** Sends what is still buffered (a stopping process), then stops making spans. */
+export async function stopTelemetry(): Promise<void> {
+	const stopping = provider;
+	provider = null;
+	cachedTracer = null;
+	if (!stopping) return;
+	trace.disable();
+	await stopping.shutdown();
+}
