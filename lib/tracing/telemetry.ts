@@ -33,6 +33,8 @@ const TRACER_NAME = "gitlab-v3";
 const SERVICE_NAMESPACE = "gitlab-v3";
 
 let provider: TracerProvider | null = null;
+/** Brokers (and tests) that started it and have not stopped it yet. */
+let users = 0;
 let contextKept = false;
 let cachedTracer: Tracer | null = null;
 
@@ -63,14 +65,17 @@ export function serviceNameFor(cfg: Pick<TracingConfig, "serviceName">, services
 
 /**
  * Keeps the active context from now on and, with an endpoint (or an exporter given by a test),
- * starts exporting spans. Once per process: a second broker in the same process shares it.
+ * starts exporting spans. Once per process: brokers in the same process share it, and the last
+ * one to stop flushes it.
  */
 export function startTelemetry(cfg: TracingConfig, identity: ProcessIdentity, exporter?: SpanExporter): void {
 	if (!contextKept) {
 		context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 		contextKept = true;
 	}
+	if (provider) users++;
 	if (provider || (!cfg.tracesUrl && !exporter)) return;
+	users = 1;
 	const resource = resourceFromAttributes({
 		...cfg.resourceAttributes,
 		"service.name": serviceNameFor(cfg, identity.services),
@@ -96,8 +101,15 @@ export function tracer(): Tracer {
 	return (cachedTracer ??= trace.getTracer(TRACER_NAME));
 }
 
-/** Sends what is still buffered (a stopping process), then stops making spans. */
+/** Exports the spans ended so far (the batch processor would send them within seconds). */
+export async function flushTelemetry(): Promise<void> {
+	await provider?.forceFlush();
+}
+
+/** Once its last user stops: sends what is still buffered (a stopping process), then stops making spans. */
 export async function stopTelemetry(): Promise<void> {
+	if (--users > 0) return;
+	users = 0;
 	const stopping = provider;
 	provider = null;
 	cachedTracer = null;

@@ -1,0 +1,86 @@
+import { SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
+import http, { type IncomingMessage, type ServerResponse } from "http";
+import type { AddressInfo } from "net";
+import { loadConfig } from "../../../config";
+import { correlationId } from "../../../lib/tracing/correlation";
+import { tracedRequests } from "../../../lib/tracing/http-span";
+import { startTelemetry, stopTelemetry } from "../../../lib/tracing/telemetry";
+import { SpanCollector } from "../../support/span-collector";
+
+const collector = new SpanCollector();
+let server: http.Server;
+let base: string;
+/** What the handler saw of each request. */
+const seen: { header: unknown; correlation?: string; inSpan: boolean }[] = [];
+
+/** A gateway's handler: routed ones carry moleculer-web's $alias and $ctx. */
+function handler(req: IncomingMessage & { $alias?: object; $ctx?: object }, res: ServerResponse) {
+	seen.push({ header: req.headers["x-correlation-id"], correlation: correlationId(), inSpan: !!trace.getSpan(context.active()) });
+	if (req.url === "/routed") Object.assign(req, { $alias: { fullPath: "/api/v3/projects/:id/labels" }, $ctx: { meta: { projectKey: "7" } } });
+	res.statusCode = req.url === "/broken" ? 503 : 200;
+	res.end("ok");
+}
+
+async function start(): Promise<void> {
+	server = http.createServer(tracedRequests(handler, req => (req.url === "/fast" ? "/api/v3/user" : undefined)));
+	await new Promise<void>(r => server.listen(0, "127.0.0.1", r));
+	base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+afterEach(async () => {
+	seen.length = 0;
+	await new Promise(r => server.close(r));
+	await stopTelemetry();
+});
+
+describe("with tracing on", () => {
+	beforeEach(async () => {
+		startTelemetry(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }).tracing, { services: ["api"], nodeID: "api-1" }, collector);
+		await start();
+	});
+
+	it("names each request once and makes the trace's root span: route, project, status", async () => {
+		await fetch(`${base}/routed`, { method: "POST", headers: { "X-Request-ID": "req-1" } });
+		await fetch(`${base}/fast`, { headers: { "X-Correlation-ID": "corr-2", "X-Request-ID": "req-2" } });
+		await fetch(`${base}/broken`);
+		const spans = await collector.take();
+		expect(spans.map(s => [s.name, s.kind, s.attributes["http.response.status_code"], s.status.code])).toEqual([
+			["POST /api/v3/projects/:id/labels", SpanKind.SERVER, 200, SpanStatusCode.UNSET],
+			["GET /api/v3/user", SpanKind.SERVER, 200, SpanStatusCode.UNSET],
+			["GET", SpanKind.SERVER, 503, SpanStatusCode.ERROR],
+		]);
+		expect(spans[0].attributes).toEqual({
+			"http.request.method": "POST",
+			correlation_id: "req-1",
+			"http.route": "/api/v3/projects/:id/labels",
+			"gitlab.project.id": "7",
+			"http.response.status_code": 200,
+		});
+		expect(seen.map(s => [s.header, s.correlation, s.inSpan])).toEqual([
+			["req-1", "req-1", true],
+			["corr-2", "corr-2", true],
+			[expect.stringMatching(/^[0-9a-f-]{36}$/), seen[2].header, true],
+		]);
+		expect(spans.every(s => !s.parentSpanContext)).toBe(true);
+	});
+
+	it("starts a trace of its own whatever traceparent a client sends", async () => {
+		const foreign = "0af7651916cd43dd8448eb211c80319c";
+		await fetch(`${base}/routed`, { headers: { traceparent: `00-${foreign}-b7ad6b7169203331-01` } });
+		const [span] = await collector.take();
+		expect([span.spanContext().traceId === foreign, span.parentSpanContext]).toEqual([false, undefined]);
+	});
+});
+
+describe("with tracing off", () => {
+	beforeEach(async () => {
+		startTelemetry(loadConfig({}).tracing, { services: ["api"], nodeID: "api-1" });
+		await start();
+	});
+
+	it("still names the request for the logs and moleculer-web, and makes no span", async () => {
+		await fetch(`${base}/routed`, { headers: { "X-Request-ID": "req-3" } });
+		expect(seen).toEqual([{ header: "req-3", correlation: "req-3", inSpan: false }]);
+		expect(await collector.take()).toEqual([]);
+	});
+});
