@@ -1,10 +1,12 @@
 /**
  * Traces and correlation ids through the broker (docs/operations.md#traces):
- * - an action call runs with its request id as the correlation id of its log lines and, with
- *   tracing on, in a span of its own, the child of the caller's span: within a process through the
- *   active context, across NATS through `$traceparent` in the call's meta;
- * - a message sent to a channel carries `traceparent` and `x-request-id` in its headers, in a
- *   PRODUCER span; the consumer group's handler runs in a CONSUMER span, the child of the publisher's.
+ * - an action call runs with its request id as the correlation id of its log lines and, in a
+ *   sampled trace, in a span of its own, the child of the caller's span: within a process through
+ *   the active context, across NATS through `$traceparent` in the call's meta;
+ * - a message sent to a channel carries `x-request-id` in its headers and, in a sampled trace,
+ *   `traceparent`, in a PRODUCER span; the consumer group's handler runs in a CONSUMER span, the
+ *   child of the publisher's.
+ * Nothing but the correlation id is made or carried for a trace that is not sampled.
  * The SDK starts with the broker and flushes when it stops (lib/tracing/telemetry.ts).
  */
 import { SpanKind, SpanStatusCode, context, trace, type Attributes, type Context as OtelContext, type Span } from "@opentelemetry/api";
@@ -13,7 +15,7 @@ import type { Config } from "../config";
 import { ATTR } from "../lib/tracing/attributes";
 import { withCorrelationId } from "../lib/tracing/correlation";
 import { contextFrom, messageHeaders, TRACEPARENT, traceparentOf } from "../lib/tracing/propagation";
-import { startTelemetry, stopTelemetry, tracer, tracingOn } from "../lib/tracing/telemetry";
+import { recording, startTelemetry, stopTelemetry, tracer, tracingOn } from "../lib/tracing/telemetry";
 import { adapterKind } from "./channels.middleware";
 
 /** Where a call's trace context travels in its meta. */
@@ -91,6 +93,7 @@ export function TracingMiddleware(cfg: Pick<Config, "tracing" | "services">): Mi
 			const [service, ...method] = action.name.split(".");
 			return ctx => {
 				const parent = withCorrelationId(callerContext(ctx), ctx.requestID);
+				if (!recording(parent)) return context.with(parent, next, undefined, ctx);
 				const remote = ctx.nodeID !== broker.nodeID;
 				const attributes: Attributes = { [ATTR.rpcSystem]: "moleculer", [ATTR.rpcService]: service, [ATTR.rpcMethod]: method.join(".") };
 				if (ctx.requestID) attributes[ATTR.correlationId] = ctx.requestID;
@@ -105,7 +108,8 @@ export function TracingMiddleware(cfg: Pick<Config, "tracing" | "services">): Mi
 		remoteAction(next: Handler): Handler {
 			if (!tracingOn()) return next;
 			return ctx => {
-				const traceparent = traceparentOf(context.active());
+				const active = context.active();
+				const traceparent = recording(active) && traceparentOf(active);
 				if (!traceparent) return next(ctx);
 				const meta = ctx.meta as Record<string, unknown>;
 				meta[META_TRACEPARENT] = traceparent;
@@ -124,7 +128,7 @@ export function TracingMiddleware(cfg: Pick<Config, "tracing" | "services">): Mi
 		sendToChannel(next: SendToChannel): SendToChannel {
 			return (channel, payload, opts = {}) => {
 				const active = context.active();
-				if (!tracingOn()) return next(channel, payload, { ...opts, headers: { ...opts.headers, ...messageHeaders(active) } });
+				if (!recording(active)) return next(channel, payload, { ...opts, headers: { ...opts.headers, ...messageHeaders(active) } });
 				// The subject as the consumers see it (with the namespace's prefix).
 				const destination = adapter()?.addPrefixTopic?.(channel) ?? channel;
 				const attributes: Attributes = {
@@ -143,7 +147,7 @@ export function TracingMiddleware(cfg: Pick<Config, "tracing" | "services">): Mi
 		localChannel(next: ChannelHandler, chan: ChannelDef): ChannelHandler {
 			return (msg, raw) => {
 				const parent = contextFrom(raw ? adapter()?.parseMessageHeaders?.(raw) : null);
-				if (!tracingOn()) return context.with(parent, next, undefined, msg, raw);
+				if (!recording(parent)) return context.with(parent, next, undefined, msg, raw);
 				const attributes: Attributes = {
 					[ATTR.messagingSystem]: messagingSystem(),
 					[ATTR.messagingOperation]: "process",

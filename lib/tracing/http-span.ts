@@ -1,7 +1,7 @@
 /**
  * Where a request enters the gateway (docs/operations.md#traces): it is named once (its correlation
- * id, which moleculer-web and the fast path then answer in X-Request-ID) and, with tracing on, gets
- * the trace's root span, which the action calls it makes are children of. A client's own
+ * id, which moleculer-web and the fast path then answer in X-Request-ID) and, when its trace is
+ * sampled, gets the trace's root span, which the action calls it makes are children of. A client's own
  * `traceparent` is not followed: a client could otherwise join our traces to its own or force
  * every request to be sampled.
  *
@@ -13,7 +13,7 @@ import crypto from "crypto";
 import type { IncomingMessage, ServerResponse } from "http";
 import { ATTR } from "./attributes";
 import { requestIdOf, withCorrelationId } from "./correlation";
-import { tracer, tracingOn } from "./telemetry";
+import { sampleNewTrace, tracer } from "./telemetry";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -29,7 +29,7 @@ export function tracedRequests(handler: Handler, routeOf: RouteOf = () => undefi
 		// The one name of the request downstream: moleculer-web and the fast path read X-Correlation-ID first.
 		req.headers["x-correlation-id"] = id;
 		const named = withCorrelationId(ROOT_CONTEXT, id);
-		if (!tracingOn()) return context.with(named, handler, undefined, req, res);
+		if (!sampleNewTrace()) return context.with(named, handler, undefined, req, res);
 		const method = req.method ?? "GET";
 		const span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { [ATTR.httpMethod]: method, [ATTR.correlationId]: id } }, named);
 		res.once("close", () => {

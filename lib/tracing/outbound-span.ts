@@ -6,7 +6,7 @@
 import { SpanKind, SpanStatusCode, context, trace, type Attributes } from "@opentelemetry/api";
 import { PermanentError } from "../outbound/errors";
 import { ATTR, type DeliveryOutcome } from "./attributes";
-import { tracer, tracingOn } from "./telemetry";
+import { recording, tracer } from "./telemetry";
 
 /** What a settled call adds to its span: attributes, and the outcome when the answer decides it (an HTTP status). */
 export interface CallResult {
@@ -22,9 +22,9 @@ export function outcomeOfError(err: unknown): DeliveryOutcome {
 /** What a settled call adds to its span: from its result, or from the error it threw. */
 export type Describe<T> = (result: T | undefined, err?: unknown) => CallResult;
 
-/** Runs `call` inside a CLIENT span named `name`. */
+/** Runs `call` inside a CLIENT span named `name`, when the delivery's trace is sampled. */
 export async function outboundCall<T>(name: string, attributes: Attributes, call: () => Promise<T>, describe?: Describe<T>): Promise<T> {
-	if (!tracingOn()) return call();
+	if (!recording(context.active())) return call();
 	const span = tracer().startSpan(name, { kind: SpanKind.CLIENT, attributes });
 	try {
 		const result = await context.with(trace.setSpan(context.active(), span), call);

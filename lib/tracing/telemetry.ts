@@ -1,23 +1,20 @@
 /**
  * OpenTelemetry in this process (docs/operations.md#traces). The active context (AsyncLocalStorage)
  * is always kept: it carries the correlation id of what is being handled, for the logs. Spans are
- * made only when config names an OTLP endpoint: then a tracer provider samples as configured and
- * exports in batches over OTLP/HTTP; without one, no span is ever started (`tracingOn()` is false).
+ * made only when config names an OTLP endpoint: then a tracer provider exports them in batches over
+ * OTLP/HTTP; without one, no span is ever started (`tracingOn()` is false).
+ *
+ * Sampling is decided once per trace, where it starts (the gateway's request, `sampleNewTrace`), and
+ * the whole trace follows: a span is made only under a sampled one (`recording`). The SDK's own
+ * samplers decide after making the span's ids and attributes, some microseconds a span even when
+ * it is dropped; deciding first leaves an unsampled request with no span at all
+ * (docs/operations.md#what-tracing-costs).
  */
-import { context, trace, type Tracer } from "@opentelemetry/api";
+import { context, trace, TraceFlags, type Context, type Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import {
-	AlwaysOffSampler,
-	AlwaysOnSampler,
-	BatchSpanProcessor,
-	ParentBasedSampler,
-	TraceIdRatioBasedSampler,
-	TracerProvider,
-	type Sampler,
-	type SpanExporter,
-} from "@opentelemetry/sdk-trace";
+import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
 import type { Config } from "../../config";
 
 export type TracingConfig = Config["tracing"];
@@ -37,23 +34,25 @@ let provider: TracerProvider | null = null;
 let users = 0;
 let contextKept = false;
 let cachedTracer: Tracer | null = null;
+let sampleRoot: () => boolean = () => false;
 
-/** The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, as the specification defines them. */
-export function samplerFor(cfg: Pick<TracingConfig, "sampler" | "samplerRatio">): Sampler {
-	const ratio = new TraceIdRatioBasedSampler(cfg.samplerRatio);
+/**
+ * Whether a new trace is recorded, as OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG say. Every
+ * trace starts at the gateway (a client's traceparent is not followed), so each sampler and its
+ * parentbased_ form decide alike: always, never, or at the ratio.
+ */
+export function rootSampling(cfg: Pick<TracingConfig, "sampler" | "samplerRatio">): () => boolean {
 	switch (cfg.sampler) {
-		case "always_on":
-			return new AlwaysOnSampler();
 		case "always_off":
-			return new AlwaysOffSampler();
-		case "traceidratio":
-			return ratio;
 		case "parentbased_always_off":
-			return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-		case "parentbased_traceidratio":
-			return new ParentBasedSampler({ root: ratio });
+			return () => false;
+		case "traceidratio":
+		case "parentbased_traceidratio": {
+			const ratio = cfg.samplerRatio;
+			return () => Math.random() < ratio;
+		}
 		default:
-			return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+			return () => true;
 	}
 }
 
@@ -82,8 +81,10 @@ export function startTelemetry(cfg: TracingConfig, identity: ProcessIdentity, ex
 		"service.namespace": SERVICE_NAMESPACE,
 		"service.instance.id": cfg.resourceAttributes["service.instance.id"] ?? identity.nodeID,
 	});
+	sampleRoot = rootSampling(cfg);
 	provider = new TracerProvider({
-		sampler: samplerFor(cfg),
+		// A root span is made once sampleNewTrace() has said yes; the spans under it follow it.
+		sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
 		resource,
 		spanProcessors: [new BatchSpanProcessor({ exporter: exporter ?? new OTLPTraceExporter({ url: cfg.tracesUrl }) })],
 	});
@@ -94,6 +95,17 @@ export function startTelemetry(cfg: TracingConfig, identity: ProcessIdentity, ex
 /** Whether spans are made in this process. */
 export function tracingOn(): boolean {
 	return provider !== null;
+}
+
+/** Whether the trace a request starts is to be recorded (tracing on, and the sampler says so). */
+export function sampleNewTrace(): boolean {
+	return provider !== null && sampleRoot();
+}
+
+/** Whether spans are made under `ctx`: tracing is on and its span is a sampled one. */
+export function recording(ctx: Context): boolean {
+	const parent = provider && trace.getSpanContext(ctx);
+	return !!parent && (parent.traceFlags & TraceFlags.SAMPLED) !== 0;
 }
 
 /** The project's tracer (a no-op one while tracing is off). */

@@ -105,7 +105,8 @@ it("one push is one trace: gateway, events, the publish, the three workers and t
 	expect([res.status, res.headers.get("x-request-id")]).toEqual([202, requestId]);
 	await waitFor("every delivery", () => tracker.tasks.get("7") === true && mails("traced push").length === 1 && dev.messages.length >= 2, 30000);
 
-	const clientSpans = (t: JaegerTrace, service: string) => t.spans.filter(s => s.service === service && s.kind === "client");
+	const clientSpans = (t: JaegerTrace, service: string) =>
+		t.spans.filter(s => s.service === service && s.kind === "client").sort((a, b) => a.startTime - b.startTime);
 	// The tracker's three calls (GET, comment, completion), one mail, one IRC send.
 	const t = await traceOf(requestId, x => clientSpans(x, "task-tracker-commenter").length === 3 && WORKERS.every(w => clientSpans(x, w).length >= 1));
 	console.info(`The push's trace (${t.traceID}), as Jaeger's query API returned it:\n${spanTree(t).join("\n")}`);

@@ -19,6 +19,8 @@ export interface JaegerSpan {
 	references: { refType: string; traceID: string; spanID: string }[];
 	tags: { key: string; type: string; value: unknown }[];
 	processID: string;
+	/** Microseconds since the epoch. */
+	startTime: number;
 	service: string;
 	kind: string;
 }
@@ -29,7 +31,7 @@ export interface JaegerTrace {
 }
 
 /** The collector's own configuration: every listener on loopback, nothing kept on disk, no telemetry port of its own. */
-function configYaml(ports: { otlp: number; query: number; queryGrpc: number; health: number }): string {
+function configYaml(ports: { otlp: number; query: number; queryGrpc: number; health: number }, maxTraces: number): string {
 	return `service:
   extensions: [jaeger_storage, jaeger_query, healthcheckv2]
   pipelines:
@@ -47,7 +49,7 @@ extensions:
     backends:
       memstore:
         memory:
-          max_traces: 100000
+          max_traces: ${maxTraces}
   jaeger_query:
     storage:
       traces: memstore
@@ -75,19 +77,20 @@ exporters:
 
 export class Jaeger {
 	private constructor(
-		private readonly proc: ManagedProcess,
+		readonly proc: ManagedProcess,
 		private readonly dir: string,
 		/** What OTEL_EXPORTER_OTLP_ENDPOINT names (OTLP/HTTP; traces go to its /v1/traces). */
 		readonly otlpEndpoint: string,
 		readonly queryUrl: string,
 	) {}
 
-	static async start(): Promise<Jaeger> {
+	/** `maxTraces`: how many traces its memory keeps (the oldest go first). */
+	static async start(opts: { maxTraces?: number } = {}): Promise<Jaeger> {
 		if (!fs.existsSync(JAEGER_BIN)) throw new Error(`Jaeger is not built at ${JAEGER_BIN}: bash .ci/run builds it (or set JAEGER_BIN)`);
 		const ports = { otlp: await freePort(), query: await freePort(), queryGrpc: await freePort(), health: await freePort() };
 		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-jaeger-"));
 		const config = path.join(dir, "jaeger.yaml");
-		fs.writeFileSync(config, configYaml(ports));
+		fs.writeFileSync(config, configYaml(ports, opts.maxTraces ?? 100_000));
 		const queryUrl = `http://127.0.0.1:${ports.query}`;
 		const proc = await startProcess({
 			name: "jaeger",
@@ -153,9 +156,8 @@ export const parentOf = (span: JaegerSpan, all: JaegerSpan[]): JaegerSpan | unde
 /** The span tree as indented lines (`service: operation [kind]`), children in start order: what docs/operations.md shows. */
 export function spanTree(t: JaegerTrace): string[] {
 	const lines: string[] = [];
-	const start = (s: JaegerSpan) => (s as unknown as { startTime: number }).startTime;
 	const children = (parent?: JaegerSpan) =>
-		t.spans.filter(s => (parent ? parentOf(s, t.spans) === parent : !parentOf(s, t.spans))).sort((a, b) => start(a) - start(b));
+		t.spans.filter(s => (parent ? parentOf(s, t.spans) === parent : !parentOf(s, t.spans))).sort((a, b) => a.startTime - b.startTime);
 	const walk = (s: JaegerSpan, depth: number) => {
 		lines.push(`${"  ".repeat(depth)}${s.service}: ${s.operationName} [${s.kind}]`);
 		for (const c of children(s)) walk(c, depth + 1);

@@ -17,7 +17,7 @@ import { ChannelsMiddlewares } from "../../../middlewares/channels.middleware";
 import { META_TRACEPARENT, TracingMiddleware } from "../../../middlewares/tracing.middleware";
 import { waitFor } from "../../support/http";
 import { NATS_URL, uniqueNamespace } from "../../support/servers";
-import { parentIdOf, SpanCollector } from "../../support/span-collector";
+import { inSampledTrace, parentIdOf, SpanCollector } from "../../support/span-collector";
 
 const cfg = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" });
 const collector = new SpanCollector();
@@ -66,7 +66,7 @@ describe("action calls across NATS", () => {
 
 	it("makes the callee's span the caller's child, both named by the request id, and leaves no trace in the caller's meta", async () => {
 		type Answer = { seen: string; answer: { seen: string; traceparent: string }; meta: object };
-		const result = await front.call<Answer, object>("front.go", {}, { requestID: "req-1" });
+		const result = await inSampledTrace(() => front.call<Answer, object>("front.go", {}, { requestID: "req-1" }));
 		expect([result.seen, result.answer.seen]).toEqual(["req-1", "req-1"]);
 		expect(result.answer.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
 		expect(result.meta).toEqual({});
@@ -85,8 +85,15 @@ describe("action calls across NATS", () => {
 		expect(spans.filter(s => s.name.startsWith("$"))).toEqual([]);
 	});
 
+	it("makes no span and carries no trace for a request whose trace is not sampled, yet names it by its request id", async () => {
+		type Answer = { seen: string; answer: { seen: string; traceparent?: string } };
+		const result = await front.call<Answer, object>("front.go", {}, { requestID: "req-0" });
+		expect([result.seen, result.answer.seen, result.answer.traceparent]).toEqual(["req-0", "req-0", undefined]);
+		expect(await collector.take()).toEqual([]);
+	});
+
 	it("marks the span of a call that failed, and the failure reaches the caller", async () => {
-		await expect(front.call("front.go", { fail: true }, { requestID: "req-2" })).rejects.toThrow("it broke");
+		await expect(inSampledTrace(() => front.call("front.go", { fail: true }, { requestID: "req-2" }))).rejects.toThrow("it broke");
 		const spans = await collector.take();
 		const failed = spans.find(s => s.name === "back.fail")!;
 		expect([failed.status, failed.attributes["error.type"]]).toEqual([{ code: SpanStatusCode.ERROR, message: "it broke" }, "Error"]);
@@ -131,7 +138,7 @@ describe("the push channel", () => {
 	});
 
 	it("carries the trace and the correlation id in the message's headers: the consumer's span is the publisher's child", async () => {
-		await broker.call("publisher.publish", {}, { requestID: "req-3" });
+		await inSampledTrace(() => broker.call("publisher.publish", {}, { requestID: "req-3" }));
 		await waitFor("the message handled", () => handled.length === 1);
 		expect(handled[0]).toEqual({ seen: "req-3", headers: { traceparent: expect.stringMatching(/^00-/), "x-request-id": "req-3" } });
 		const spans: ReadableSpan[] = [];

@@ -72,6 +72,24 @@ describe("with tracing on", () => {
 	});
 });
 
+describe("with tracing on and the request's trace not sampled", () => {
+	beforeEach(async () => {
+		const cfg = loadConfig({
+			OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
+			OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+			OTEL_TRACES_SAMPLER_ARG: "0",
+		});
+		startTelemetry(cfg.tracing, { services: ["api"], nodeID: "api-1" }, collector);
+		await start();
+	});
+
+	it("names the request and makes no span at all", async () => {
+		await fetch(`${base}/routed`, { headers: { "X-Request-ID": "req-4" } });
+		expect(seen).toEqual([{ header: "req-4", correlation: "req-4", inSpan: false }]);
+		expect(await collector.take()).toEqual([]);
+	});
+});
+
 describe("with tracing off", () => {
 	beforeEach(async () => {
 		startTelemetry(loadConfig({}).tracing, { services: ["api"], nodeID: "api-1" });

@@ -3,7 +3,7 @@ import { loadConfig } from "../../../config";
 import { PermanentError, TransientError } from "../../../lib/outbound/errors";
 import { outboundCall, outcomeOfError } from "../../../lib/tracing/outbound-span";
 import { startTelemetry, stopTelemetry } from "../../../lib/tracing/telemetry";
-import { SpanCollector } from "../../support/span-collector";
+import { inSampledTrace, SpanCollector } from "../../support/span-collector";
 
 const collector = new SpanCollector();
 const on = () => startTelemetry(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }).tracing, { services: [], nodeID: "n" }, collector);
@@ -20,16 +20,20 @@ describe("outcomeOfError", () => {
 });
 
 describe("outboundCall", () => {
-	it("runs the call in a CLIENT span and records its outcome", async () => {
+	it("runs the call of a sampled delivery in a CLIENT span and records its outcome", async () => {
 		on();
-		const inside = await outboundCall("IRC send", { "server.port": 6667 }, () => Promise.resolve(!!trace.getSpan(context.active())));
-		await expect(outboundCall("SMTP send", {}, () => Promise.reject(new PermanentError("SMTP: 550 no such user", 550)))).rejects.toThrow("550");
+		const inside = await inSampledTrace(() => outboundCall("IRC send", { "server.port": 6667 }, () => Promise.resolve(!!trace.getSpan(context.active()))));
 		await expect(
-			outboundCall(
-				"SMTP send",
-				{},
-				() => Promise.reject(new TransientError("SMTP: 421 busy", 421)),
-				(_, err) => ({ attributes: { "smtp.response.code": (err as TransientError).status! } }),
+			inSampledTrace(() => outboundCall("SMTP send", {}, () => Promise.reject(new PermanentError("SMTP: 550 no such user", 550)))),
+		).rejects.toThrow("550");
+		await expect(
+			inSampledTrace(() =>
+				outboundCall(
+					"SMTP send",
+					{},
+					() => Promise.reject(new TransientError("SMTP: 421 busy", 421)),
+					(_, err) => ({ attributes: { "smtp.response.code": (err as TransientError).status! } }),
+				),
 			),
 		).rejects.toThrow("421");
 		const [irc, refused, failed] = await collector.take();
@@ -50,11 +54,13 @@ describe("outboundCall", () => {
 
 	it("takes the outcome an answer decides (an HTTP status)", async () => {
 		on();
-		await outboundCall(
-			"HTTP GET",
-			{},
-			() => Promise.resolve(404),
-			status => ({ attributes: { "http.response.status_code": status! }, outcome: "refused" }),
+		await inSampledTrace(() =>
+			outboundCall(
+				"HTTP GET",
+				{},
+				() => Promise.resolve(404),
+				status => ({ attributes: { "http.response.status_code": status! }, outcome: "refused" }),
+			),
 		);
 		const [span] = await collector.take();
 		expect([span.attributes["gitlab.delivery.outcome"], span.attributes["http.response.status_code"], span.status.code]).toEqual([
@@ -62,6 +68,12 @@ describe("outboundCall", () => {
 			404,
 			SpanStatusCode.ERROR,
 		]);
+	});
+
+	it("makes no span for a delivery whose trace is not sampled", async () => {
+		on();
+		expect(await outboundCall("IRC send", {}, () => Promise.resolve(trace.getSpan(context.active())))).toBeUndefined();
+		expect(await collector.take()).toEqual([]);
 	});
 
 	it("makes no span with tracing off", async () => {
