@@ -161,7 +161,8 @@ async function runScenario(found: Found, args: Args): Promise<ScenarioResult> {
 	let timer: NodeJS.Timeout | undefined;
 	try {
 		const limit = new Promise<never>((_, reject) => {
-			timer = setTimeout(() => reject(new Error(`took longer than ${SCENARIO_TIME_LIMIT_MS / 60000} minutes`)), SCENARIO_TIME_LIMIT_MS);
+			const limitMs = (found.scenario.timeLimitMinutes ?? SCENARIO_TIME_LIMIT_MS / 60000) * 60000;
+			timer = setTimeout(() => reject(new Error(`took longer than ${limitMs / 60000} minutes`)), limitMs);
 		});
 		const rows = await Promise.race([found.scenario.run(ctx), limit]);
 		return {

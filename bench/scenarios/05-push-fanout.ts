@@ -344,6 +344,8 @@ const SPLIT: StackOptions = {
 const scenario: Scenario = {
 	name: "push fan-out",
 	description: "push events through three workers to peers in a process apart: events/s, loss, duplicates, p99 at 200/s; split, all-in-one, framework floor",
+	// Five deployments take their bursts in turns (two of them traced): on a busy 2-core machine, over ten minutes.
+	timeLimitMinutes: 20,
 	async run(ctx: BenchContext): Promise<Row[]> {
 		const burst = ctx.quick ? 300 : 3000;
 		const paced = ctx.quick ? 200 : 1000;

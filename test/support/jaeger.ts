@@ -21,6 +21,8 @@ export interface JaegerSpan {
 	processID: string;
 	/** Microseconds since the epoch. */
 	startTime: number;
+	/** Microseconds. */
+	duration: number;
 	service: string;
 	kind: string;
 }
@@ -153,13 +155,22 @@ export const parentOf = (span: JaegerSpan, all: JaegerSpan[]): JaegerSpan | unde
 	return ref ? all.find(s => s.spanID === ref.spanID) : undefined;
 };
 
-/** The span tree as indented lines (`service: operation [kind]`), children in start order: what docs/operations.md shows. */
+/** Tags worth showing in a tree (the rest are the SDK's own or repeat the operation's name). */
+const SHOWN_TAGS =
+	/^(correlation_id|http\.route|http\.response\.status_code|gitlab\.|messaging\.(destination\.name|consumer\.group\.name|delivery_count)|server\.port|irc\.target|smtp\.)/;
+
+/**
+ * The span tree as indented lines (`service: operation [kind] 1.2 ms {tags}`), children in start
+ * order: what docs/operations.md shows.
+ */
 export function spanTree(t: JaegerTrace): string[] {
 	const lines: string[] = [];
 	const children = (parent?: JaegerSpan) =>
 		t.spans.filter(s => (parent ? parentOf(s, t.spans) === parent : !parentOf(s, t.spans))).sort((a, b) => a.startTime - b.startTime);
 	const walk = (s: JaegerSpan, depth: number) => {
-		lines.push(`${"  ".repeat(depth)}${s.service}: ${s.operationName} [${s.kind}]`);
+		const tags = s.tags.filter(tag => SHOWN_TAGS.test(tag.key)).map(tag => `${tag.key}=${JSON.stringify(tag.value)}`);
+		const ms = (s.duration / 1000).toFixed(1);
+		lines.push(`${"  ".repeat(depth)}${s.service}: ${s.operationName} [${s.kind}] ${ms} ms${tags.length ? ` {${tags.join(", ")}}` : ""}`);
 		for (const c of children(s)) walk(c, depth + 1);
 	};
 	for (const root of children()) walk(root, 0);
