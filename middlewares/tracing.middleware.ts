@@ -13,7 +13,7 @@ import { SpanKind, SpanStatusCode, context, trace, type Attributes, type Context
 import type { Context, Middleware, ServiceBroker } from "moleculer";
 import type { Config } from "../config";
 import { ATTR } from "../lib/tracing/attributes";
-import { withCorrelationId } from "../lib/tracing/correlation";
+import { correlationId, correlationIdOf, withCorrelationId } from "../lib/tracing/correlation";
 import { contextFrom, messageHeaders, TRACEPARENT, traceparentOf } from "../lib/tracing/propagation";
 import { recording, startTelemetry, stopTelemetry, tracer, tracingOn } from "../lib/tracing/telemetry";
 import { adapterKind } from "./channels.middleware";
@@ -22,6 +22,7 @@ import { adapterKind } from "./channels.middleware";
 export const META_TRACEPARENT = "$traceparent";
 
 type Handler = (ctx: Context) => Promise<unknown>;
+type BrokerCall = (actionName: string, params?: unknown, opts?: { requestID?: string; parentCtx?: unknown }) => Promise<unknown>;
 type ActionDef = { name: string; visibility?: string; service?: { name?: string } };
 type ChannelHandler = (msg: unknown, raw?: unknown) => Promise<unknown>;
 type ChannelDef = { name: string; group?: string };
@@ -88,6 +89,15 @@ export function TracingMiddleware(cfg: Pick<Config, "tracing" | "services">): Mi
 			await stopTelemetry();
 		},
 
+		/** A call made with `broker.call` inside a request or a delivery keeps its correlation id as its request id. */
+		call(next: BrokerCall): BrokerCall {
+			return (actionName, params, opts) => {
+				if (opts?.requestID || opts?.parentCtx) return next(actionName, params, opts);
+				const id = correlationId();
+				return next(actionName, params, id ? { ...opts, requestID: id } : opts);
+			};
+		},
+
 		localAction(next: Handler, action: ActionDef): Handler {
 			if (!tracingOn() || untraced(action)) return ctx => context.with(withCorrelationId(context.active(), ctx.requestID), next, undefined, ctx);
 			const [service, ...method] = action.name.split(".");
@@ -138,6 +148,8 @@ export function TracingMiddleware(cfg: Pick<Config, "tracing" | "services">): Mi
 					...eventAttributes(payload),
 				};
 				if (opts.msgID) attributes[ATTR.messagingMessageId] = opts.msgID;
+				const id = correlationIdOf(active);
+				if (id) attributes[ATTR.correlationId] = id;
 				const span = tracer().startSpan(`publish ${destination}`, { kind: SpanKind.PRODUCER, attributes }, active);
 				const headers = { ...opts.headers, ...messageHeaders(trace.setSpan(active, span)) };
 				return endWith(span, next(channel, payload, { ...opts, headers }));
@@ -155,6 +167,8 @@ export function TracingMiddleware(cfg: Pick<Config, "tracing" | "services">): Mi
 					...eventAttributes(msg),
 				};
 				if (chan.group) attributes[ATTR.messagingGroup] = chan.group;
+				const id = correlationIdOf(parent);
+				if (id) attributes[ATTR.correlationId] = id;
 				const count = (raw as { info?: { deliveryCount?: number } } | undefined)?.info?.deliveryCount;
 				if (typeof count === "number") attributes[ATTR.messagingDeliveryCount] = count;
 				const span = tracer().startSpan(`process ${chan.name}`, { kind: SpanKind.CONSUMER, attributes }, parent);

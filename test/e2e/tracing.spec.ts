@@ -160,6 +160,10 @@ it("one push is one trace: gateway, events, the publish, the three workers and t
 	expect(ports("irc-sender")).toEqual([["IRC send", irc.port]]);
 	expect(tag(clientSpans(t, "irc-sender")[0], "irc.target")).toBe("#dev");
 
+	// Every span of the push names its correlation id, the worker's own calls of integrations too.
+	const named = t.spans.filter(s => s.kind !== "client");
+	expect(new Set(named.map(s => tag(s, "correlation_id")))).toEqual(new Set([requestId]));
+
 	// Never a credential: not the tracker's key, the internal secret, root's token.
 	const everything = JSON.stringify(t);
 	for (const secretValue of [TRACKER_KEY, cluster.internalSecret, cluster.rootToken]) expect(everything).not.toContain(secretValue);

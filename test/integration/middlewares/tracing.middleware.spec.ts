@@ -44,9 +44,10 @@ describe("action calls across NATS", () => {
 		front.createService({
 			name: "front",
 			actions: {
-				async go(ctx: Context<{ fail?: boolean }>) {
+				async go(ctx: Context<{ fail?: boolean; viaBroker?: boolean }>) {
 					const seen = correlationId();
-					const answer = await ctx.call(ctx.params.fail ? "back.fail" : "back.work");
+					// A worker calls as the broker (no context of its own): the call keeps the correlation id.
+					const answer = ctx.params.viaBroker ? await front.call("back.work") : await ctx.call(ctx.params.fail ? "back.fail" : "back.work");
 					return { seen, answer, meta: { ...ctx.meta } };
 				},
 			},
@@ -90,6 +91,15 @@ describe("action calls across NATS", () => {
 		const result = await front.call<Answer, object>("front.go", {}, { requestID: "req-0" });
 		expect([result.seen, result.answer.seen, result.answer.traceparent]).toEqual(["req-0", "req-0", undefined]);
 		expect(await collector.take()).toEqual([]);
+	});
+
+	it("gives a call made with broker.call inside a request the request's id, and makes its span a child of the caller's", async () => {
+		type Answer = { answer: { seen: string } };
+		const result = await inSampledTrace(() => front.call<Answer, object>("front.go", { viaBroker: true }, { requestID: "req-5" }));
+		expect(result.answer.seen).toBe("req-5");
+		const spans = await collector.take();
+		const callee = spans.find(s => s.name === "back.work")!;
+		expect([callee.attributes.correlation_id, parentIdOf(callee)]).toEqual(["req-5", spans.find(s => s.name === "front.go")!.spanContext().spanId]);
 	});
 
 	it("marks the span of a call that failed, and the failure reaches the caller", async () => {
@@ -159,6 +169,7 @@ describe("the push channel", () => {
 				"gitlab.push.event_id": "event-1",
 				"gitlab.project.id": 5,
 				"messaging.message.id": "event-1",
+				correlation_id: "req-3",
 			},
 		]);
 		expect([consume.name, parentIdOf(consume), consume.spanContext().traceId]).toEqual([
