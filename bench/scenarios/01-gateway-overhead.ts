@@ -28,7 +28,7 @@ import { NATS_URL, type StackOptions } from "../support/stack";
 import { single, round } from "../support/stats";
 import { mergeLoads, type LoadResult } from "../support/load";
 import { addCpuSamples, cpuShares, deploymentCpuAccount, type CpuSample } from "../support/cpu";
-import { startCollector, TRACED_CASES, tracingEnv } from "../support/tracing";
+import { cpuMsPer, startCollector, TRACED_CASES, tracingEnv } from "../support/tracing";
 import type { Stack } from "../support/stack";
 
 const LABELS = 20;
@@ -205,6 +205,16 @@ const scenario: Scenario = {
 				const tracedLoad = mergeLoads(t.runs);
 				const tracedExtra = { requests: tracedLoad.requests, rounds, sampled: TRACED_CASES[i].ratio, ...cpuShares(addCpuSamples(t.cpu)) };
 				rows.push(...compare(ctx, t.name, tracedLoad, `${c.name}, tracing off`, fullLoad, tracedExtra, TRACED_CASES[i].goal));
+				const cpuPerRequest = (cpu: CpuSample[], requests: number) => single(round(1000 * cpuMsPer(addCpuSamples(cpu), requests), 1));
+				rows.push({
+					case: t.name,
+					metric: "CPU µs per request, the deployment's processes (NATS and Redis too; not the load generator nor the collector)",
+					value: cpuPerRequest(t.cpu, tracedLoad.requests),
+					baseline: `${c.name}, tracing off`,
+					baselineValue: cpuPerRequest(full.cpu, fullLoad.requests),
+					better: "lower",
+					goal: TRACED_CASES[i].goal,
+				});
 			}
 			rows.push(tailRow(ctx, `${c.name}, first load after start (cold)`, cold, { requests: cold.requests, seconds: ctx.duration }));
 			const frameworkExtra = { requests: frameworkLoad.requests, rounds, ...cpuShares(addCpuSamples(minimal.cpu)) };

@@ -462,6 +462,7 @@ const scenario: Scenario = {
 				baseline: tracingOff,
 				baselineValue: perEvent(split, "cpuMs", 2),
 				better: "lower",
+				goal: TRACED_CASES[i].goal,
 			},
 			{
 				case: tracedCase(i),

@@ -5,12 +5,13 @@
  */
 import type { BenchContext, Goal } from "../scenario";
 import { Jaeger } from "../../test/support/jaeger";
+import { deploymentCost, type CpuSample } from "./cpu";
 
 export interface TracedCase {
 	/** How the case's name ends: ", tracing on, 1 % sampled". */
 	label: string;
 	ratio: number;
-	/** The issue's goal on the cost against tracing off (none at 100 %). */
+	/** The issue's goal on the cost against tracing off (none at 100 %): on throughput and on CPU per request or event. */
 	goal?: Goal;
 }
 
@@ -29,4 +30,13 @@ export async function startCollector(ctx: BenchContext): Promise<Jaeger> {
 /** A deployment's environment with tracing on: every trace started at the gateway, sampled at `ratio`, whole. */
 export function tracingEnv(jaeger: Jaeger, ratio: number): Record<string, string> {
 	return { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: String(ratio) };
+}
+
+/**
+ * CPU ms the deployment spent on each of `count` requests or events: every process of it (NATS and
+ * Redis too), not the load generator, the peers nor the collector (in production it runs elsewhere).
+ * Unlike a rate, it moves little with the machine's speed or its neighbours.
+ */
+export function cpuMsPer(sample: CpuSample, count: number): number {
+	return deploymentCost(sample, ["loadGenerator", "peers", "jaeger"]).cpuMs / count;
 }
