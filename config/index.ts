@@ -5,6 +5,7 @@
 import net from "net";
 import path from "path";
 import { withoutCredentials } from "../lib/text/credentials";
+import { dataDirOf } from "./data-dir";
 
 export class ConfigError extends Error {
 	constructor(variable: string, value: string, expected: string) {
@@ -171,7 +172,7 @@ export function loadConfig(env: Env = process.env) {
 	// The Secret template's placeholders (k8s/base/config/secret.yaml) never run as a known value.
 	for (const name of SECRET_SETTINGS)
 		if (/^change-?me$/i.test(str(env, name).trim())) throw new ConfigError(name, "CHANGE-ME", "a value of your own, not the template's placeholder");
-	const dataDir = path.resolve(str(env, "DATA_DIR", "./data"));
+	const dataDir = dataDirOf(env);
 	const cacher = url(env, "CACHER", ["redis", "rediss"]);
 	const transporter = url(env, "TRANSPORTER", ["nats", "redis", "rediss", "tcp"]);
 	const secretsKey = str(env, "SECRETS_KEY");

@@ -11,14 +11,14 @@
  * gateway's; HEALTH_PORT and METRICS_PORT are the first of consecutive ports, one per process
  * (0: any free ports).
  */
+// First: the environment config/ reads at import, with the local defaults and the generated key.
+import { withLocalDefaults } from "./cluster-env";
 import path from "path";
 import { loadConfig } from "../config";
 import { freePort, nodeSeesAll, SERVICE_DIR, serviceNames, startServiceProcess, stopProcess, type ServiceProcess } from "../test/support/processes";
-import { generatedSecretsKey } from "../lib/crypto/secrets-key";
+import { reachable } from "./reachable";
 
 type Env = Record<string, string | undefined>;
-
-export const LOCAL_DEFAULTS = { TRANSPORTER: "nats://127.0.0.1:4222", CACHER: "redis://127.0.0.1:6379", NAMESPACE: "local", LOG_FORMAT: "text" } as const;
 
 export interface PlannedProcess {
 	/** Shown name: "labels", "irc-sender". */
@@ -39,12 +39,8 @@ export interface ClusterPlan {
 
 /** Where each process goes; validates the settings as the services will (config/), before spawning anything. */
 export async function planCluster(callerEnv: Env, services: string[]): Promise<ClusterPlan> {
-	const env: Record<string, string> = {};
-	for (const [k, v] of Object.entries(callerEnv)) if (v !== undefined) env[k] = v;
-	for (const [k, v] of Object.entries(LOCAL_DEFAULTS)) if (!env[k]) env[k] = v;
+	const env = withLocalDefaults(callerEnv);
 	env.SERVICEDIR = SERVICE_DIR;
-	// A cluster needs one key on every node; locally that is the key `npm start` generated in DATA_DIR.
-	if (!env.SECRETS_KEY) env.SECRETS_KEY = generatedSecretsKey(loadConfig({ ...env, TRANSPORTER: "" }).dataDir);
 	const config = loadConfig(env);
 	// Free ports the OS picks one at a time may repeat: each is taken once.
 	const taken = new Set<number>();
@@ -66,6 +62,18 @@ export async function planCluster(callerEnv: Env, services: string[]): Promise<C
 			metricsPort: config.metricsPort ? config.metricsPort + i : await anyFreePort(),
 		});
 	return { env: { ...env, PORT: String(port), DATA_DIR: config.dataDir }, port, processes, dataDir: config.dataDir };
+}
+
+/** Stops the start at once, naming the server, when NATS or Redis does not answer. */
+async function requireServers(env: Record<string, string>): Promise<void> {
+	const needed = [
+		["NATS", "TRANSPORTER", env.TRANSPORTER, "nats-server -js   (Debian: apt-get install nats-server)"],
+		["Redis", "CACHER", env.CACHER, "redis-server   (Debian: apt-get install redis-server)"],
+	] as const;
+	for (const [server, variable, url, start] of needed) {
+		if (url && !(await reachable(url)))
+			throw new Error(`${server} is not reachable at ${url} (${variable}). Start it (${start}) or point ${variable} at a running one.`);
+	}
 }
 
 /** root's credentials from the accounts log of the start that created root (text or JSON lines). */
@@ -99,6 +107,7 @@ async function main(): Promise<void> {
 	const services = serviceNames();
 	if (!services.includes("api")) throw new Error(`no compiled services in ${SERVICE_DIR}: run \`npm run build\` first`);
 	const plan = await planCluster(process.env, services);
+	await requireServers(plan.env);
 	const width = Math.max(...plan.processes.map(p => p.name.length));
 	const running: ServiceProcess[] = [];
 	let stopping: Promise<void> | null = null;

@@ -1,6 +1,7 @@
 /**
  * `npm run start:cluster` as a newcomer runs it: the command itself (build included) in a process
- * group of its own, like a terminal's foreground job, over the machine's NATS and Redis. What it
+ * group of its own, like a terminal's foreground job, over this run's NATS and Redis (TRANSPORTER
+ * and CACHER exported, SECRETS_KEY not: the key `npm start` generates in DATA_DIR is used). What it
  * prints is all the test knows: where the gateway listens, root's credentials, every process's
  * health and metrics ports. Every routed endpoint is then served (no 503: each service and worker
  * is up and found), a push goes through events to a worker, and Ctrl-C (SIGINT to the group)
@@ -58,6 +59,8 @@ beforeAll(async () => {
 			NAMESPACE: namespace,
 			DATA_DIR: dataDir,
 			INTERNAL_API_SECRET: secret,
+			TRANSPORTER: NATS_URL,
+			CACHER: REDIS_URL,
 		},
 	});
 	command.stdout!.on("data", chunk => (output += chunk));
@@ -163,3 +166,22 @@ it("stops every process on Ctrl-C (SIGINT to the process group) and leaves none 
 	const port = /^Gateway: http:\/\/localhost:(\d+)/m.exec(output)![1];
 	expect(await fetch(`http://127.0.0.1:${port}/api/v3/user`).catch(() => "refused")).toBe("refused");
 }, 60000);
+
+it("stops at once, naming NATS and its address, when NATS is not reachable", async () => {
+	const closedPort = await freePort();
+	const transporter = `nats://127.0.0.1:${closedPort}`;
+	const run = spawn("npm", ["run", "start:cluster"], {
+		cwd: ROOT,
+		stdio: ["ignore", "pipe", "pipe"],
+		env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? os.tmpdir(), DATA_DIR: dataDir, TRANSPORTER: transporter, CACHER: REDIS_URL },
+	});
+	let said = "";
+	run.stdout.on("data", chunk => (said += chunk));
+	run.stderr.on("data", chunk => (said += chunk));
+	const code = await new Promise<number | null>(resolve => run.once("exit", resolve));
+	expect(code).toBe(1);
+	expect(said).toContain(`start:cluster failed: NATS is not reachable at ${transporter} (TRANSPORTER).`);
+	// Nothing was started: no process, no reconnect noise.
+	expect(said).not.toContain("Starting ");
+	expect(said).not.toMatch(/CONNECTION_REFUSED|ECONNREFUSED/);
+}, 120000);
