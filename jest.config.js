@@ -1,5 +1,9 @@
-// Three projects: unit (pure helpers, no broker), integration (in-process broker, real Redis/NATS
-// where a test says so) and e2e (separate processes over the real NATS). `npm test` runs all.
+// Four projects: unit (pure helpers, no broker), integration (in-process broker, real Redis/NATS
+// where a test says so), e2e (separate processes over the real NATS), and e2e-mongo: the e2e
+// suites of the stored resources again, their processes storing in MongoDB (a FerretDB each
+// cluster starts: test/support/cluster.ts). `npm test` runs all.
+/** The e2e suites that run on MongoDB as well: labels, builds (paging, scope), deploy keys, snippets, integrations and push. */
+const MONGO_E2E = ["labels", "builds", "deploy-keys", "snippets", "push-workers"].map(name => `<rootDir>/test/e2e/${name}.spec.ts`);
 const base = {
 	preset: "ts-jest",
 	testEnvironment: "node",
@@ -14,5 +18,11 @@ module.exports = {
 		{ ...base, displayName: "unit", testMatch: ["<rootDir>/test/unit/**/*.spec.ts"] },
 		{ ...base, displayName: "integration", testMatch: ["<rootDir>/test/integration/**/*.spec.ts"], setupFiles: ["<rootDir>/test/support/setup-env.ts"] },
 		{ ...base, displayName: "e2e", testMatch: ["<rootDir>/test/e2e/**/*.spec.ts"], setupFiles: ["<rootDir>/test/support/setup-env.ts"] },
+		{
+			...base,
+			displayName: "e2e-mongo",
+			testMatch: MONGO_E2E,
+			setupFiles: ["<rootDir>/test/support/setup-env.ts", "<rootDir>/test/support/setup-mongo-env.ts"],
+		},
 	],
 };

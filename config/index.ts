@@ -163,6 +163,10 @@ function tracing(env: Env) {
 	};
 }
 
+/** A command that prints an INTERNAL_API_SECRET long enough that guessing it is infeasible. */
+export const INTERNAL_SECRET_COMMAND = `node -e "console.log(require('crypto').randomBytes(32).toString('hex'))"`;
+export const MIN_INTERNAL_SECRET_LENGTH = 32;
+
 /** The settings the Secret carries. */
 const SECRET_SETTINGS = ["SECRETS_KEY", "INTERNAL_API_SECRET", "GITLAB_ROOT_PASSWORD", "GITLAB_ROOT_TOKEN", "MONGO_URI", "SMTP_URL"];
 
@@ -181,6 +185,7 @@ export function loadConfig(env: Env = process.env) {
 	if (transporter && !secretsKey) throw new ConfigError("SECRETS_KEY", "", "a key shared by every node whenever TRANSPORTER is set");
 	const rootToken = str(env, "GITLAB_ROOT_TOKEN");
 	if (rootToken && !/^[A-Za-z0-9_-]{20}$/.test(rootToken)) throw new ConfigError("GITLAB_ROOT_TOKEN", "<hidden>", "20 characters of [A-Za-z0-9_-]");
+	const internalApiSecret = str(env, "INTERNAL_API_SECRET");
 	const rootPassword = str(env, "GITLAB_ROOT_PASSWORD");
 	if (rootPassword && rootPassword.length < 8) throw new ConfigError("GITLAB_ROOT_PASSWORD", "<hidden>", "at least 8 characters");
 
@@ -211,7 +216,13 @@ export function loadConfig(env: Env = process.env) {
 		gitlabUrlSet: !!str(env, "GITLAB_URL"),
 		rootPassword,
 		rootToken,
-		internalApiSecret: str(env, "INTERNAL_API_SECRET"),
+		internalApiSecret,
+		/**
+		 * Long enough that guessing it is infeasible: its holder is never refused for others' wrong
+		 * guesses from the same address. A shorter one still starts (warned about at start-up) and is
+		 * guarded by refusing an address that guessed wrong too often (docs/api.md#internal).
+		 */
+		internalApiSecretStrong: internalApiSecret.length >= MIN_INTERNAL_SECRET_LENGTH,
 		secretsKey,
 		taskTrackerApiUrl: url(env, "TASK_TRACKER_API_URL", ["http", "https"], "https://app.asana.com/api/1.0").replace(/\/+$/, ""),
 		allowLocalRequests: bool(env, "ALLOW_LOCAL_REQUESTS", false),

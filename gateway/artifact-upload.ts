@@ -13,7 +13,8 @@ import { badRequest, tooLarge } from "../lib/api/errors";
 import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge } from "../lib/builds/artifact-errors";
 import type { ArtifactStorage } from "../lib/builds/artifact-store";
 import type { UploadCommit, UploadLease } from "../lib/builds/upload-leases";
-import { sendContinue, SENDS_CONTINUE } from "./http-server";
+import { sendContinue } from "./http-server";
+import { SENDS_CONTINUE } from "./routing";
 import type { AliasFunction } from "./routes/types";
 
 type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
@@ -49,7 +50,7 @@ export function artifactUpload(authorize: string, commit: string, opts: { timeou
 		let finished!: () => void;
 		const inFlight: UploadInFlight = { source: req, done: new Promise<void>(resolve => (finished = resolve)) };
 		this.uploadsInFlight.add(inFlight);
-		receive(this, req, authorize, commit, callOpts)
+		return receive(this, req, authorize, commit, callOpts)
 			.then(
 				build => this.sendResponse(req, res, build),
 				err => next(asHttpError(err)),

@@ -5,9 +5,10 @@ import { MAX_SUDO_REF } from "../lib/accounts/auth-cache";
 import { forbidden, notFound } from "../lib/api/errors";
 import { hashToken } from "../lib/crypto/tokens";
 
-type Req = IncomingMessage & { query?: Record<string, unknown>; body?: unknown };
+/** Where a token and a sudo come from: the headers, and the query and body once they are parsed. */
+export type TokenSource = IncomingMessage & { query?: Record<string, unknown>; body?: unknown };
 
-export function extractToken(req: Req): string | null {
+export function extractToken(req: TokenSource): string | null {
 	const header = req.headers["private-token"];
 	if (typeof header === "string" && header) return header.trim();
 	const auth = req.headers.authorization;
@@ -26,7 +27,7 @@ export function extractToken(req: Req): string | null {
  * Whom an admin acts as (docs/api.md#sudo): the `sudo` parameter (query or body) or the `Sudo`
  * header, a user id or username; null when none is given. Numbers in a JSON body count as ids.
  */
-export function sudoIdentifier(req: Req): string | null {
+export function sudoIdentifier(req: TokenSource): string | null {
 	const fromQuery = req.query?.sudo;
 	if (typeof fromQuery === "string") return fromQuery;
 	const body = req.body as Record<string, unknown> | undefined;

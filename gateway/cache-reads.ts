@@ -15,6 +15,7 @@
  * and encoding them again would give, so a hit that is a JSON array or object other than a page
  * of results is sent as it is (docs/architecture.md#encoded-hits).
  */
+import type { Paginated } from "../lib/api/pagination";
 import { Cachers } from "moleculer";
 
 /** A cached action's declaration, as the registry describes it. */
@@ -44,6 +45,27 @@ const OPEN_ARRAY = 0x5b; // [
 const OPEN_OBJECT = 0x7b; // {
 /** How a page of results (lib/api/pagination.ts) begins once encoded: the gateway turns it into rows and headers. */
 const PAGE_START = Buffer.from('{"$paginated":');
+
+/** How an encoded page's rows begin (lib/api/pagination.ts makes a page `{$paginated, rows, total, page, perPage[, next]}`). */
+const PAGE_ROWS_START = Buffer.from('{"$paginated":true,"rows":');
+/** Where its rows end: the last `],"total":` (nothing after the rows holds a quote, so none can be inside a string there). */
+const PAGE_ROWS_END = Buffer.from('],"total":');
+
+/**
+ * An encoded page as the gateway sends it: its rows as their JSON bytes (sent unparsed, as a list's
+ * are) and the rest parsed for the pagination headers; null when the bytes are not laid out so.
+ */
+export function encodedPage(bytes: Buffer): Paginated<unknown> | null {
+	if (!bytes.subarray(0, PAGE_ROWS_START.length).equals(PAGE_ROWS_START)) return null;
+	const end = bytes.lastIndexOf(PAGE_ROWS_END);
+	if (end < PAGE_ROWS_START.length || bytes[PAGE_ROWS_START.length] !== OPEN_ARRAY) return null;
+	try {
+		const rest = JSON.parse(`{${bytes.subarray(end + 2).toString("utf8")}`) as Omit<Paginated<unknown>, "$paginated" | "rows">;
+		return { $paginated: true, ...rest, rows: new EncodedJson(bytes.subarray(PAGE_ROWS_START.length, end + 1)) as never };
+	} catch {
+		return null;
+	}
+}
 
 /** Whether JSON bytes are an answer the gateway sends unchanged: an array, or an object that is not a page. */
 export function sentAsStored(bytes: Buffer): boolean {
@@ -86,9 +108,10 @@ export class CacheReads {
 	/**
 	 * As `read`, for an answer the gateway sends: from a cache that hands out its JSON bytes, an
 	 * array or an object other than a page comes back as those bytes (EncodedJson), anything else
-	 * parsed as the cacher parses it.
+	 * parsed as the cacher parses it; with `encodedRows`, a page too, its rows as their bytes
+	 * (`encodedPage`) for a gateway that sends them so.
 	 */
-	async answer(action: CachedAction, params: object, meta: object): Promise<unknown> {
+	async answer(action: CachedAction, params: object, meta: object, opts: { encodedRows?: boolean } = {}): Promise<unknown> {
 		const cacher = this.cacher;
 		const getEncoded = cacher?.getEncoded;
 		if (!getEncoded) return this.read(action, params, meta);
@@ -97,6 +120,8 @@ export class CacheReads {
 		const bytes = await getEncoded(key);
 		if (!bytes || bytes.length === 0) return undefined;
 		if (sentAsStored(bytes)) return new EncodedJson(bytes);
+		const page = opts.encodedRows ? encodedPage(bytes) : null;
+		if (page) return page;
 		try {
 			const value: unknown = JSON.parse(bytes.toString("utf8"));
 			return value === null ? undefined : value;

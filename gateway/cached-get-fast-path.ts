@@ -2,58 +2,47 @@
  * The fast path of a cached GET (docs/architecture.md#the-fast-path): a request that the gateway
  * can answer entirely from what it already holds is answered before moleculer-web makes a
  * context for it, so it skips the framework's per-request machinery (its `rest` action, the route
- * middlewares, the hooks' promises) as a cache hit already skips the service.
+ * middlewares, the hook's promises) as a cache hit already skips the service.
  *
- * It is the same decision the hooks make, made at once from the same pieces, and taken only when
- * nothing about the request needs more than them:
+ * The decision is the edge's own (gateway/edge-pipeline.ts), made at once; this file only says
+ * which requests it is tried on, which are those where nothing needs more than it reads:
  * - a GET (or HEAD) without a query string, a body, a `Sudo` or a conditional header;
- * - a route of the API whose action declares `cache` and needs a caller;
- * - a private token whose owner the gateway keeps (gateway/auth.ts);
- * - on /projects/:id/…, the caller's access to the project in the cache, at the level the action asks;
- * - the parameters passing the action's schema, converted as the hooks convert them;
- * - the answer in the in-process cache (the all-in-one's), and not a page of results.
+ * - with a private token (a request without one is not worth resolving its route);
+ * - a route of the API whose action declares `cache`, needs a caller and runs in this process;
+ * - and an answer in the in-process cache (the all-in-one's) that is JSON; a page of results gets
+ *   the pagination headers the usual way gives it (no query: its links name only `page` and `per_page`).
  * Anything else, and every refusal but a 429, goes the usual way, which gives its own answer: the
  * fast path never answers differently, it only answers sooner. The request is counted against the
  * user as the usual way counts it, and a 429 is answered by the gateway's error handler.
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type net from "net";
-import { hasLevel, type Caller, type ProjectAccess } from "../lib/accounts/access";
-import { isPaginated } from "../lib/api/pagination";
-import { extractToken, type RecentTokens } from "./auth";
-import type { CacheReads, CachedAction } from "./cache-reads";
+import { isPaginated, type Paginated } from "../lib/api/pagination";
+import { extractToken } from "./auth";
 import { clientAddress } from "./client-address";
-import type { EdgeValidator } from "./edge-validation";
-import { routedPath } from "./http-server";
-import { ACCESS_LOOKUP, accessLookupParams, isProjectRoute, mayNameProject, MAX_TOKEN_LENGTH } from "./project-route";
-import { userKey, type RequestLimits } from "./rate-limit";
+import { decideNow, type EdgeAction, type EdgePieces } from "./edge-pipeline";
+import { MAX_TOKEN_LENGTH } from "./project-route";
 import { isJsonBody } from "./responses";
+import type { Routing } from "./routing";
 
-/** An action as the registry describes it, with the access rules it declares (types/moleculer.d.ts). */
-type FastPathAction = CachedAction & { params?: object; auth?: string; access?: number; visibility?: string };
-
-/** A moleculer-web alias, as far as the fast path reads it. */
-interface AliasLike {
-	path: string;
-	type?: string;
-	action?: unknown;
-	route?: { opts?: { name?: string } };
-}
+/** An action as the registry describes it, with its visibility. */
+type FastPathAction = EdgeAction & { visibility?: string };
 
 export interface FastPathGateway {
 	/** The API route's name: only its aliases are answered here. */
 	routeName: string;
 	trustedProxies: net.BlockList;
-	/** moleculer-web's alias resolution (the first alias that matches, as its own routing takes). */
-	resolveAlias(path: string, method: string): { alias: AliasLike; params: Record<string, unknown> } | false;
+	routes: Routing;
 	/** The action's endpoint, as moleculer-web finds it (an Error: none). */
 	endpointOf(actionName: string): { local?: boolean; action: FastPathAction } | Error;
-	/** What moleculer-web would name the request: its `X-Request-ID` (empty: none is sent). */
+	/** The request's id, as moleculer-web would name it (gateway/request-id.ts). */
 	requestId(req: IncomingMessage): string;
-	/** The hooks' own pieces, read where the hooks read them (mixins/gateway-caller.mixin.ts): the same objects, never copies. */
-	hooks: { recentTokens: RecentTokens; cacheReads: CacheReads; edgeValidator: EdgeValidator; limits: RequestLimits };
+	/** The pieces the edge decision reads, where the gateway's hook reads them: the same objects, never copies. */
+	pieces: EdgePieces;
 	/** Writes a cached answer as the usual way writes it (the gateway's JSON, its type and length). */
 	send(req: IncomingMessage, res: ServerResponse, data: object): void;
+	/** A page's pagination headers, as the usual way writes them for a request without a query. */
+	pageHeaders(req: IncomingMessage, page: Paginated<unknown>): Record<string, string>;
 	/** Answers an error as the gateway's error handler does. */
 	refuse(req: IncomingMessage, res: ServerResponse, err: unknown): void;
 	/** Records the request in the HTTP metrics. */
@@ -64,54 +53,41 @@ export interface FastPathGateway {
 const SLOW_HEADERS = ["content-length", "transfer-encoding", "sudo", "if-none-match", "if-modified-since"];
 
 /**
- * Answers `req` from the cache when it can, and says whether it did; when it did not, nothing has
- * been counted, written or changed.
+ * Answers `req` from the cache when it can: the answer under way (its failures are the entry's,
+ * gateway/guarded-entry.ts). Undefined when it leaves the request to the usual way, having counted,
+ * written and changed nothing.
  */
-export function answerCachedGet(gateway: FastPathGateway, req: IncomingMessage, res: ServerResponse): boolean {
-	const { recentTokens, cacheReads, edgeValidator, limits } = gateway.hooks;
-	if (req.method !== "GET" || req.url === undefined || req.url.includes("?")) return false;
+export function answerCachedGet(gateway: FastPathGateway, req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
+	if (req.method !== "GET" || req.url === undefined || req.url.includes("?")) return undefined;
 	const headers = req.headers;
-	for (const name of SLOW_HEADERS) if (headers[name] !== undefined) return false;
-	if (!cacheReads.sharesEntries) return false;
-	// From the headers alone (no query, no body): a request without one is not worth resolving its route.
+	for (const name of SLOW_HEADERS) if (headers[name] !== undefined) return undefined;
+	const pieces = gateway.pieces;
+	if (!pieces.cacheReads.sharesEntries) return undefined;
 	const token = extractToken(req);
-	if (!token || token.length > MAX_TOKEN_LENGTH) return false;
+	if (!token || token.length > MAX_TOKEN_LENGTH) return undefined;
 
-	const found = gateway.resolveAlias(routedPath(req), "GET");
-	if (!found) return false;
+	const found = gateway.routes.of(req, "GET");
+	if (!found) return undefined;
 	const { alias, params } = found;
-	if (alias.route?.opts?.name !== gateway.routeName || alias.type !== "call" || typeof alias.action !== "string") return false;
+	if (alias.route?.opts?.name !== gateway.routeName || alias.type !== "call" || typeof alias.action !== "string") return undefined;
 	const endpoint = gateway.endpointOf(alias.action);
-	if (endpoint instanceof Error || !endpoint.local) return false;
+	if (endpoint instanceof Error || !endpoint.local) return undefined;
 	const action = endpoint.action;
-	if (!action.cache || action.auth === "none" || (action.visibility != null && action.visibility !== "published")) return false;
+	if (!action.cache || action.auth === "none" || (action.visibility != null && action.visibility !== "published")) return undefined;
 
-	const user: Caller | undefined = recentTokens.ownerOf(recentTokens.lookup(token));
-	if (!user) return false;
-
-	// The meta the hooks give the action (mixins/gateway-caller.mixin.ts), which its cache key may read.
-	const meta: { clientAddress: string; user: Caller; access?: ProjectAccess; projectKey?: string } = {
-		clientAddress: clientAddress(req, gateway.trustedProxies),
-		user,
-	};
-	if (isProjectRoute(alias)) {
-		if (!mayNameProject(params.id)) return false;
-		const access = cacheReads.peek(cacheReads.keyOf(ACCESS_LOOKUP, accessLookupParams(params.id, user), meta)) as ProjectAccess | undefined;
-		if (access === undefined) return false;
-		meta.access = access;
-		meta.projectKey = String(access.project.id);
-	}
-	if (!edgeValidator.passesNow(action, params)) return false;
-	if (action.access !== undefined && !(meta.access && hasLevel(meta.access, action.access))) return false;
-	const data = cacheReads.peek(cacheReads.keyOf(action, params, meta));
-	if (typeof data !== "object" || data === null || !isJsonBody(data) || isPaginated(data)) return false;
+	const meta = { clientAddress: clientAddress(req, gateway.trustedProxies) };
+	const decided = decideNow(pieces, { http: req, alias, action, params, meta, readsCache: true });
+	const data = decided?.cached;
+	if (typeof data !== "object" || data === null || !isJsonBody(data)) return undefined;
 
 	const started = performance.now();
-	const id = gateway.requestId(req);
-	if (id) res.setHeader("X-Request-ID", id);
-	limits.count(res, userKey(user.id)).then(
+	res.setHeader("X-Request-ID", gateway.requestId(req));
+	return pieces.limits.count(res, decided!.countKey).then(
 		() => {
-			gateway.send(req, res, data);
+			if (isPaginated(data)) {
+				for (const [name, value] of Object.entries(gateway.pageHeaders(req, data))) res.setHeader(name, value);
+				gateway.send(req, res, data.rows);
+			} else gateway.send(req, res, data);
 			gateway.observe(performance.now() - started, res.statusCode);
 		},
 		(err: unknown) => {
@@ -119,5 +95,4 @@ export function answerCachedGet(gateway: FastPathGateway, req: IncomingMessage, 
 			gateway.observe(performance.now() - started, res.statusCode);
 		},
 	);
-	return true;
 }

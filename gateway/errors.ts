@@ -86,7 +86,9 @@ export function toHttpError(err: AnyError): HttpError {
 	if (err?.name === "ForbiddenError" || err?.code === 403) return { status: 403, body: { message: "403 Forbidden" }, unexpected: false };
 	if (err?.name === "RateLimitExceededError" || err?.type === "RATE_LIMIT_EXCEEDED" || err?.code === 429)
 		return { status: 429, body: { message: "429 Too Many Requests" }, unexpected: false };
-	if (err?.name === "BadRequestError" || err?.code === 400) return { status: 400, body: { message: "400 Bad request" }, unexpected: false };
+	// A URIError comes of decoding what the client sent (a malformed percent-escape).
+	if (err?.name === "BadRequestError" || err?.name === "URIError" || err?.code === 400)
+		return { status: 400, body: { message: "400 Bad request" }, unexpected: false };
 	if (err?.code === 405) return { status: 405, body: { message: "405 Method Not Allowed" }, unexpected: false };
 	// Any other client error of the HTTP layer (an http-errors object with a 4xx status).
 	if (typeof err?.status === "number" && err.status >= 400 && err.status < 500)

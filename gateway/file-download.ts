@@ -5,7 +5,7 @@
  * to the client here (the client's pace sets the reads, so a slow client never makes the gateway
  * buffer), and never cross the transporter.
  *
- * The answer has Content-Length, the grant's Content-Type (with `X-Content-Type-Options: nosniff`)
+ * The answer has Content-Length, the grant's Content-Type (with `nosniff` and a sandboxing CSP)
  * and Content-Disposition, a strong ETag (If-None-Match → 304) and `Accept-Ranges: bytes`: one
  * byte range is a 206 with exactly those bytes, a range the file cannot satisfy a 416
  * (gateway/byte-ranges.ts), so `curl -C -` resumes.
@@ -18,9 +18,10 @@ import type { ArtifactStorage } from "../lib/builds/artifact-store";
 import type { DownloadGrant } from "../lib/builds/transfer-grants";
 import { contentRange, parseRange, unsatisfiedRange, type RangeRequest } from "./byte-ranges";
 import { isHead } from "./http-server";
+import { USER_CONTENT_HEADERS } from "./responses";
 import type { AliasFunction } from "./routes/types";
 
-type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
+export type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
 
 /** What a file alias needs of the gateway service it runs in (`this`). */
 export interface FileHost {
@@ -30,7 +31,7 @@ export interface FileHost {
 /** Longer If-None-Match and If-Range headers are not read (an ETag here is a few dozen characters). */
 const MAX_VALIDATOR_HEADER = 1024;
 
-const rangeNotSatisfiable = (size: number) =>
+export const rangeNotSatisfiable = (size: number) =>
 	new ApiError(416, { message: "416 Requested Range Not Satisfiable" }, { "Content-Range": unsatisfiedRange(size), "Accept-Ranges": "bytes" });
 
 /** Whether an If-None-Match header names `etag` (weak comparison, RFC 9110 §13.1.2), or is `*`. */
@@ -42,7 +43,7 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
 }
 
 /** The range to serve: If-Range (strong comparison) drops the Range when the file is no longer the one the client has. */
-function wantedRange(req: IncomingMessage, grant: DownloadGrant): RangeRequest {
+export function wantedRange(req: IncomingMessage, grant: Pick<DownloadGrant, "size" | "etag">): RangeRequest {
 	const range = parseRange(req.headers.range, grant.size);
 	if (range.kind === "whole") return range;
 	const ifRange = req.headers["if-range"];
@@ -69,7 +70,7 @@ export function fileDownload(grantAction: string, opts: { timeout?: number } = {
 }
 
 /** What the API description says of these answers (gateway/openapi.ts merges it into the operation). */
-const DOWNLOAD_OPENAPI = {
+export const DOWNLOAD_OPENAPI = {
 	responses: {
 		"200": {
 			description: "The file, with Content-Length, ETag and `Accept-Ranges: bytes`.",
@@ -96,11 +97,11 @@ async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, gran
 	try {
 		// Gone since the grant (erased, replaced), or shorter than granted: not the file that was authorized.
 		if (grant.key !== null && (!opened || opened.size < grant.size)) throw notFound();
-		// nosniff: a browser must not render an uploaded file (HTML, SVG) as anything but its Content-Type.
+		// A browser must not render an uploaded file (HTML, SVG) as anything but its Content-Type, nor run it.
 		const headers: Record<string, string> = {
 			...grant.headers,
 			"Content-Type": grant.contentType,
-			"X-Content-Type-Options": "nosniff",
+			...USER_CONTENT_HEADERS,
 			ETag: grant.etag,
 			"Accept-Ranges": "bytes",
 		};

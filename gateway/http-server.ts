@@ -9,16 +9,25 @@
  *   cut under a client;
  * - `Expect: 100-continue` with a body larger than any route takes is refused before the client
  *   sends it; an artifacts upload gets its `100 Continue` only once it is authorized
- *   (gateway/artifact-upload.ts), so a refused one is answered before the client sends a byte.
- * And HEAD, which moleculer-web does not route, is answered on every GET route as GitLab (Grape)
+ *   (gateway/artifact-upload.ts), so a refused one is answered before the client sends a byte;
+ *   any other `Expect` is a 417.
+ * Every request, whichever way Node hands it over, enters through one guarded entry
+ * (gateway/guarded-entry.ts), named and traced once on the way in (lib/tracing/http-span.ts); an
+ * `Upgrade:` request is answered as a plain request (no upgrade is accepted), and every answer
+ * carries `X-Content-Type-Options: nosniff`.
+ * HEAD, which moleculer-web does not route, is answered on every GET route as GitLab (Grape)
  * answers it: the GET's status and headers, Content-Length included, and no body. OPTIONS is
  * answered here as Grape answers it, 204 with the path's methods in `Allow`, and never reaches an
  * action: moleculer-web, without CORS, would run the action of the method named in
  * `Access-Control-Request-Method` (a DELETE) or else the GET.
  */
 import http from "http";
+import ApiGateway from "moleculer-web";
 import { closeAfterAnswer } from "./body";
-import { tooLarge } from "../lib/api/errors";
+import { guardedEntry, refuseClientError, refuseConnect, type Arrival, type OnBroken, type Refuse } from "./guarded-entry";
+import type { Routing } from "./routing";
+import { badRequest, expectationFailed, tooLarge } from "../lib/api/errors";
+import { tracedRequests } from "../lib/tracing/http-span";
 
 export interface ServerLimits {
 	headersTimeoutMs: number;
@@ -30,15 +39,23 @@ export interface ServerLimits {
 	maxBodyBytes: number;
 }
 
-const KEEP_ALIVE_MS = 65_000;
+/** What the server hands requests to: the gateway. */
+export interface Gateway {
+	/** Routes a request (a HEAD comes as a GET); may return a promise, which the entry awaits for its failure. */
+	route(req: http.IncomingMessage, res: http.ServerResponse): unknown;
+	/** The gateway's error answer. */
+	refuse: Refuse;
+	onBroken: OnBroken;
+	/** The route table, as OPTIONS, `Expect` and the request's span read it. */
+	routes: Routing;
+	/** The request's one id (gateway/request-id.ts). */
+	requestId(req: http.IncomingMessage): string;
+}
 
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+const KEEP_ALIVE_MS = 65_000;
 
 const HEAD = Symbol("head");
 const CONTINUE = Symbol("continue");
-
-/** Marks a route handler that sends `100 Continue` itself once the request is authorized (sendContinue). */
-export const SENDS_CONTINUE = Symbol("sends continue");
 
 /** Sends the `100 Continue` held back for this request, if any (once). */
 export function sendContinue(req: http.IncomingMessage): void {
@@ -53,45 +70,6 @@ export function isHead(req: http.IncomingMessage): boolean {
 	return (req as { [HEAD]?: boolean })[HEAD] === true;
 }
 
-/**
- * A HEAD request goes on as a GET. Node made its response before this runs, as the answer to a
- * HEAD, so the response sends the headers and drops any body written to it.
- */
-function routedAsGet(handler: Handler): Handler {
-	return (req, res) => {
-		if (req.method === "HEAD") {
-			req.method = "GET";
-			(req as { [HEAD]?: boolean })[HEAD] = true;
-		}
-		handler(req, res);
-	};
-}
-
-/** The methods a request's path has routes for (none: an unknown path). */
-type MethodsOf = (req: http.IncomingMessage) => string[];
-
-/** The methods routes are declared with (HEAD goes as GET, OPTIONS is answered here). */
-const ROUTED_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"];
-
-/** A request's path as moleculer-web matches it: no query, no trailing slash. */
-export function routedPath(req: http.IncomingMessage): string {
-	const path = (req.url ?? "").split("?")[0];
-	return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-}
-
-/** A MethodsOf from a route matcher (moleculer-web's resolveAlias). */
-export function methodsFrom(resolves: (path: string, method: string) => boolean): MethodsOf {
-	return req => {
-		const path = routedPath(req);
-		return ROUTED_METHODS.filter(method => resolves(path, method));
-	};
-}
-
-/** Whether a handler (a route's alias function) sends `100 Continue` itself. */
-export function sendsContinue(handler: unknown): boolean {
-	return typeof handler === "function" && (handler as { [SENDS_CONTINUE]?: boolean })[SENDS_CONTINUE] === true;
-}
-
 /** `Allow` as Grape writes it: OPTIONS, then the path's methods, HEAD beside GET. */
 function allowHeader(methods: string[]): string {
 	const allowed = ["OPTIONS"];
@@ -103,48 +81,65 @@ function allowHeader(methods: string[]): string {
 }
 
 /** OPTIONS answered from the route table alone; an unknown path is refused as a GET of it would be. */
-function answeredOptions(handler: Handler, methodsOf: MethodsOf, unknownPath: Handler): Handler {
-	return (req, res) => {
-		if (req.method !== "OPTIONS") return handler(req, res);
-		// A body sent with OPTIONS is not read: what remains of it is thrown away, for a while only.
-		closeAfterAnswer(req, res);
-		const methods = methodsOf(req);
-		if (!methods.length) return unknownPath(req, res);
-		res.writeHead(204, { Allow: allowHeader(methods) });
-		res.end();
-	};
+function answerOptions(gateway: Gateway, req: http.IncomingMessage, res: http.ServerResponse): void {
+	// A body sent with OPTIONS is not read: what remains of it is thrown away, for a while only.
+	closeAfterAnswer(req, res);
+	const methods = gateway.routes.methods(req);
+	if (!methods.length) throw new ApiGateway.Errors.NotFoundError("NOT_FOUND", null);
+	res.writeHead(204, { Allow: allowHeader(methods) });
+	res.end();
 }
 
-export function createHardenedServer(
-	limits: ServerLimits,
-	routes: Handler,
-	refuse: (req: http.IncomingMessage, res: http.ServerResponse, err: Error) => void,
-	methodsOf: MethodsOf,
-	unknownPath: Handler,
-	/** Whether the request's route sends `100 Continue` itself, once authorized. */
-	holdsContinue: (req: http.IncomingMessage) => boolean,
-) {
-	const handler = answeredOptions(routedAsGet(routes), methodsOf, unknownPath);
+/** `Expect: 100-continue`: refused when the body cannot fit, held back when the route sends it itself, sent otherwise. */
+function answerContinue(limits: ServerLimits, gateway: Gateway, req: http.IncomingMessage, res: http.ServerResponse): void {
+	const length = Number(req.headers["content-length"]);
+	if (Number.isFinite(length) && length > limits.maxBodyBytes) throw tooLarge();
+	if (gateway.routes.sendsContinue(req)) {
+		(req as { [CONTINUE]?: () => void })[CONTINUE] = () => {
+			if (!res.headersSent && !res.writableEnded) res.writeContinue();
+		};
+	} else res.writeContinue();
+}
+
+/** What the guarded entry runs for every request. */
+function handle(limits: ServerLimits, gateway: Gateway, req: http.IncomingMessage, res: http.ServerResponse, arrival: Arrival): unknown {
+	res.setHeader("X-Content-Type-Options", "nosniff");
+	// HTTP/1.1 requires Host; Node would answer its absence with a bare 400 of its own.
+	if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) throw badRequest("400 Bad request");
+	if (arrival === "checkExpectation") throw expectationFailed();
+	if (arrival === "checkContinue") answerContinue(limits, gateway, req, res);
+	if (req.method === "OPTIONS") return answerOptions(gateway, req, res);
+	// A HEAD goes on as a GET. Node made its response as the answer to a HEAD: it sends the headers
+	// and drops any body written to it.
+	if (req.method === "HEAD") {
+		req.method = "GET";
+		(req as { [HEAD]?: boolean })[HEAD] = true;
+	}
+	return gateway.route(req, res);
+}
+
+export function createHardenedServer(limits: ServerLimits, gateway: Gateway) {
+	const guarded = guardedEntry((req, res, arrival) => handle(limits, gateway, req, res, arrival), gateway.refuse, gateway.onBroken);
+	// Named and traced once, before anything reads the request, its refusal included (docs/operations.md#traces).
+	const entry = tracedRequests(guarded, { requestId: req => gateway.requestId(req), routeOf: req => gateway.routes.template(req) });
 	const server = http.createServer(
 		{
 			headersTimeout: limits.headersTimeoutMs,
 			requestTimeout: limits.requestTimeoutMs,
 			keepAliveTimeout: KEEP_ALIVE_MS,
 			connectionsCheckingInterval: 1000,
+			// An `Upgrade:` request is a plain request, through the same entry, whatever listens for upgrades.
+			shouldUpgradeCallback: () => false,
+			// The entry answers a request without Host itself, in GitLab's words.
+			requireHostHeader: false,
 		},
-		handler,
+		entry,
 	);
 	server.maxConnections = limits.maxConnections;
 	server.timeout = limits.idleTimeoutMs;
-	server.on("checkContinue", (req, res) => {
-		const length = Number(req.headers["content-length"]);
-		if (Number.isFinite(length) && length > limits.maxBodyBytes) return refuse(req, res, tooLarge());
-		if (holdsContinue(req)) {
-			(req as { [CONTINUE]?: () => void })[CONTINUE] = () => {
-				if (!res.headersSent && !res.writableEnded) res.writeContinue();
-			};
-		} else res.writeContinue();
-		handler(req, res);
-	});
+	server.on("checkContinue", (req: http.IncomingMessage, res: http.ServerResponse) => entry(req, res, "checkContinue"));
+	server.on("checkExpectation", (req: http.IncomingMessage, res: http.ServerResponse) => entry(req, res, "checkExpectation"));
+	server.on("clientError", refuseClientError);
+	server.on("connect", refuseConnect);
 	return server;
 }

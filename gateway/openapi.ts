@@ -5,14 +5,16 @@
  * route added to a table is described as soon as the gateway mounts it. Pure: the registry is
  * passed in as a look-up.
  *
- * What static definitions cannot tell is left general rather than guessed: the success status is
- * "2XX" (a POST answers 201 as GitLab does, with the exceptions docs/api.md lists) and response
- * bodies are not modelled; docs/api.md describes both for every endpoint.
+ * What each route answers on success, status and body, its table declares beside it (`answers`,
+ * gateway/routes/answers.ts) with the presenters' schemas (presenters/json-schema.ts); a schema with
+ * a `title` is named once in `components.schemas` and referred to wherever it is used
+ * (docs/architecture.md#the-api-document).
  */
-import { MAX_PER_PAGE } from "../lib/api/pagination";
-import { RETRY_AFTER_HEADER } from "../lib/api/errors";
-import { LIMIT_HEADERS } from "./rate-limit";
-import type { AliasTarget, RouteTable } from "./routes/types";
+import { components, ERROR_SCHEMAS } from "./openapi-components";
+import { isOptional, objectSchema, pageSchema, ruleSchema } from "./openapi-rules";
+import type { JsonSchema } from "../presenters/json-schema";
+import type { Answers } from "./routes/answers";
+import type { AliasTarget, RouteKind, RouteTable } from "./routes/types";
 
 /** What the document needs of an action definition (as the registry holds it). */
 export interface ActionDefinition {
@@ -34,7 +36,7 @@ export interface OpenApiOptions {
 }
 
 /** How each kind of route table is mounted by the gateway (services/api.service.ts). */
-const KINDS: Record<keyof RouteTable, { prefix: string; security: "token" | "secret" | "none"; body: "parsed" | "text" | "stream" | "none" }> = {
+const KINDS: Record<RouteKind, { prefix: string; security: "token" | "secret" | "none"; body: "parsed" | "text" | "stream" | "none" }> = {
 	api: { prefix: "", security: "token", body: "parsed" },
 	internal: { prefix: "/internal", security: "secret", body: "text" },
 	internalStream: { prefix: "/internal", security: "secret", body: "stream" },
@@ -46,119 +48,6 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const ACCESS_LEVELS: Record<number, string> = { 10: "guest", 20: "reporter", 30: "developer", 40: "master", 50: "owner" };
 
 type Schema = Record<string, unknown>;
-
-/** A fastest-validator shorthand ("string|optional|max:20") as the object form. */
-function expandShorthand(rule: string): Record<string, unknown> {
-	const [type, ...flags] = rule.split("|");
-	const out: Record<string, unknown> = { type: type.trim() };
-	for (const flag of flags) {
-		const [key, value] = flag.split(":");
-		out[key.trim()] =
-			value === undefined ? true : /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value === "true" ? true : value === "false" ? false : value;
-	}
-	return out;
-}
-
-function ruleObject(rule: unknown): Record<string, unknown> {
-	if (typeof rule === "string") return expandShorthand(rule);
-	if (rule && typeof rule === "object" && !Array.isArray(rule)) return rule as Record<string, unknown>;
-	return { type: "any" };
-}
-
-/** Whether a parameter may be left out. */
-export function isOptional(rule: unknown): boolean {
-	if (Array.isArray(rule)) return rule.some(isOptional);
-	const r = ruleObject(rule);
-	return r.optional === true || r.default !== undefined;
-}
-
-/** One fastest-validator rule as a JSON Schema (2020-12, OpenAPI 3.1's dialect). */
-export function ruleSchema(rule: unknown): Schema {
-	if (Array.isArray(rule)) return { anyOf: rule.map(ruleSchema) };
-	const r = ruleObject(rule);
-	let s: Schema;
-	switch (r.type) {
-		case "string":
-			s = { type: "string" };
-			if (typeof r.min === "number") s.minLength = r.min;
-			if (typeof r.max === "number") s.maxLength = r.max;
-			if (typeof r.length === "number") s.minLength = s.maxLength = r.length;
-			if (Array.isArray(r.enum)) s.enum = r.enum;
-			if (r.pattern instanceof RegExp) s.pattern = r.pattern.source;
-			else if (typeof r.pattern === "string") s.pattern = r.pattern;
-			break;
-		case "number":
-			s = { type: r.integer ? "integer" : "number" };
-			if (typeof r.min === "number") s.minimum = r.min;
-			if (typeof r.max === "number") s.maximum = r.max;
-			if (r.positive) s.exclusiveMinimum = 0;
-			if (r.negative) s.exclusiveMaximum = 0;
-			break;
-		case "boolean":
-			s = { type: "boolean" };
-			break;
-		case "email":
-			s = { type: "string", format: "email" };
-			break;
-		case "url":
-			s = { type: "string", format: "uri" };
-			break;
-		case "uuid":
-			s = { type: "string", format: "uuid" };
-			break;
-		case "date":
-			s = { type: "string", format: "date-time" };
-			break;
-		case "enum":
-			s = { enum: Array.isArray(r.values) ? r.values : [] };
-			break;
-		case "equal":
-			s = { const: r.value };
-			break;
-		case "array":
-			s = { type: "array" };
-			if (r.items !== undefined) s.items = ruleSchema(r.items);
-			if (typeof r.min === "number") s.minItems = r.min;
-			if (typeof r.max === "number") s.maxItems = r.max;
-			break;
-		case "object": {
-			const props = (r.props ?? r.properties) as Record<string, unknown> | undefined;
-			s = { type: "object" };
-			if (props) Object.assign(s, objectSchema(props));
-			break;
-		}
-		case "multi":
-			s = { anyOf: Array.isArray(r.rules) ? r.rules.map(ruleSchema) : [] };
-			break;
-		default:
-			// "any", "custom", "forbidden"…: the service checks the value itself (and answers 400).
-			s = {};
-	}
-	if (r.convert === true && (r.type === "number" || r.type === "boolean"))
-		s.description = `${r.type === "boolean" ? "true/false/1/0" : "A number"}; form fields and query strings are converted.`;
-	if (r.nullable === true && typeof s.type === "string") s.type = [s.type, "null"];
-	if (r.default !== undefined && typeof r.default !== "function") s.default = r.default;
-	return s;
-}
-
-/** The properties of a params object (its `$$` options left out), with the required ones. */
-function objectSchema(params: Record<string, unknown>, leaveOut: string[] = []): { properties: Record<string, Schema>; required?: string[] } {
-	const properties: Record<string, Schema> = {};
-	const required: string[] = [];
-	for (const [name, rule] of Object.entries(params)) {
-		if (name.startsWith("$$") || leaveOut.includes(name)) continue;
-		properties[name] = ruleSchema(rule);
-		if (!isOptional(rule)) required.push(name);
-	}
-	return required.length ? { properties, required } : { properties };
-}
-
-/** `page` and `per_page` follow the gateway's pagination contract (lib/api/pagination.ts) whatever their rule says. */
-function pageSchema(name: string, rule: unknown): Schema {
-	if (name === "page") return { type: "integer", minimum: 1 };
-	if (name === "per_page") return { type: "integer", minimum: 1, maximum: MAX_PER_PAGE };
-	return ruleSchema(rule);
-}
 
 const pathParams = (aliasPath: string) => [...aliasPath.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map(m => m[1]);
 const openApiPath = (aliasPath: string) => aliasPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
@@ -192,13 +81,46 @@ function tableTag(table: RouteTable): string {
 	return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "docs";
 }
 
+/**
+ * The document's named schemas: a schema with a `title` is kept once in `components.schemas` and
+ * referred to by `$ref`, wherever it appears; two different schemas may not share a title.
+ */
+class NamedSchemas {
+	readonly schemas: Record<string, Schema> = {};
+
+	use(schema: JsonSchema): Schema {
+		const { title } = schema;
+		const inner = this.within(schema);
+		if (typeof title !== "string") return inner;
+		const known = this.schemas[title];
+		if (known && JSON.stringify(known) !== JSON.stringify(inner)) throw new Error(`two different schemas are named ${title}`);
+		this.schemas[title] = inner;
+		return { $ref: `#/components/schemas/${title}` };
+	}
+
+	/** The schema with the schemas it holds named in turn. */
+	private within(schema: JsonSchema): Schema {
+		const out: Schema = { ...schema };
+		if (schema.properties)
+			out.properties = Object.fromEntries(Object.entries(schema.properties as Record<string, JsonSchema>).map(([k, v]) => [k, this.use(v)]));
+		if (schema.items) out.items = this.use(schema.items as JsonSchema);
+		if (typeof schema.additionalProperties === "object") out.additionalProperties = this.use(schema.additionalProperties as JsonSchema);
+		for (const list of ["anyOf", "oneOf", "allOf"] as const)
+			if (Array.isArray(schema[list])) out[list] = (schema[list] as JsonSchema[]).map(s => this.use(s));
+		return out;
+	}
+}
+
 export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema {
 	const paths: Record<string, Record<string, Schema>> = {};
 	const tags = new Set<string>();
+	const named = new NamedSchemas();
 	for (const table of tables) {
 		const defaultTag = tableTag(table);
-		for (const [kind, how] of Object.entries(KINDS) as [keyof RouteTable, (typeof KINDS)[keyof RouteTable]][]) {
+		const unused = new Set(Object.keys(table.answers ?? {}));
+		for (const [kind, how] of Object.entries(KINDS) as [RouteKind, (typeof KINDS)[RouteKind]][]) {
 			for (const [alias, target] of Object.entries(table[kind] ?? {})) {
+				unused.delete(alias);
 				const [rawMethod, aliasPath] = alias.trim().split(/\s+/);
 				const method = rawMethod.toUpperCase();
 				const fullPath = how.prefix + aliasPath;
@@ -207,9 +129,24 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 				const tag = kind === "internal" || kind === "internalStream" ? "internal" : name ? name.split(".")[0] : defaultTag;
 				tags.add(tag);
 				paths[openApiPath(fullPath)] ??= {};
-				paths[openApiPath(fullPath)][method.toLowerCase()] = operation({ kind, how, method, aliasPath, fullPath, name, action, target, tag, opts });
+				const answers = table.answers?.[alias];
+				paths[openApiPath(fullPath)][method.toLowerCase()] = operation({
+					kind,
+					how,
+					method,
+					aliasPath,
+					fullPath,
+					name,
+					action,
+					target,
+					tag,
+					answers,
+					named,
+					opts,
+				});
 			}
 		}
+		if (unused.size) throw new Error(`answers declared for aliases that are not routed: ${[...unused].join(", ")}`);
 	}
 	return {
 		openapi: "3.1.0",
@@ -226,13 +163,40 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 		servers: [{ url: opts.basePath }],
 		tags: [...tags].sort().map(name => ({ name })),
 		paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
-		components: components(opts),
+		components: { ...components(opts), schemas: { ...named.schemas, ...ERROR_SCHEMAS } },
+	};
+}
+
+/**
+ * One document for two versions (docs/api.md#docs-endpoints): `other`'s operations join `base`'s
+ * under their full paths (`/api/v4/projects/{id}/jobs`), each operation with its own server (the
+ * origin: its path says its version) and a tag of its version ("v4 labels").
+ */
+export function addVersion(base: Schema, other: Schema, version: string): Schema {
+	const root = ((other.servers as { url: string }[])[0]?.url ?? "").replace(/\/$/, "");
+	const paths = { ...(base.paths as Record<string, Schema>) };
+	const tags = new Set(((base.tags as { name: string }[]) ?? []).map(t => t.name));
+	const servers = [{ url: "/", description: `API ${version}: the path carries its version` }];
+	for (const [path, item] of Object.entries(other.paths as Record<string, Record<string, Schema>>)) {
+		const operations = Object.fromEntries(
+			Object.entries(item).map(([method, op]) => {
+				const versioned = (op.tags as string[]).map(t => `${version} ${t}`);
+				versioned.forEach(t => tags.add(t));
+				return [method, { ...op, operationId: `${version}_${String(op.operationId)}`, tags: versioned, servers }];
+			}),
+		);
+		paths[root + path] = operations;
+	}
+	return {
+		...base,
+		tags: [...tags].sort().map(name => ({ name })),
+		paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
 	};
 }
 
 interface OperationInput {
-	kind: keyof RouteTable;
-	how: (typeof KINDS)[keyof RouteTable];
+	kind: RouteKind;
+	how: (typeof KINDS)[RouteKind];
 	method: string;
 	aliasPath: string;
 	fullPath: string;
@@ -240,11 +204,34 @@ interface OperationInput {
 	action: ActionDefinition | undefined;
 	target: AliasTarget;
 	tag: string;
+	/** What the route's table declares it answers (none: a general success). */
+	answers: Answers | undefined;
+	named: NamedSchemas;
 	opts: OpenApiOptions;
 }
 
+const SUCCESS: Record<number, string> = { 200: "Success.", 201: "Created.", 202: "Accepted: done later." };
+
+/** The declared answers: each success with its body, each refusal particular to the route by its name in the components. */
+function declared(answers: Answers, named: NamedSchemas, successHeaders: Schema | undefined): Record<string, unknown> {
+	const out: Record<string, unknown> = {};
+	for (const [status, answer] of Object.entries(answers)) {
+		if (typeof answer === "string") {
+			out[status] = ref(answer);
+			continue;
+		}
+		const type = answer.contentType ?? "application/json";
+		out[status] = {
+			description: SUCCESS[Number(status)] ?? "Success.",
+			...(successHeaders ? { headers: successHeaders } : {}),
+			content: { [type]: { schema: named.use(answer.schema) } },
+		};
+	}
+	return out;
+}
+
 function operation(input: OperationInput): Schema {
-	const { kind, how, method, aliasPath, fullPath, name, action, target, tag, opts } = input;
+	const { kind, how, method, aliasPath, fullPath, name, action, target, tag, answers, named, opts } = input;
 	const params = action?.params ?? {};
 	const inPath = pathParams(aliasPath);
 	const isProject = PROJECT_ROUTE.test(aliasPath) && how.security === "token";
@@ -276,20 +263,27 @@ function operation(input: OperationInput): Schema {
 
 	// A function serving a file (a download); one that takes a body describes it like an action.
 	const isFunction = typeof target === "function" && !hasBody;
+	const pageHeaders = paginated
+		? Object.fromEntries(
+				["X-Total", "X-Total-Pages", "X-Per-Page", "X-Page", "X-Next-Page", "X-Prev-Page", "Link"].map(h => [h, { $ref: `#/components/headers/${h}` }]),
+			)
+		: undefined;
 	const success: Schema = { description: "Success. A POST answers 201 as GitLab does, except where docs/api.md says otherwise." };
 	if (isFunction) success.content = { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
-	if (paginated)
-		success.headers = Object.fromEntries(
-			["X-Total", "X-Total-Pages", "X-Per-Page", "X-Page", "X-Next-Page", "X-Prev-Page", "Link"].map(h => [h, { $ref: `#/components/headers/${h}` }]),
-		);
-	const responses: Record<string, unknown> = { "2XX": success };
-	if (rest.length || requestBody) responses["400"] = ref("BadRequest");
+	if (pageHeaders) success.headers = pageHeaders;
+	const responses: Record<string, unknown> = answers ? {} : { "2XX": success };
+	// A path segment whose escapes do not decode is a 400 too (docs/architecture.md#the-guarded-entry).
+	if (rest.length || requestBody || inPath.length) responses["400"] = ref("BadRequest");
 	if (how.security !== "none") responses["401"] = ref(how.security === "secret" ? "WrongSecret" : "Unauthorized");
 	if (isProject && action?.auth !== "none") responses["403"] = ref("Forbidden");
 	if (inPath.length || how.security === "secret") responses["404"] = ref(how.security === "secret" ? "InternalOffOrNotFound" : "NotFound");
 	if (requestBody) responses["413"] = ref("TooLarge");
+	if (requestBody && how.body === "parsed") responses["415"] = ref("UnsupportedType");
 	if (opts.rateLimitPerMinute > 0) responses["429"] = ref("RateLimited");
+	// Wrong shared secrets are limited per address whatever the request limit (gateway/rate-limit.ts).
+	if (how.security === "secret") responses["429"] = ref(opts.rateLimitPerMinute > 0 ? "RateLimited" : "SecretGuessing");
 	if (kind !== "docs") responses["503"] = ref("Unavailable");
+	if (answers) Object.assign(responses, declared(answers, named, pageHeaders));
 
 	const notes: string[] = [];
 	if (name && !action) notes.push("No node of the cluster offered this action when the document was generated: only its path parameters are shown.");
@@ -318,69 +312,4 @@ function operation(input: OperationInput): Schema {
 		merged.responses = { ...(extra.responses as Schema), ...errors };
 	}
 	return merged;
-}
-
-function components(opts: OpenApiOptions): Schema {
-	const json = (schema: Schema) => ({ "application/json": { schema } });
-	const message = (example: string) => json({ $ref: "#/components/schemas/Message", examples: [{ message: example }] });
-	return {
-		securitySchemes: {
-			privateToken: { type: "apiKey", in: "header", name: "PRIVATE-TOKEN", description: "A user's private token (20 characters)." },
-			privateTokenQuery: { type: "apiKey", in: "query", name: "private_token" },
-			bearer: { type: "http", scheme: "bearer", description: "The private token as `Authorization: Bearer <token>`." },
-			sharedSecret: { type: "apiKey", in: "header", name: "Gitlab-Shared-Secret", description: "INTERNAL_API_SECRET of the service." },
-		},
-		schemas: {
-			Message: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
-			ParameterError: { type: "object", properties: { error: { type: "string" } }, required: ["error"], examples: [{ error: "name is missing" }] },
-			ValidationErrors: {
-				type: "object",
-				properties: { message: { type: "object", additionalProperties: { type: "array", items: { type: "string" } } } },
-				required: ["message"],
-				examples: [{ message: { color: ["must be a valid color code"] } }],
-			},
-		},
-		headers: Object.fromEntries(
-			[
-				["X-Total", "Items in the whole list"],
-				["X-Total-Pages", "Pages in the whole list"],
-				["X-Per-Page", "Items per page"],
-				["X-Page", "This page's number"],
-				["X-Next-Page", "The next page's number (empty on the last)"],
-				["X-Prev-Page", "The previous page's number (empty on the first)"],
-				["Link", "first, prev, next and last pages (RFC 8288)"],
-			].map(([name, description]) => [name, { description, schema: { type: "string" } }]),
-		),
-		responses: {
-			BadRequest: {
-				description:
-					"Bad parameters: a missing or invalid one (`error`), a rule of the model (`message` by field), " + "or a body that cannot be read.",
-				content: json({
-					oneOf: [
-						{ $ref: "#/components/schemas/ParameterError" },
-						{ $ref: "#/components/schemas/ValidationErrors" },
-						{ $ref: "#/components/schemas/Message" },
-					],
-				}),
-			},
-			Unauthorized: { description: "No token, or an unknown one.", content: message("401 Unauthorized") },
-			WrongSecret: { description: "No Gitlab-Shared-Secret, or a wrong one.", content: message("401 Unauthorized") },
-			Forbidden: { description: "The caller's access to the project is not enough.", content: message("403 Forbidden") },
-			NotFound: { description: "No such project or record, or one the caller may not see.", content: message("404 Project Not Found") },
-			InternalOffOrNotFound: {
-				description: "The internal API is off (INTERNAL_API_SECRET unset), or no such record.",
-				content: message("404 Not Found"),
-			},
-			TooLarge: { description: "The body is larger than the gateway accepts.", content: message("413 Request Entity Too Large") },
-			RateLimited: {
-				description: `More than ${opts.rateLimitPerMinute} requests in a minute from one token (or, without one, one address).`,
-				headers: Object.fromEntries([...LIMIT_HEADERS, RETRY_AFTER_HEADER].map(h => [h, { schema: { type: "string" } }])),
-				content: message("429 Too Many Requests"),
-			},
-			Unavailable: {
-				description: "The service behind the route is not reachable or did not answer in time.",
-				content: message("503 Service Unavailable"),
-			},
-		},
-	};
 }

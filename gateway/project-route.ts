@@ -6,7 +6,8 @@
 import type { Caller } from "../lib/accounts/access";
 import { MAX_PROJECT_REF, PROJECT_ACCESS, projectRefKey } from "../lib/accounts/auth-cache";
 
-const PROJECT_ROUTE = /^\/?projects\/:id(\/|$)/;
+/** `/projects/:id/…` of any version (`/v3/projects/:id`, `/v4/projects/:id`: gateway/routes). */
+const PROJECT_ROUTE = /^\/?(?:v\d+\/)?projects\/:id(\/|$)/;
 /** Whether a route (moleculer-web's alias object) is under /projects/:id, decided once per route. */
 const projectRoutes = new WeakMap<object, boolean>();
 
@@ -18,6 +19,9 @@ export function isProjectRoute(alias: { path: string }): boolean {
 
 /** The access look-up as the cache reads name it: made once, read on every project route. */
 export const ACCESS_LOOKUP = { name: PROJECT_ACCESS.action, cache: PROJECT_ACCESS.cache };
+
+/** The parameters of accounts' access look-up. */
+export type AccessLookup = ReturnType<typeof accessLookupParams>;
 
 /** The parameters of accounts' access look-up for the project `ref` names, as `user` (null: anonymous). */
 export function accessLookupParams(ref: string, user: Caller | null) {

@@ -5,7 +5,8 @@
  * - a request without a token, or with one that resolves to nobody, counts against the client
  *   address (gateway/client-address.ts), so made-up tokens buy no fresh budget;
  * - a wrong `Gitlab-Shared-Secret` on the internal API counts against the address too, with
- *   the failed-login budget (a right one is not limited: the CI side and the git server).
+ *   the failed-login budget; a right one is never limited, nor refused for others' wrong ones
+ *   (the CI side and the git server, maybe behind the same address as a misconfigured runner).
  * Limits are per minute, shared by every gateway replica through Redis (lib/api/rate-limiter.ts).
  * Answers carry GitLab's headers (`RateLimit-*`) and moleculer-web's (`X-Rate-Limit-*`), all in
  * seconds; a 429 adds `Retry-After`.
@@ -74,7 +75,7 @@ export class RequestLimits {
 		}
 	}
 
-	/** Before the shared secret is compared: an address with too many wrong ones is refused. */
+	/** A wrong shared secret from an address that has sent too many already: 429 (a right one never comes here). */
 	async refuseSecretGuesser(address: string): Promise<void> {
 		const state = await this.secretFailures.get(address).catch(() => null);
 		if (state && state.consumedPoints >= this.opts.authFailures) throw tooManyRequests(state.msBeforeNext);

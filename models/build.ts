@@ -55,6 +55,15 @@ export interface BuildDoc {
 	erased_by: number | null;
 	/** The build this one retried, when it is a retry. */
 	retried_from?: number | null;
+	/** Its pipeline (models/pipeline.ts: one per project, commit and ref); absent on builds not yet given one. */
+	pipeline_id?: number;
+	/**
+	 * pipelineStatusKey(pipeline_id, status), or (pipeline_id, "retried") once a retry replaced it:
+	 * the index a pipeline's status and its jobs are read through.
+	 */
+	pipeline_status?: string;
+	/** A retry replaced it: it no longer counts in its pipeline's status (GitLab's `retried`). */
+	retried?: boolean;
 }
 
 /** A project's counter: the highest number known to be stored (the builds at 1…seq exist). */
@@ -68,10 +77,26 @@ export interface BuildCounterDoc {
 export const SEQ_DIGITS = 10;
 export const seqKey = (projectId: number, seq: number) => `${projectId}|${String(seq).padStart(SEQ_DIGITS, "0")}`;
 export const statusKey = (projectId: number, status: string) => `${projectId}|${status}`;
+/** A build's place among its pipeline's builds: its status, or RETRIED_KEY once retried. */
+export const pipelineStatusKey = (pipelineId: number, status: string) => `${pipelineId}|${status}`;
+export const RETRIED_KEY = "retried";
 export const shaKey = (projectId: number, sha: string) => `${projectId}|${sha}`;
 
 export const buildsCollection = {
-	indexes: [{ fields: { project_seq: 1 }, unique: true }, { fields: { project_status: 1, seq: -1 } }, { fields: { project_sha: 1, seq: -1 } }],
+	indexes: [
+		{ fields: { project_seq: 1 }, unique: true },
+		{ fields: { project_status: 1, seq: -1 } },
+		{ fields: { project_sha: 1, seq: -1 } },
+		{ fields: { pipeline_status: 1, seq: -1 } },
+	],
 } as const;
 
 export const buildCountersCollection = {} as const;
+
+/** Data migrations the builds service has run to their end (`id`: the migration's number). */
+export interface BuildMigrationDoc {
+	id: number;
+	done_at: string;
+}
+
+export const buildMigrationsCollection = {} as const;

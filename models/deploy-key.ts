@@ -30,6 +30,10 @@ export interface DeployKeyLinkDoc {
 	/** keyLinkKey(project_id, key_id): unique, a project links a key once. */
 	project_key: string;
 	created_at: string;
+	/** v4's write access for this project (absent on links made before it was kept: none). */
+	can_push?: boolean;
+	/** Its last change (v4's PUT of `can_push`), for v4's conditional DELETE. */
+	updated_at?: string;
 }
 
 export const keyLinkKey = (projectId: number, keyId: number) => `${projectId}|${keyId}`;

@@ -25,3 +25,22 @@ export const labelKey = (projectId: number, title: string) => `${projectId}|${ti
 export const labelsCollection = {
 	indexes: [{ fields: { project_title: 1 }, unique: true }, { fields: { project_id: 1, title: 1 } }],
 } as const;
+
+/** A user's subscription to a label (API v4's subscribe and unsubscribe). */
+export interface LabelSubscriptionDoc {
+	id: number;
+	label_id: number;
+	user_id: number;
+	project_id: number;
+	/** subscriptionKey(label_id, user_id): unique, one subscription per user and label. */
+	label_user: string;
+	/** projectUserKey(project_id, user_id): a user's subscriptions in a project, for a list's `subscribed`. */
+	project_user: string;
+}
+
+export const subscriptionKey = (labelId: number, userId: number) => `${labelId}|${userId}`;
+export const projectUserKey = (projectId: number, userId: number) => `${projectId}|${userId}`;
+
+export const labelSubscriptionsCollection = {
+	indexes: [{ fields: { label_user: 1 }, unique: true }, { fields: { project_user: 1 } }, { fields: { label_id: 1 } }],
+} as const;

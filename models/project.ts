@@ -26,6 +26,8 @@ export interface MemberDoc {
 	/** memberKey(project_id, user_id): unique, one membership per user and project. */
 	member_key: string;
 	created_at: string;
+	/** Its last change of level (absent: never changed), for v4's conditional DELETE. */
+	updated_at?: string;
 }
 
 export const memberKey = (projectId: number, userId: number) => `${projectId}|${userId}`;

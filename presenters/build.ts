@@ -1,7 +1,8 @@
 /** GitLab 8.x Build entity (docs/api.md#build-entity) and the erased-build record, pure. */
 import type { BuildDoc, CommitDoc } from "../models/build";
 import type { UserDoc } from "../models/user";
-import { presentUser } from "./user";
+import { alwaysNull, boolean, integer, nullable, number, object, propertiesOf, string, timestamp } from "./json-schema";
+import { presentUser, USER } from "./user";
 
 /**
  * ISO 8601 with a numeric UTC offset, as GitLab shows a commit's date
@@ -68,3 +69,36 @@ export function presentErasedBuild(b: BuildDoc, user: UserDoc | null, gitlabUrl:
 
 export type BuildEntity = ReturnType<typeof presentBuild>;
 export type ErasedBuildEntity = ReturnType<typeof presentErasedBuild>;
+
+/** The shapes above, for the API description (presenters/json-schema.ts). A commit's date is kept as the CI side sent it. */
+export const COMMIT = object(
+	{
+		id: string,
+		short_id: string,
+		title: string,
+		author_name: string,
+		author_email: string,
+		created_at: string,
+		committer_name: string,
+		committer_email: string,
+		message: string,
+	},
+	"Commit",
+);
+const BUILD_CORE = object({
+	id: integer,
+	name: string,
+	stage: string,
+	ref: string,
+	tag: boolean,
+	status: { enum: ["pending", "running", "success", "failed", "canceled"] },
+	coverage: nullable(number),
+	created_at: timestamp,
+	started_at: nullable(timestamp),
+	finished_at: nullable(timestamp),
+	runner: alwaysNull,
+	commit: COMMIT,
+	user: nullable(USER),
+});
+export const BUILD = object({ ...propertiesOf(BUILD_CORE), artifacts_file: nullable(object({ filename: string, size: integer })) }, "Build");
+export const ERASED_BUILD = object({ ...propertiesOf(BUILD_CORE), download_url: alwaysNull }, "ErasedBuild");

@@ -1,5 +1,6 @@
 /** Deploy-key entities (docs/api.md#deploy-key-entity), pure. */
 import type { DeployKeyDoc } from "../models/deploy-key";
+import { boolean, integer, nullable, object, string, timestamp } from "./json-schema";
 
 /** The SSHKey entity of list, get and create: `{id, title, key, created_at}`. */
 export function presentDeployKey(k: DeployKeyDoc) {
@@ -22,3 +23,19 @@ export function presentDeletedDeployKey(k: DeployKeyDoc) {
 
 export type DeployKeyEntity = ReturnType<typeof presentDeployKey>;
 export type DeletedDeployKeyEntity = ReturnType<typeof presentDeletedDeployKey>;
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const DEPLOY_KEY = object({ id: integer, title: string, key: string, created_at: timestamp }, "DeployKey");
+export const DELETED_DEPLOY_KEY = object(
+	{
+		id: integer,
+		user_id: nullable(integer),
+		created_at: timestamp,
+		updated_at: timestamp,
+		key: string,
+		title: string,
+		fingerprint: string,
+		public: boolean,
+	},
+	"DeletedDeployKey",
+);

@@ -1,5 +1,6 @@
 /** Label entities (docs/api.md#label-entity, and #decisions). */
 import type { LabelDoc } from "../models/label";
+import { boolean, integer, nullable, object, propertiesOf, string, timestamp } from "./json-schema";
 
 export interface LabelCounts {
 	open_issues_count: number;
@@ -34,3 +35,31 @@ export function presentDeletedLabel(l: LabelDoc) {
 		updated_at: l.updated_at,
 	};
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const LABEL = object({ name: string, color: string, description: nullable(string) }, "Label");
+export const LABEL_WITH_COUNTS = object(
+	{
+		id: integer,
+		...propertiesOf(LABEL),
+		open_issues_count: integer,
+		closed_issues_count: integer,
+		open_merge_requests_count: integer,
+		priority: nullable(integer),
+		subscribed: boolean,
+	},
+	"LabelWithCounts",
+);
+export const DELETED_LABEL = object(
+	{
+		id: integer,
+		title: string,
+		color: string,
+		description: nullable(string),
+		template: boolean,
+		project_id: integer,
+		created_at: timestamp,
+		updated_at: timestamp,
+	},
+	"DeletedLabel",
+);

@@ -1,7 +1,8 @@
 /** GitLab 8.16 project and member entities (lib/api/entities.rb: Project, ProjectWithAccess, BasicProjectDetails, Member). */
 import type { ProjectDoc } from "../models/project";
 import type { UserDoc } from "../models/user";
-import { presentUserBasic } from "./user";
+import { alwaysNull, arrayOf, boolean, integer, nullable, object, propertiesOf, string, timestamp } from "./json-schema";
+import { presentUserBasic, USER_BASIC } from "./user";
 
 /** GitLab's notification level of a membership no one has changed: `global` (NotificationSetting.levels). */
 export const GLOBAL_NOTIFICATION_LEVEL = 3;
@@ -90,3 +91,59 @@ export function presentProjectWithAccess(p: ProjectDoc, owner: UserDoc | null, g
 export function presentMember(u: UserDoc, accessLevel: number, gitlabUrl: string, expiresAt: string | null = null) {
 	return { ...presentUserBasic(u, gitlabUrl), access_level: accessLevel, expires_at: expiresAt };
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const BASIC_PROJECT = object(
+	{ id: integer, http_url_to_repo: string, web_url: string, name: string, name_with_namespace: string, path: string, path_with_namespace: string },
+	"BasicProject",
+);
+export const PROJECT = object(
+	{
+		id: integer,
+		description: string,
+		default_branch: string,
+		tag_list: arrayOf(string),
+		public: boolean,
+		archived: boolean,
+		visibility_level: integer,
+		ssh_url_to_repo: string,
+		http_url_to_repo: string,
+		web_url: string,
+		owner: nullable(USER_BASIC),
+		name: string,
+		name_with_namespace: string,
+		path: string,
+		path_with_namespace: string,
+		container_registry_enabled: boolean,
+		issues_enabled: boolean,
+		merge_requests_enabled: boolean,
+		wiki_enabled: boolean,
+		builds_enabled: boolean,
+		snippets_enabled: boolean,
+		created_at: timestamp,
+		last_activity_at: timestamp,
+		shared_runners_enabled: boolean,
+		lfs_enabled: boolean,
+		creator_id: integer,
+		namespace: object({ id: integer, name: string, path: string, kind: string }),
+		avatar_url: alwaysNull,
+		star_count: integer,
+		forks_count: integer,
+		open_issues_count: integer,
+		public_builds: boolean,
+		shared_with_groups: arrayOf({}),
+		only_allow_merge_if_build_succeeds: boolean,
+		request_access_enabled: boolean,
+		only_allow_merge_if_all_discussions_are_resolved: boolean,
+		approvals_before_merge: integer,
+	},
+	"Project",
+);
+export const PROJECT_WITH_ACCESS = object(
+	{
+		...propertiesOf(PROJECT),
+		permissions: object({ project_access: nullable(object({ access_level: integer, notification_level: integer })), group_access: alwaysNull }),
+	},
+	"ProjectWithAccess",
+);
+export const MEMBER = object({ ...propertiesOf(USER_BASIC), access_level: integer, expires_at: nullable(string) }, "Member");

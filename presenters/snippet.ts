@@ -1,6 +1,7 @@
 /** Project snippet entity (docs/api.md#snippet-entity), pure. */
 import type { SnippetDoc } from "../models/snippet";
 import type { UserDoc } from "../models/user";
+import { integer, nullable, object, oneValue, string, timestamp } from "./json-schema";
 import { presentUserBasic } from "./user";
 
 /** Where a snippet's links point: the GITLAB_URL base and its project's `namespace/path`. */
@@ -65,3 +66,37 @@ export function presentDeletedSnippet(s: SnippetDoc) {
 		visibility_level: s.visibility_level,
 	};
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const SNIPPET_AUTHOR = object(
+	{ id: integer, username: string, email: string, name: string, state: string, created_at: timestamp, avatar_url: string, web_url: string },
+	"SnippetAuthor",
+);
+export const SNIPPET = object(
+	{
+		id: integer,
+		title: string,
+		file_name: string,
+		author: nullable(SNIPPET_AUTHOR),
+		expires_at: nullable(timestamp),
+		updated_at: timestamp,
+		created_at: timestamp,
+		web_url: string,
+	},
+	"Snippet",
+);
+export const DELETED_SNIPPET = object(
+	{
+		id: integer,
+		title: string,
+		content: string,
+		author_id: integer,
+		project_id: integer,
+		created_at: timestamp,
+		updated_at: timestamp,
+		file_name: string,
+		type: oneValue("ProjectSnippet"),
+		visibility_level: integer,
+	},
+	"DeletedSnippet",
+);

@@ -1,6 +1,7 @@
 /** GitLab 8.16 user entities (lib/api/entities.rb: UserBasic < User < UserPublic < UserWithPrivateToken). */
 import crypto from "crypto";
 import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, type UserDoc } from "../models/user";
+import { arrayOf, boolean, integer, nullable, object, propertiesOf, string, timestamp } from "./json-schema";
 
 /** Projects a user may create: no limit is kept here, so a number no one reaches. */
 export const PROJECTS_LIMIT = 100000;
@@ -57,3 +58,40 @@ export function presentUserPublic(u: UserDoc, gitlabUrl: string) {
 export function presentCurrentUser(u: UserDoc, gitlabUrl: string, privateToken: string) {
 	return { ...presentUserPublic(u, gitlabUrl), private_token: privateToken };
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const USER_BASIC = object({ name: string, username: string, id: integer, state: string, avatar_url: string, web_url: string }, "UserBasic");
+export const USER = object(
+	{
+		...propertiesOf(USER_BASIC),
+		created_at: timestamp,
+		is_admin: boolean,
+		bio: nullable(string),
+		location: nullable(string),
+		skype: string,
+		linkedin: string,
+		twitter: string,
+		website_url: string,
+		organization: nullable(string),
+	},
+	"User",
+);
+export const USER_PUBLIC = object(
+	{
+		...propertiesOf(USER),
+		last_sign_in_at: nullable(timestamp),
+		confirmed_at: timestamp,
+		email: string,
+		theme_id: integer,
+		color_scheme_id: integer,
+		projects_limit: integer,
+		current_sign_in_at: nullable(timestamp),
+		identities: arrayOf(object({ provider: string, extern_uid: string })),
+		can_create_group: boolean,
+		can_create_project: boolean,
+		two_factor_enabled: boolean,
+		external: boolean,
+	},
+	"UserPublic",
+);
+export const CURRENT_USER = object({ ...propertiesOf(USER_PUBLIC), private_token: string }, "UserWithPrivateToken");

@@ -1,7 +1,8 @@
 /**
  * Accounts: users, private tokens, projects and memberships (the GitLab v3 subset the rest needs),
  * root's bootstrap, and the look-ups the gateway makes on every request. One resource per module
- * under services/modules/accounts/ (lookups, session, users, projects, members), as GitLab's lib/api.
+ * under services/modules/accounts/ (lookups, session, users, projects, members), as GitLab's lib/api,
+ * and v4's beside them (users.v4, projects.v4, members.v4).
  *
  * The two look-ups (token → caller, project → the caller's level) are cached; a membership change
  * cleans that member's entries for that project at once, here and on the gateways (new users and
@@ -21,10 +22,13 @@ import { secretsKeyCheckCollection } from "../models/secrets-key-check";
 import { usersCollection } from "../models/user";
 import { Lookups } from "./modules/accounts/lookups";
 import { Members } from "./modules/accounts/members";
+import { MembersV4 } from "./modules/accounts/members.v4";
 import { asMixins, type AccountsModule } from "./modules/accounts/module";
 import { Projects } from "./modules/accounts/projects";
+import { ProjectsV4 } from "./modules/accounts/projects.v4";
 import { Session } from "./modules/accounts/session";
 import { Users } from "./modules/accounts/users";
+import { UsersV4 } from "./modules/accounts/users.v4";
 
 /** Start-up: the hasher, the login throttle (on the shared Redis when there is one), root. */
 const Lifecycle: AccountsModule = {
@@ -54,6 +58,8 @@ const AccountsService: ServiceSchema = {
 		SecretsMixin(),
 		AccessCacheMixin(),
 		...asMixins(Lookups, Session, Users, Projects, Members),
+		// API v4's (docs/api.md#v4-accounts), on the same records.
+		...asMixins(UsersV4, ProjectsV4, MembersV4),
 	],
 	// The service's own hooks run after its mixins' (the collections are connected by then).
 	...asMixins(Lifecycle)[0],

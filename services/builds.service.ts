@@ -1,6 +1,8 @@
 /**
  * CI builds (docs/api.md#builds, #build-states): lists, reads, the trace and the artifacts, and a
- * user's cancel, retry and erase; the internal API the CI side drives is services/modules/builds/internal.ts.
+ * user's cancel, retry and erase (services/modules/builds/controls.ts); the internal API the CI
+ * side drives is services/modules/builds/internal.ts, API v4's jobs, pipelines and job artifacts
+ * the *.v4.ts modules beside it.
  * The rules are here; storing, numbering and paging are the build store's (lib/builds/build-store.ts),
  * files the artifact store's. Every change cleans this project's cached reads.
  */
@@ -11,27 +13,25 @@ import { ApiError, forbidden, notFound } from "../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../lib/api/pagination";
 import { ArtifactStore } from "../lib/builds/artifact-store";
 import { commitIdPrefix, parseId } from "../lib/builds/build-input";
-import {
-	assertErasable,
-	assertRetryable,
-	cancelPatch,
-	isCanonicalScope,
-	parseScope,
-	retriedBuildState,
-	SCOPE_PARAM,
-	type StatePatch,
-} from "../lib/builds/build-state";
-import { BuildBusy, BuildStore, untilSet, type NewBuild } from "../lib/builds/build-store";
+import { isCanonicalScope, parseScope, SCOPE_PARAM, type StatePatch } from "../lib/builds/build-state";
+import { BuildBusy, BuildStore, type NewBuild } from "../lib/builds/build-store";
+import { backfillPipelines } from "../lib/builds/pipeline-backfill";
+import { PipelineStore } from "../lib/builds/pipeline-store";
 import { artifactsGrant, traceGrant, type DownloadGrant } from "../lib/builds/transfer-grants";
 import { sweepUploadsEvery } from "../lib/builds/upload-sweeper";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
-import { buildCountersCollection, buildsCollection, type BuildDoc } from "../models/build";
+import { buildCountersCollection, buildMigrationsCollection, buildsCollection, type BuildDoc } from "../models/build";
+import { pipelineCountersCollection, pipelinesCollection } from "../models/pipeline";
 import type { UserDoc } from "../models/user";
 import { presentBuild, presentErasedBuild } from "../presenters/build";
+import { Controls } from "./modules/builds/controls";
 import { InternalBuilds } from "./modules/builds/internal";
-import { now, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/builds/module";
+import { JobArtifactsV4 } from "./modules/builds/job-artifacts.v4";
+import { JobsV4 } from "./modules/builds/jobs.v4";
+import type { BuildsMethods, BuildsVars, Ctx } from "./modules/builds/module";
+import { PipelinesV4 } from "./modules/builds/pipelines.v4";
 
 const buildParams = { id: "string", build_id: { type: "any" } } as const;
 /** Cached reads live this long at most. Every write cleans them (after bumping the project's write generation: see the cache-cleaner mixin). */
@@ -47,10 +47,16 @@ const SWEEP_UPLOADS_EVERY_MS = 15 * 60 * 1000;
 const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVars> = {
 	name: "builds",
 	mixins: [
-		DbMixin({ builds: buildsCollection, build_counters: buildCountersCollection }),
+		DbMixin({
+			builds: buildsCollection,
+			build_counters: buildCountersCollection,
+			pipelines: pipelinesCollection,
+			pipeline_counters: pipelineCountersCollection,
+			build_migrations: buildMigrationsCollection,
+		}),
 		CacheCleanerMixin(),
 		ProjectAccessMixin(),
-		InternalBuilds as unknown as Partial<ServiceSchema>,
+		...([Controls, InternalBuilds, JobsV4, PipelinesV4, JobArtifactsV4] as unknown as Partial<ServiceSchema>[]),
 	],
 
 	hooks: {
@@ -68,9 +74,20 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 	},
 
 	async started() {
-		this.builds = new BuildStore(this.db.builds, this.db.build_counters);
+		const pipelines = new PipelineStore(this.db.pipelines, this.db.pipeline_counters, this.db.builds);
+		this.builds = new BuildStore(this.db.builds, this.db.build_counters, pipelines);
 		const renumbered = await this.builds.repair(message => this.logger.warn(message));
 		await Promise.all(renumbered.map(id => this.cleanProjectCache(id)));
+		// Builds stored before pipelines were kept get theirs, in the background (they show no pipeline until then).
+		this.pipelinesBackfilled = backfillPipelines({
+			builds: this.db.builds,
+			counters: this.db.build_counters,
+			migrations: this.db.build_migrations,
+			pipelines,
+			stopping: () => !!this.stopping,
+		})
+			.then(given => given && this.logger.info(`Gave ${given} build(s) stored before pipelines were kept their pipeline.`))
+			.catch((err: unknown) => this.logger.warn("Giving older builds their pipelines stopped; the next start goes on:", err));
 		const swept = (removed: number) => this.logger.info(`Removed ${removed} artifacts upload(s) left unfinished by a stopped process.`);
 		const removed = await this.artifacts.sweepStaleUploads(STALE_UPLOAD_MS);
 		if (removed) swept(removed);
@@ -82,8 +99,11 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		});
 	},
 
-	stopped() {
+	async stopped() {
 		this.stopUploadSweeps?.();
+		this.stopping = true;
+		// Its writes end before the collections close.
+		await this.pipelinesBackfilled;
 	},
 
 	actions: {
@@ -166,16 +186,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 			access: AccessLevel.DEVELOPER,
 			params: buildParams,
 			async handler(ctx: Ctx<{ build_id: unknown }>) {
-				const access = this.access(ctx);
-				const read = await this.projectBuild(access, ctx.params.build_id);
-				const build = await untilSet(
-					read,
-					() => this.projectBuild(access, read.id),
-					async b => {
-						const patch = cancelPatch(b, now());
-						return patch ? ((await this.changeState(b, patch)) ?? "changed") : b;
-					},
-				);
+				const build = await this.cancelBuild(ctx, ctx.params.build_id);
 				this.created201(ctx, build);
 				return (await this.present(ctx, [build]))[0];
 			},
@@ -186,21 +197,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 			access: AccessLevel.DEVELOPER,
 			params: buildParams,
 			async handler(ctx: Ctx<{ build_id: unknown }>) {
-				const old = await this.projectBuild(this.access(ctx), ctx.params.build_id);
-				assertRetryable(old);
-				const [fresh] = await this.insertBuilds(old.project_id, [
-					{
-						project_id: old.project_id,
-						name: old.name,
-						stage: old.stage,
-						ref: old.ref,
-						tag: old.tag,
-						commit: old.commit,
-						user_id: ctx.meta.user!.id,
-						...retriedBuildState(now()),
-						retried_from: old.id,
-					},
-				]);
+				const fresh = await this.retryBuild(ctx, ctx.params.build_id);
 				this.created201(ctx, fresh);
 				return (await this.present(ctx, [fresh]))[0];
 			},
@@ -211,24 +208,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 			access: AccessLevel.DEVELOPER,
 			params: buildParams,
 			async handler(ctx: Ctx<{ build_id: unknown }>) {
-				const access = this.access(ctx);
-				const read = await this.projectBuild(access, ctx.params.build_id);
-				// The build as it was when erased: its files are removed below.
-				const build = await untilSet(
-					read,
-					() => this.projectBuild(access, read.id),
-					async b => {
-						const hasTrace = !b.erased_at && (await this.artifacts.traceSize(b.project_id, b.id)) > 0;
-						assertErasable(b, { artifacts: !!b.artifacts, trace: hasTrace });
-						return (await this.builds.markErased(b, now(), ctx.meta.user!.id)) ? b : "changed";
-					},
-				);
-				// The record says erased first, so a failure below leaves files nobody serves, never the reverse.
-				if (build.artifacts) await this.artifacts.removeArtifact(build.project_id, build.id, build.artifacts.file);
-				await this.artifacts.removeTrace(build.project_id, build.id);
-				await this.artifacts.pruneBuildDir(build.project_id, build.id);
-				await this.cleanProjectCache(build.project_id);
-				const erased = await this.projectBuild(access, build.id);
+				const erased = await this.eraseBuild(ctx, ctx.params.build_id);
 				this.created201(ctx, erased);
 				const users = await this.users(ctx, [erased]);
 				return presentErasedBuild(erased, users.get(erased.user_id ?? -1) ?? null, config.gitlabUrl);

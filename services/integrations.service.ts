@@ -16,30 +16,22 @@ import { AccessLevel } from "../lib/accounts/access";
 import type { ApiMeta } from "../lib/api/context";
 import { conflict, notFound } from "../lib/api/errors";
 import { encryptSecret } from "../lib/crypto/secrets";
-import { findIntegration, resolveIntegration, type NamedIntegration } from "../lib/integrations/catalogue";
+import { findIntegration, resolveIntegration, type IntegrationDef, type NamedIntegration } from "../lib/integrations/catalogue";
 import { mergeSettings } from "../lib/integrations/settings";
 import { FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION } from "../lib/integrations/settings-cache";
 import { PUSH_GROUPS } from "../lib/push/channel";
-import { UniqueViolation, type Collection } from "../lib/store/collection";
-import { CacheCleanerMixin, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
+import { UniqueViolation } from "../lib/store/collection";
+import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
-import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
-import { checkSecretsKeyInStore, SecretsMixin, type SecretsVars } from "../mixins/secrets.mixin";
-import { integrationKey, integrationsCollection, type IntegrationDoc } from "../models/integration";
+import { ProjectAccessMixin } from "../mixins/project-access.mixin";
+import { checkSecretsKeyInStore, SecretsMixin } from "../mixins/secrets.mixin";
+import { integrationKey, integrationsCollection, type EventFlag, type IntegrationDoc } from "../models/integration";
 import { secretsKeyCheckCollection } from "../models/secrets-key-check";
 import { presentIntegration } from "../presenters/integration";
+import { IntegrationsV4 } from "./modules/integrations/integrations.v4";
+import type { IntegrationsMethods as Methods, IntegrationsVars as Vars } from "./modules/integrations/module";
 
 type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }, ApiMeta>;
-
-interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
-	definition(slug: string): NamedIntegration;
-	save(projectId: number, named: NamedIntegration, input: Record<string, unknown>): Promise<void>;
-	settingsChanged(projectId: number): Promise<void>;
-	forgetInWorkers(projectId: number): Promise<void>;
-}
-interface Vars extends SecretsVars {
-	db: { integrations: Collection<IntegrationDoc> };
-}
 
 /** How long a write waits for a worker instance to forget the project's settings. */
 const FORGET_TIMEOUT_MS = 2000;
@@ -69,6 +61,7 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 		CacheCleanerMixin(),
 		ProjectAccessMixin(),
 		SecretsMixin(),
+		IntegrationsV4 as unknown as Partial<ServiceSchema>,
 	],
 
 	/** Integration secrets are encrypted with it: a different key stops here (the service's own hook runs after its mixins'). */
@@ -107,12 +100,7 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			async handler(ctx: Ctx) {
 				const projectId = this.access(ctx).project.id;
 				const { def } = this.definition(ctx.params.slug);
-				// GitLab sets every field to nil and deactivates; the record stays. A new `updated_at`: a PUT that read before this does not write.
-				const key = integrationKey(projectId, def.slug);
-				const current = await this.db.integrations.findOne({ project_slug: key });
-				if (current)
-					await this.db.integrations.update({ project_slug: key }, { properties: {}, active: false, updated_at: changedAt(current.updated_at) });
-				await this.settingsChanged(projectId);
+				await this.clearSettings(projectId, def);
 				return true;
 			},
 		},
@@ -143,6 +131,14 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 	},
 
 	methods: {
+		/** GitLab sets every field to nil and deactivates; the record stays. A new `updated_at`: a PUT that read before this does not write. */
+		async clearSettings(projectId: number, def: IntegrationDef): Promise<void> {
+			const key = integrationKey(projectId, def.slug);
+			const current = await this.db.integrations.findOne({ project_slug: key });
+			if (current) await this.db.integrations.update({ project_slug: key }, { properties: {}, active: false, updated_at: changedAt(current.updated_at) });
+			await this.settingsChanged(projectId);
+		},
+
 		/**
 		 * Cleans the project's cached settings, and has every worker instance forget its copy
 		 * (lib/integrations/settings-cache.ts) before the write answers: an event published after
@@ -184,7 +180,12 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 		 * never undoes a DELETE (a revocation) or another PUT that came between. A first PUT racing
 		 * another one ends as an update.
 		 */
-		async save(projectId: number, { def, byGitLabName }: NamedIntegration, input: Record<string, unknown>): Promise<void> {
+		async save(
+			projectId: number,
+			{ def, byGitLabName }: NamedIntegration,
+			input: Record<string, unknown>,
+			flags: Partial<Record<EventFlag, boolean>> = {},
+		): Promise<void> {
 			const key = integrationKey(projectId, def.slug);
 			for (let attempt = 0; ; attempt++) {
 				if (attempt >= MAX_SAVE_ATTEMPTS) throw conflict("Service is being changed by another request");
@@ -193,12 +194,18 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 				for (const name of secretsChanged) properties[name] = encryptSecret(String(properties[name]), this.secretsKey);
 				const now = changedAt(current?.updated_at);
 				if (current) {
-					if (await this.db.integrations.update({ id: current.id, updated_at: current.updated_at }, { properties, active: true, updated_at: now }))
+					if (
+						await this.db.integrations.update(
+							{ id: current.id, updated_at: current.updated_at },
+							{ ...flags, properties, active: true, updated_at: now },
+						)
+					)
 						return;
 					continue;
 				}
 				try {
 					await this.db.integrations.insert({
+						...flags,
 						project_id: projectId,
 						slug: def.slug,
 						project_slug: key,

@@ -13,37 +13,22 @@
  * saw with no links left: either the remover sees the new link, or the joiner sees the key
  * gone and starts again.
  */
-import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
-import type { ApiMeta } from "../lib/api/context";
 import { conflict, forbidden, notFound, recordNotFound, validation } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
 import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/keys/ssh-key";
-import { CacheCleanerMixin, PROJECT_CACHE_KEY, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
-import { UniqueViolation, type Collection } from "../lib/store/collection";
-import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
+import { UniqueViolation } from "../lib/store/collection";
+import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { deployKeyLinksCollection, deployKeysCollection, keyLinkKey, type DeployKeyDoc, type DeployKeyLinkDoc } from "../models/deploy-key";
 import { presentDeletedDeployKey, presentDeployKey } from "../presenters/deploy-key";
+import { DeployKeysV4 } from "./modules/keys/deploy-keys.v4";
+import type { Ctx, KeysMethods as Methods, KeysVars as Vars } from "./modules/keys/module";
 
-type Ctx<P> = Context<P, ApiMeta>;
 type StoredKey = DeployKeyDoc;
-
-interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
-	linkedKey(projectId: number, rawId: string, missing?: () => Error): Promise<{ key: StoredKey; link: DeployKeyLinkDoc }>;
-	unlink(projectId: number, rawId: string): Promise<StoredKey>;
-	enableKey(ctx: Ctx<unknown>, projectId: number, keyId: number): Promise<StoredKey>;
-	keysOf(links: DeployKeyLinkDoc[]): Promise<StoredKey[]>;
-	addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey): Promise<StoredKey>;
-	mayJoin(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<boolean>;
-	joinExisting(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<"linked" | "refused" | "again">;
-	link(projectId: number, keyId: number): Promise<boolean>;
-	removeIfUnlinked(keyId: number): Promise<void>;
-}
-interface Vars {
-	db: { deploy_keys: Collection<StoredKey>; deploy_key_links: Collection<DeployKeyLinkDoc> };
-}
 
 /** Masters only (declared on every action, checked at the gateway before a cache is read): entries are per project. */
 const cacheKeys = [PROJECT_CACHE_KEY];
@@ -61,7 +46,12 @@ const CREATION_WINDOW_MS = 10 * 60_000;
 
 const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "keys",
-	mixins: [DbMixin({ deploy_keys: deployKeysCollection, deploy_key_links: deployKeyLinksCollection }), CacheCleanerMixin(), ProjectAccessMixin()],
+	mixins: [
+		DbMixin({ deploy_keys: deployKeysCollection, deploy_key_links: deployKeyLinksCollection }),
+		CacheCleanerMixin(),
+		ProjectAccessMixin(),
+		DeployKeysV4 as unknown as Partial<ServiceSchema>,
+	],
 
 	actions: {
 		/** Every key of the project in the order they were added; a page when the caller asks for one. */
@@ -193,11 +183,11 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		 * `404 Deploy Key Not Found`. A link that loses a race with the key's removal starts again,
 		 * and then finds the key gone.
 		 */
-		async enableKey(ctx: Ctx<unknown>, projectId: number, keyId: number): Promise<StoredKey> {
+		async enableKey(ctx: Ctx<unknown>, projectId: number, keyId: number, canPush?: boolean): Promise<StoredKey> {
 			for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 				const key: StoredKey | null = await this.db.deploy_keys.findOne({ id: keyId });
 				if (!key) throw deployKeyNotFound();
-				const joined = await this.joinExisting(ctx, key, projectId);
+				const joined = await this.joinExisting(ctx, key, projectId, canPush);
 				if (joined === "refused") throw deployKeyNotFound();
 				if (joined === "linked") return key;
 			}
@@ -212,12 +202,12 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			return links.map(l => byId.get(l.key_id)).filter((k): k is StoredKey => !!k);
 		},
 
-		async addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey): Promise<StoredKey> {
+		async addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey, canPush?: boolean): Promise<StoredKey> {
 			const projectId = access.project.id;
 			for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 				const existing: StoredKey | null = await this.db.deploy_keys.findOne({ fingerprint: input.fingerprint });
 				if (existing) {
-					const joined = await this.joinExisting(ctx, existing, projectId);
+					const joined = await this.joinExisting(ctx, existing, projectId, canPush);
 					if (joined === "refused") throw validation(FINGERPRINT_TAKEN);
 					if (joined === "linked") return existing;
 					continue;
@@ -243,7 +233,7 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				}
 				let linked: boolean;
 				try {
-					linked = await this.link(projectId, created.id);
+					linked = await this.link(projectId, created.id, canPush);
 				} catch (err) {
 					// Not left behind unlinked, for anyone to take up once its creation window is over.
 					await this.removeIfUnlinked(created.id).catch(() => undefined);
@@ -258,11 +248,11 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		 * An existing key for this project: "linked" when the project has it (already, or now), "refused"
 		 * when the caller may not join it (mayJoin), "again" when it vanished while being linked.
 		 */
-		async joinExisting(ctx: Ctx<unknown>, key: StoredKey, projectId: number): Promise<"linked" | "refused" | "again"> {
+		async joinExisting(ctx: Ctx<unknown>, key: StoredKey, projectId: number, canPush?: boolean): Promise<"linked" | "refused" | "again"> {
 			// The project has it already: answered as it is, no second link.
 			if (await this.db.deploy_key_links.findOne({ project_key: keyLinkKey(projectId, key.id) })) return "linked";
 			if (!(await this.mayJoin(ctx, key, projectId))) return "refused";
-			return (await this.link(projectId, key.id)) ? "linked" : "again";
+			return (await this.link(projectId, key.id, canPush)) ? "linked" : "again";
 		},
 
 		/**
@@ -297,13 +287,14 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		 * Links a key to a project and confirms the key still exists by bumping its lock_version.
 		 * False when the key vanished meanwhile (the link is withdrawn): the caller starts again.
 		 */
-		async link(projectId: number, keyId: number): Promise<boolean> {
+		async link(projectId: number, keyId: number, canPush?: boolean): Promise<boolean> {
 			try {
 				await this.db.deploy_key_links.insert({
 					project_id: projectId,
 					key_id: keyId,
 					project_key: keyLinkKey(projectId, keyId),
 					created_at: new Date().toISOString(),
+					can_push: !!canPush,
 				});
 			} catch (err) {
 				// A concurrent request linked it already: the project has the key.

@@ -7,10 +7,9 @@
  *
  * `code` is kept byte-exact and served back by `raw` as text/plain; charset=utf-8.
  */
-import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
-import type { ApiMeta } from "../lib/api/context";
 import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
@@ -23,24 +22,14 @@ import {
 	readSnippetUpdate,
 	visibleSnippetsQuery,
 } from "../lib/snippets/snippet-rules";
-import { CacheCleanerMixin, PROJECT_CACHE_KEY, type CacheCleanerMethods } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
-import type { Collection } from "../lib/store/collection";
-import { ProjectAccessMixin, type ProjectAccessMethods } from "../mixins/project-access.mixin";
+import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { presentDeletedSnippet, presentSnippet } from "../presenters/snippet";
 import { snippetsCollection, type SnippetDoc } from "../models/snippet";
 import type { UserDoc } from "../models/user";
-
-type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
-
-interface Methods extends ProjectAccessMethods, CacheCleanerMethods {
-	visibleSnippet(ctx: Ctx, rawId: string): Promise<SnippetDoc | null>;
-	hidden(ctx: Ctx, notFoundError: ApiError): ApiError;
-	present(ctx: Ctx, snippets: SnippetDoc[]): Promise<ReturnType<typeof presentSnippet>[]>;
-}
-interface Vars {
-	db: { snippets: Collection<SnippetDoc> };
-}
+import type { Ctx, SnippetsMethods as Methods, SnippetsVars as Vars } from "./modules/snippets/module";
+import { ProjectSnippetsV4 } from "./modules/snippets/project-snippets.v4";
 
 const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
 /** Every body field is checked by lib/snippets/snippet-rules, with GitLab's messages, not by the validator. */
@@ -57,7 +46,7 @@ const NEWEST_FIRST = ["-created_at", "-id"];
 
 const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "snippets",
-	mixins: [DbMixin({ snippets: snippetsCollection }), CacheCleanerMixin(), ProjectAccessMixin()],
+	mixins: [DbMixin({ snippets: snippetsCollection }), CacheCleanerMixin(), ProjectAccessMixin(), ProjectSnippetsV4 as unknown as Partial<ServiceSchema>],
 
 	actions: {
 		/** The snippets the caller may see, newest first, always paginated. */
@@ -72,7 +61,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (!query) throw notFound("Project");
 				const page = parsePage(ctx.params);
 				// The list shows no content (up to MAX_SNIPPET_CONTENT_BYTES each): it stays in the store.
-				const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page), omit: ["content"] });
+				const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page), omit: ["content", "more_files"] });
 				const [found, total] = await Promise.all([rows, this.db.snippets.count(query)]);
 				return paginated(await this.present(ctx, found), total, page);
 			},
@@ -193,11 +182,15 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 
 		/** Entities with their authors, fetched from accounts in one call. */
 		async present(ctx: Ctx, snippets: SnippetDoc[]) {
-			const ids = [...new Set(snippets.map(s => s.author_id))];
-			const users: UserDoc[] = ids.length ? await ctx.call("accounts.usersByIds", { ids }) : [];
-			const byId = new Map(users.map(u => [u.id, u]));
+			const byId = await this.authors(ctx, snippets);
 			const place = { gitlabUrl: config.gitlabUrl, projectPath: this.access(ctx).project.path_with_namespace };
 			return snippets.map(s => presentSnippet(s, byId.get(s.author_id) ?? null, place));
+		},
+
+		async authors(ctx: Ctx, snippets: SnippetDoc[]): Promise<Map<number, UserDoc>> {
+			const ids = [...new Set(snippets.map(s => s.author_id))];
+			const users: UserDoc[] = ids.length ? await ctx.call("accounts.usersByIds", { ids }) : [];
+			return new Map(users.map(u => [u.id, u]));
 		},
 	},
 };

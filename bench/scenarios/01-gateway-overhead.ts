@@ -18,6 +18,9 @@
  * The same deployment also runs with tracing on, its spans exported to a real collector at 100 %
  * and at 1 % sampling (bench/support/tracing.ts), loaded in the same turns: what tracing costs
  * (goal at 1 %: at most ×1.05 of tracing off).
+ * API v4 beside v3, in the same deployments and the same rounds (docs/api.md#v4): its labels list
+ * against v3's, and its jobs list (`GET /projects/:id/jobs`, 20 jobs) against v3's builds list, each
+ * at a cost of at most ×1.05.
  * The CPU each process used during a load (and the time no process ran) is kept with the rows, to
  * tell which one was the limit. The split's framework baseline also runs with a binary serializer
  * (Notepack, MessagePack) in place of the project's JSONExt: what the serializer weighs on a hop
@@ -32,6 +35,9 @@ import { cpuMsPer, startCollector, TRACED_CASES, tracingEnv } from "../support/t
 import type { Stack } from "../support/stack";
 
 const LABELS = 20;
+const BUILDS = 20;
+/** v4's cost against v3's for the same list, in the same run. */
+const V4_GOAL = { max: 1.05 };
 /** Measured loads of each deployment and baseline, taken in turns. */
 const ROUNDS = 3;
 /** Unmeasured load of each subject after the cold load, before the rounds (a quick run: 1 s). */
@@ -50,7 +56,8 @@ const CASES: Case[] = [
 	{ name: "all-in-one", stack: { nodes: { all: "" } }, framework: { name: "minimal moleculer-web + local action", nats: false, goal: { max: 1.25 } } },
 	{
 		name: "split: api + accounts + labels over NATS, Redis cacher",
-		stack: { nodes: { api: "api", accounts: "accounts", labels: "labels" }, nats: true, redis: true },
+		// builds too, idle but for v4's jobs list against v3's builds list.
+		stack: { nodes: { api: "api", accounts: "accounts", labels: "labels", builds: "builds" }, nats: true, redis: true },
 		framework: {
 			name: "minimal moleculer-web + action over NATS",
 			nats: true,
@@ -118,7 +125,7 @@ interface Subject {
 	cpu: CpuSample[];
 }
 
-/** A project with LABELS labels in a fresh deployment; the path of its labels and one answer of it. */
+/** A project with LABELS labels in a fresh deployment: the project, the path of its labels and one answer of it. */
 async function seedLabels(stack: Stack) {
 	const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-labels", visibility_level: 0 } })).body;
 	await stack.waitForRoute(`/projects/${project.id}/labels`);
@@ -130,7 +137,38 @@ async function seedLabels(stack: Stack) {
 	const sample = await stack.expect(200, "GET", path);
 	if (!Array.isArray(sample.body) || sample.body.length !== LABELS)
 		throw new Error(`expected ${LABELS} labels, got ${sample.bytes.toString().slice(0, 200)}`);
-	return { path, sample };
+	return { project, path, sample };
+}
+
+/** `count` builds in the project, through the internal API a runner uses. */
+async function makeBuilds(base: string, projectId: number, count: number): Promise<void> {
+	for (let i = 0; i < count; i++) {
+		const res = await fetch(`${base}/internal/builds`, {
+			method: "POST",
+			headers: { "Gitlab-Shared-Secret": "bench-internal-secret", "Content-Type": "application/json" },
+			body: JSON.stringify({
+				project_id: projectId,
+				name: `job-${i}`,
+				ref: "master",
+				commit: {
+					id: "0ff3ae198f8601a285adcf5c0fff204ee6fba5fd",
+					message: "Bench",
+					author_name: "Ada",
+					author_email: "ada@example.com",
+					created_at: "2016-01-11T10:13:33+01:00",
+				},
+			}),
+		});
+		if (res.status !== 201) throw new Error(`POST /internal/builds: ${res.status} ${await res.text()}`);
+	}
+}
+
+/** A list that answers 200 with `count` rows, before it is loaded. */
+async function expectList(what: string, url: string, headers: Record<string, string>, count: number): Promise<void> {
+	const res = await fetch(url, { headers });
+	const body = await res.json();
+	if (res.status !== 200 || !Array.isArray(body) || body.length !== count)
+		throw new Error(`${what}: expected ${count} rows, got ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
 }
 
 const scenario: Scenario = {
@@ -145,8 +183,17 @@ const scenario: Scenario = {
 		for (const c of CASES) {
 			ctx.log(`starting ${c.name}`);
 			const stack = await ctx.startStack(c.stack);
-			const { path, sample } = await seedLabels(stack);
+			const { project, path, sample } = await seedLabels(stack);
 			const headers = { "PRIVATE-TOKEN": stack.rootToken };
+			await stack.waitForRoute(`/projects/${project.id}/builds`);
+			await makeBuilds(stack.url, project.id, BUILDS);
+			const v4 = stack.url.replace(/\/api\/v3$/, "/api/v4");
+			const lists = {
+				v4Labels: `${v4}${path}`,
+				v3Builds: `${stack.url}/projects/${project.id}/builds`,
+				v4Jobs: `${v4}/projects/${project.id}/jobs`,
+			};
+			for (const [what, url] of Object.entries(lists)) await expectList(what, url, headers, what === "v4Labels" ? LABELS : BUILDS);
 			const traced: { stack: Stack; path: string }[] = [];
 			for (const t of TRACED_CASES) {
 				ctx.log(`starting ${c.name}, ${t.label}`);
@@ -170,7 +217,10 @@ const scenario: Scenario = {
 				...subject(`${c.name}, ${TRACED_CASES[i].label}`, t.stack.url + t.path, t.stack.processes),
 				others: { jaeger: jaeger.proc.child.pid },
 			}));
-			const subjects = [full, ...tracedSubjects, bareServer, minimal, ...(notepack ? [notepack] : [])];
+			const v4Labels = subject(`${c.name}: v4 labels list`, lists.v4Labels, stack.processes);
+			const v3Builds = subject(`${c.name}: v3 builds list`, lists.v3Builds, stack.processes);
+			const v4Jobs = subject(`${c.name}: v4 jobs list`, lists.v4Jobs, stack.processes);
+			const subjects = [full, ...tracedSubjects, bareServer, minimal, ...(notepack ? [notepack] : []), v4Labels, v3Builds, v4Jobs];
 			ctx.log(`first load after start: ${full.name}`);
 			const cold = checked(full.name, await ctx.load({ url: full.url, headers, warmup: 0 }));
 			for (const s of subjects) {
@@ -223,6 +273,11 @@ const scenario: Scenario = {
 				const binaryLoad = mergeLoads(notepack.runs);
 				rows.push(...compare(ctx, notepack.name, binaryLoad, c.framework.name, frameworkLoad, { requests: binaryLoad.requests, rounds }));
 			}
+			// v4 beside v3: the same lists, the same deployment, the same rounds.
+			const [v4LabelsLoad, v3BuildsLoad, v4JobsLoad] = [v4Labels, v3Builds, v4Jobs].map(s => mergeLoads(s.runs));
+			const v4Extra = (load: LoadResult, s: Subject) => ({ requests: load.requests, rounds, ...cpuShares(addCpuSamples(s.cpu)) });
+			rows.push(...compare(ctx, v4Labels.name, v4LabelsLoad, `v3 labels list (${c.name}), same run`, fullLoad, v4Extra(v4LabelsLoad, v4Labels), V4_GOAL));
+			rows.push(...compare(ctx, v4Jobs.name, v4JobsLoad, `v3 builds list (${c.name}), same run`, v3BuildsLoad, v4Extra(v4JobsLoad, v4Jobs), V4_GOAL));
 		}
 		return rows;
 	},

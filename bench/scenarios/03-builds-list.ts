@@ -9,11 +9,16 @@
  *   - page 1 uncached: every request a different per_page (20…100), so each one reads the store;
  *   - deep pages uncached: pages spread over the whole project (page ~4,900 of 100,000 builds);
  *   - scope=running uncached: a filter through the (project, status) index, which on NeDB costs
- *     in proportion to the builds in that status (NeDB cannot walk an index in order; see README).
+ *     in proportion to the builds in that status (NeDB cannot walk an index in order; see README);
+ *   - API v4's keyset pages of jobs (`pagination=keyset`, docs/api.md#v4-keyset), uncached, at
+ *     cursors spread over the whole project: each is one exact range of build numbers, as an offset
+ *     page is. The issue asks for them at 1,000,000 builds against 1,000: BENCH_BUILDS_LARGE sets the
+ *     larger project's size (default 100,000; seeding a million takes a long while on NeDB).
  */
 import type { BenchContext, Row, Scenario } from "../scenario";
 import type { LoadResult } from "../support/load";
 import { NATS_URL } from "../support/stack";
+import { encodeCursor } from "../../lib/builds/job-listing";
 import { seedBuilds } from "../../scripts/seed";
 
 const PER_PAGE_VARIANTS = Array.from({ length: 81 }, (_, i) => 20 + i);
@@ -25,10 +30,12 @@ function checked(what: string, result: LoadResult): LoadResult {
 
 const scenario: Scenario = {
 	name: "builds list",
-	description: "a page of builds in a project of 100,000 against the same page with 1,000",
+	description: "a page of builds (and of v4 keyset jobs) in a project of 100,000 (BENCH_BUILDS_LARGE) against the same page with 1,000",
 	async run(ctx: BenchContext): Promise<Row[]> {
 		const small = 1000;
-		const large = ctx.quick ? 10000 : 100000;
+		const large = ctx.quick ? 10000 : Number(process.env.BENCH_BUILDS_LARGE ?? 100000);
+		if (!Number.isSafeInteger(large) || large < 2000)
+			throw new Error(`BENCH_BUILDS_LARGE must be a whole number of at least 2000, not ${process.env.BENCH_BUILDS_LARGE}`);
 		const stack = await ctx.startStack({ nodes: { api: "api", accounts: "accounts", builds: "builds" }, nats: true, redis: true });
 		await stack.waitForRoute("/projects/1/builds");
 		const seed = async (builds: number) => {
@@ -57,12 +64,13 @@ const scenario: Scenario = {
 		ctx.log(`seeding ${small.toLocaleString("en-US")} and ${large.toLocaleString("en-US")} builds over the broker`);
 		const projects = { small: await seed(small), large: await seed(large) };
 		const headers = { "PRIVATE-TOKEN": stack.rootToken };
-		const listUrl = (project: number) => `${stack.url}/projects/${project}/builds`;
-		const path = (project: number, query: string) => new URL(`${listUrl(project)}?${query}`).pathname + `?${query}`;
+		const buildsUrl = (project: number) => `${stack.url}/projects/${project}/builds`;
+		const jobsUrl = (project: number) => `${stack.url.replace(/\/api\/v3$/, "/api/v4")}/projects/${project}/jobs`;
 
 		/** Requests that each miss the cache: one per distinct query, at concurrency 1 (latency, not queueing). */
-		const uncached = async (what: string, project: number, queries: string[]) => {
+		const uncached = async (what: string, project: number, queries: string[], listUrl = buildsUrl) => {
 			let next = 0;
+			const path = (query: string) => new URL(`${listUrl(project)}?${query}`).pathname + `?${query}`;
 			return checked(
 				what,
 				await ctx.load({
@@ -71,7 +79,7 @@ const scenario: Scenario = {
 					connections: 1,
 					amount: queries.length,
 					warmup: 0,
-					setupRequest: req => ({ ...req, path: path(project, queries[next++ % queries.length]) }),
+					setupRequest: req => ({ ...req, path: path(queries[next++ % queries.length]) }),
 				}),
 			);
 		};
@@ -90,7 +98,7 @@ const scenario: Scenario = {
 			});
 
 		ctx.log("page 1, cached, at fixed concurrency");
-		const cached = async (project: number) => checked("page 1 cached", await ctx.load({ url: listUrl(project), headers }));
+		const cached = async (project: number) => checked("page 1 cached", await ctx.load({ url: buildsUrl(project), headers }));
 		const cachedSmall = await cached(projects.small);
 		const cachedLarge = await cached(projects.large);
 		compare("page 1 (cached)", `latency ms @ c=${ctx.connections}`, cachedLarge, cachedSmall, {
@@ -124,6 +132,20 @@ const scenario: Scenario = {
 			"latency ms @ c=1",
 			await uncached("scope large", projects.large, running),
 			await uncached("scope small", projects.small, running),
+		);
+
+		ctx.log("v4 keyset pages uncached");
+		// A cursor names where a page ends by the build's number in its project (the id beside it is not read).
+		const keyset = (total: number) =>
+			pagesOf(total, 60).map(page => {
+				const seq = total - (page - 1) * 20 + 1;
+				return `pagination=keyset&order_by=id&sort=desc&per_page=20&cursor=${encodeCursor({ id: seq, seq })}`;
+			});
+		compare(
+			`v4 keyset pages of jobs (cursors over 2…${large / 20}, uncached)`,
+			"latency ms @ c=1",
+			await uncached("keyset large", projects.large, keyset(large), jobsUrl),
+			await uncached("keyset small", projects.small, keyset(small), jobsUrl),
 		);
 		return rows;
 	},

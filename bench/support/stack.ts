@@ -59,7 +59,7 @@ export class Stack {
 			GITLAB_ROOT_TOKEN: this.rootToken,
 			GITLAB_ROOT_PASSWORD: "bench-root-password",
 			SECRETS_KEY: "bench-secrets-key-0123456789",
-			INTERNAL_API_SECRET: "bench-internal-secret",
+			INTERNAL_API_SECRET: "bench-internal-secret-0123456789abcdef",
 			RATE_LIMIT_PER_MINUTE: String(1e9),
 			LOG_LEVEL: "warn",
 			LOG_FORMAT: "text",

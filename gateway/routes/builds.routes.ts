@@ -1,6 +1,9 @@
 import { config } from "../../config";
 import { artifactUpload } from "../artifact-upload";
 import { fileDownload } from "../file-download";
+import { BUILD, ERASED_BUILD } from "../../presenters/build";
+import { arrayOf, integer, object } from "../../presenters/json-schema";
+import { created, ok } from "./answers";
 import type { RouteTable } from "./types";
 
 const timeout = config.requestTimeoutMs;
@@ -27,5 +30,19 @@ export const buildsRoutes: RouteTable = {
 	internalStream: {
 		// Raw bytes, written by the gateway into the artifact store; builds authorizes and commits.
 		"PUT /builds/:build_id/artifacts": artifactUpload("builds.authorizeArtifactsUpload", "builds.commitArtifactsUpload", { timeout }),
+	},
+	// A change is a compare-and-set on the build's state: one that keeps losing the race is a 409.
+	answers: {
+		"GET /projects/:id/builds": ok(arrayOf(BUILD)),
+		"GET /projects/:id/repository/commits/:sha/builds": ok(arrayOf(BUILD)),
+		"GET /projects/:id/builds/:build_id": ok(BUILD),
+		"POST /projects/:id/builds/:build_id/cancel": { ...created(BUILD), 409: "Conflict" },
+		"POST /projects/:id/builds/:build_id/retry": { ...created(BUILD), 409: "Conflict" },
+		"POST /projects/:id/builds/:build_id/erase": { ...created(ERASED_BUILD), 409: "Conflict" },
+		"POST /builds": created(BUILD),
+		"PUT /builds/:build_id": { ...ok(BUILD), 409: "Conflict" },
+		// An erased build takes no trace or artifacts: 403.
+		"PATCH /builds/:build_id/trace": { ...ok(object({ id: integer, trace_size: integer }, "TraceAppended")), 403: "Forbidden" },
+		"PUT /builds/:build_id/artifacts": { ...ok(BUILD), 403: "Forbidden", 409: "Conflict" },
 	},
 };

@@ -3,6 +3,8 @@
  * gateway generates from its route tables and the actions' parameter schemas (gateway/openapi.ts),
  * and GET /docs the API reference rendered from it by Swagger UI (swagger-ui-dist), served from
  * this process only: no CDN, and a Content-Security-Policy that lets the page load nothing else.
+ * Both are served under each version's root (/api/v3, /api/v4), and the one document describes
+ * both versions (docs/api.md#docs-endpoints).
  */
 import fs from "fs";
 import type { IncomingMessage, ServerResponse } from "http";
@@ -10,14 +12,13 @@ import type { ServiceBroker } from "moleculer";
 import path from "path";
 import { pipeline } from "stream";
 import { config } from "../../config";
-import { buildOpenApi, type ActionDefinition } from "../openapi";
-import { routeTables } from "./index";
+import { addVersion, buildOpenApi, type ActionDefinition } from "../openapi";
+import { API_ROOT, mergeAliases, routeTables, V3_ROOT, V4_ROOT, v4RouteTables } from "./index";
 import type { RouteTable } from "./types";
 
 /** What the pages need of the gateway service moleculer-web hands each request. */
 interface GatewayService {
 	broker: ServiceBroker;
-	settings?: { path?: string };
 }
 type Req = IncomingMessage & { $params: Record<string, unknown>; $service?: GatewayService };
 type Res = ServerResponse;
@@ -47,9 +48,6 @@ const PAGE_HEADERS = {
 	"Referrer-Policy": "no-referrer",
 };
 
-/** Where the gateway mounts its routes ("/api/v3"). */
-const basePath = (req: Req) => req.$service?.settings?.path ?? "";
-
 function send(res: Res, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}) {
 	res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body), ...headers });
 	res.end(body);
@@ -63,14 +61,12 @@ function registryActions(broker: ServiceBroker): Map<string, ActionDefinition> {
 	return actions;
 }
 
-/** The document for this gateway, as it runs now. */
+/** The document for this gateway, as it runs now: v3's routes, and v4's beside them. */
 export function currentOpenApi(service: GatewayService): Record<string, unknown> {
 	const actions = registryActions(service.broker);
-	return buildOpenApi([...routeTables, docsRoutes], {
-		basePath: service.settings?.path ?? "",
-		action: name => actions.get(name),
-		rateLimitPerMinute: config.rateLimitPerMinute,
-	});
+	const options = { action: (name: string) => actions.get(name), rateLimitPerMinute: config.rateLimitPerMinute };
+	const v3 = buildOpenApi([...routeTables, docsRoutes], { ...options, basePath: V3, title: "GitLab API v3 service, with API v4 beside it" });
+	return addVersion(v3, buildOpenApi([...v4RouteTables, docsRoutesAt(V4)], { ...options, basePath: V4 }), "v4");
 }
 
 /** Each gateway's document, encoded: built on the first request after its services changed (a build takes milliseconds). */
@@ -88,14 +84,19 @@ function openApiDocument(req: Req, res: Res) {
 	send(res, 200, "application/json", body, { "Cache-Control": "no-cache" });
 }
 
-function page(req: Req, res: Res) {
-	const assets = `${basePath(req)}/docs/assets`;
-	const html = `<!doctype html>
+/** Each version's root, where its page and document are served. */
+const V3 = API_ROOT + V3_ROOT;
+const V4 = API_ROOT + V4_ROOT;
+
+const pageAt = (root: string) =>
+	function page(req: Req, res: Res) {
+		const assets = `${root}/docs/assets`;
+		const html = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>GitLab API v3 service: API reference</title>
+<title>GitLab API v3 and v4 service: API reference</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assets}/swagger-ui.css">
 </head>
@@ -106,12 +107,12 @@ function page(req: Req, res: Res) {
 </body>
 </html>
 `;
-	send(res, 200, "text/html; charset=utf-8", html, { ...PAGE_HEADERS, "Cache-Control": "no-cache" });
-}
+		send(res, 200, "text/html; charset=utf-8", html, { ...PAGE_HEADERS, "Cache-Control": "no-cache" });
+	};
 
 /** Starts Swagger UI on the generated document; nothing is fetched from elsewhere (no validator badge). */
-const initScript = (req: Req) => `window.ui = SwaggerUIBundle({
-	url: ${JSON.stringify(`${basePath(req)}/openapi.json`)},
+const initScript = (root: string) => `window.ui = SwaggerUIBundle({
+	url: ${JSON.stringify(`${root}/openapi.json`)},
 	dom_id: "#swagger-ui",
 	deepLinking: true,
 	docExpansion: "list",
@@ -123,34 +124,41 @@ const initScript = (req: Req) => `window.ui = SwaggerUIBundle({
 });
 `;
 
-function asset(req: Req, res: Res) {
-	const name = typeof req.$params.file === "string" ? req.$params.file : "";
-	const known = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;
-	if (!known) return send(res, 404, "application/json", JSON.stringify({ message: "404 Not Found" }));
-	const headers = { "X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=3600" };
-	if (!known.file) return send(res, 200, known.type, initScript(req), headers);
-	const file = path.join(SWAGGER_UI_DIR, known.file);
-	fs.stat(file, (err, stat) => {
-		if (err) return send(res, 404, "application/json", JSON.stringify({ message: "404 Not Found" }));
-		res.writeHead(200, { "Content-Type": known.type, "Content-Length": stat.size, ...headers });
-		// A client that leaves early closes the file too; a read error ends the response.
-		pipeline(fs.createReadStream(file), res, () => undefined);
-	});
-}
+const assetAt = (root: string) =>
+	function asset(req: Req, res: Res) {
+		const name = typeof req.$params.file === "string" ? req.$params.file : "";
+		const known = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;
+		if (!known) return send(res, 404, "application/json", JSON.stringify({ message: "404 Not Found" }));
+		const headers = { "X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=3600" };
+		if (!known.file) return send(res, 200, known.type, initScript(root), headers);
+		const file = path.join(SWAGGER_UI_DIR, known.file);
+		fs.stat(file, (err, stat) => {
+			if (err) return send(res, 404, "application/json", JSON.stringify({ message: "404 Not Found" }));
+			res.writeHead(200, { "Content-Type": known.type, "Content-Length": stat.size, ...headers });
+			// A client that leaves early closes the file too; a read error ends the response.
+			pipeline(fs.createReadStream(file), res, () => undefined);
+		});
+	};
 
 /** Each alias function tells the document what it serves (gateway/openapi.ts merges `openapi`). */
 const described = <T extends object>(fn: T, summary: string, type: string) =>
 	Object.assign(fn, { openapi: { summary, responses: { "200": { description: summary, content: { [type]: {} } } } } });
 
-export const docsRoutes: RouteTable = {
-	docs: {
-		"GET /openapi.json": described(openApiDocument, "This document: OpenAPI 3.1, generated from the running gateway", "application/json"),
-		"GET /docs": described(page, "The API reference page, rendered from this document", "text/html"),
-		"GET /docs/assets/:file": described(asset, "The reference page's scripts and styles", "*/*"),
-	},
-};
+/** The document and the page under one version's root ("/api/v4"). */
+export function docsRoutesAt(root: string): RouteTable {
+	return {
+		docs: {
+			"GET /openapi.json": described(openApiDocument, "This document: OpenAPI 3.1, generated from the running gateway", "application/json"),
+			"GET /docs": described(pageAt(root), "The API reference page, rendered from this document", "text/html"),
+			"GET /docs/assets/:file": described(assetAt(root), "The reference page's scripts and styles", "*/*"),
+		},
+	};
+}
 
-/** The moleculer-web route that mounts them: no token, no body. */
+/** v3's. */
+export const docsRoutes: RouteTable = docsRoutesAt(V3);
+
+/** The moleculer-web route that mounts them under each version's root: no token, no body. */
 export const docsRoute = {
 	name: "docs",
 	path: "",
@@ -158,5 +166,5 @@ export const docsRoute = {
 	authorization: false,
 	bodyParsers: false,
 	mappingPolicy: "restrict",
-	aliases: docsRoutes.docs,
+	aliases: { ...mergeAliases("docs", [docsRoutes], V3_ROOT), ...mergeAliases("docs", [docsRoutesAt(V4)], V4_ROOT) },
 };

@@ -1,4 +1,10 @@
+import { DELETED_DEPLOY_KEY, DEPLOY_KEY } from "../../presenters/deploy-key";
+import { arrayOf } from "../../presenters/json-schema";
+import { created, ok, type Answers } from "./answers";
 import type { RouteTable } from "./types";
+
+/** A key changed by another request meanwhile, again and again: 409. */
+const RACED = { 409: "Conflict" } as const;
 
 /**
  * Deploy keys under both paths: `keys` (8.0+) and `deploy_keys` (8.6+, what later clients send),
@@ -15,6 +21,19 @@ export const keysRoutes: RouteTable = {
 				[`DELETE /projects/:id/${segment}/:key_id`, "keys.remove"],
 				[`POST /projects/:id/${segment}/:key_id/enable`, "keys.enable"],
 				[`DELETE /projects/:id/${segment}/:key_id/disable`, "keys.disable"],
+			]),
+		),
+	},
+	answers: {
+		"GET /deploy_keys": { ...ok(arrayOf(DEPLOY_KEY)), 403: "Forbidden" },
+		...Object.fromEntries(
+			["keys", "deploy_keys"].flatMap((segment): [string, Answers][] => [
+				[`GET /projects/:id/${segment}`, ok(arrayOf(DEPLOY_KEY))],
+				[`POST /projects/:id/${segment}`, { ...created(DEPLOY_KEY), ...RACED }],
+				[`GET /projects/:id/${segment}/:key_id`, ok(DEPLOY_KEY)],
+				[`DELETE /projects/:id/${segment}/:key_id`, { ...ok(DELETED_DEPLOY_KEY), ...RACED }],
+				[`POST /projects/:id/${segment}/:key_id/enable`, { ...created(DEPLOY_KEY), ...RACED }],
+				[`DELETE /projects/:id/${segment}/:key_id/disable`, { ...ok(DEPLOY_KEY), ...RACED }],
 			]),
 		),
 	},

@@ -1,3 +1,6 @@
+import { arrayOf, object, string } from "../../presenters/json-schema";
+import { DELETED_SNIPPET, SNIPPET } from "../../presenters/snippet";
+import { created, ok } from "./answers";
 import type { RouteTable } from "./types";
 
 /** Project snippets. The three reads declare `auth: "optional"`: public snippets of public projects need no token. */
@@ -9,5 +12,14 @@ export const snippetsRoutes: RouteTable = {
 		"PUT /projects/:id/snippets/:snippet_id": "snippets.update",
 		"DELETE /projects/:id/snippets/:snippet_id": "snippets.remove",
 		"GET /projects/:id/snippets/:snippet_id/raw": "snippets.raw",
+	},
+	answers: {
+		"GET /projects/:id/snippets": ok(arrayOf(SNIPPET)),
+		"POST /projects/:id/snippets": created(SNIPPET),
+		"GET /projects/:id/snippets/:snippet_id": ok(SNIPPET),
+		"PUT /projects/:id/snippets/:snippet_id": ok(SNIPPET),
+		// A snippet that is not there: 200 and `{}` (docs/api.md#decisions).
+		"DELETE /projects/:id/snippets/:snippet_id": ok({ anyOf: [DELETED_SNIPPET, object({})] }),
+		"GET /projects/:id/snippets/:snippet_id/raw": ok(string, "text/plain; charset=utf-8"),
 	},
 };

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "http";
+import type { Answers } from "./answers";
 
 /**
  * A moleculer-web alias function: it runs after the route's authentication and authorization, with
@@ -16,12 +17,20 @@ export type AliasTarget = string | AliasFunction;
 
 /** One resource's HTTP aliases ("METHOD /path" → action), as the gateway mounts them. */
 export interface RouteTable {
-	/** Under /api/v3, authenticated by private token (actions may declare `auth: "optional"`). */
+	/** Under the version's root (/api/v3, /api/v4), authenticated by private token (actions may declare `auth: "optional"`). */
 	api?: Record<string, AliasTarget>;
 	/** Under /api/v3/internal, authorised by Gitlab-Shared-Secret; JSON and text bodies. */
 	internal?: Record<string, string>;
 	/** Under /api/v3/internal with no body parser: alias functions that read the raw body themselves, `stream:` aliases. */
 	internalStream?: Record<string, AliasTarget>;
-	/** Under /api/v3, no token, no body: the API's own description (gateway/routes/docs.routes.ts). */
+	/** Under each version's root, no token, no body: the API's own description (gateway/routes/docs.routes.ts). */
 	docs?: Record<string, AliasTarget>;
+	/**
+	 * What the aliases above answer, by the same "METHOD /path" (gateway/routes/answers.ts): every
+	 * alias that calls an action declares its success here; an alias function describes itself.
+	 */
+	answers?: Record<string, Answers>;
 }
+
+/** The kinds of routes a table mounts. */
+export type RouteKind = Exclude<keyof RouteTable, "answers">;

@@ -10,6 +10,8 @@ export interface ApiMeta {
 	access?: ProjectAccess;
 	/** The resolved project id as a string: the first key of per-project cache entries. */
 	projectKey?: string;
+	/** The request's `If-Unmodified-Since`, as sent (lib/api/conditional.ts reads it). */
+	ifUnmodifiedSince?: string;
 	/** Response hints read by moleculer-web. */
 	$statusCode?: number;
 	$responseType?: string;

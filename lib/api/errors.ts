@@ -16,6 +16,8 @@ export class ApiError extends Errors.MoleculerClientError {
 
 /** `404 Label Not Found`; without a resource, `404 Not Found`. */
 export const notFound = (resource?: string) => new ApiError(404, { message: resource ? `404 ${resource} Not Found` : "404 Not Found" });
+/** No such route, as Grape answers it (`{"error":"404 Not Found"}`): for a path only some values of which are routes (v4's PUT of an integration). */
+export const routeNotFound = () => new ApiError(404, { error: "404 Not Found" });
 /** ActiveRecord::RecordNotFound from a `.find`: `404 Not found`, lower-case "found" (GitLab 8). */
 export const recordNotFound = () => new ApiError(404, { message: "404 Not found" });
 export const unauthorized = () => new ApiError(401, { message: "401 Unauthorized" });
@@ -33,6 +35,8 @@ export const validation = (errors: Record<string, string[]>) => new ApiError(400
 export const unprocessable = (message: string) => new ApiError(422, { message });
 export const tooLarge = () => new ApiError(413, { message: "413 Request Entity Too Large" });
 export const requestTimeout = () => new ApiError(408, { message: "408 Request Timeout" });
+/** An `Expect` other than `100-continue`, which no route meets. */
+export const expectationFailed = () => new ApiError(417, { message: "417 Expectation Failed" });
 export const RETRY_AFTER_HEADER = "Retry-After";
 /** `429 Too Many Requests`, with Retry-After in whole seconds (at least 1). */
 export const tooManyRequests = (retryAfterMs: number) =>

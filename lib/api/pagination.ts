@@ -1,7 +1,8 @@
 /**
  * GitLab 8.x pagination (Kaminari): `page` from 1, `per_page` 20 by default and 100 at most,
  * with the X-Total… headers and a Link header. Pure: services page their queries with
- * `pageWindow`, and the gateway writes `paginationHeaders`.
+ * `pageWindow`, and the gateway writes `paginationHeaders`. API v4's keyset pages
+ * (docs/api.md#v4-keyset) carry the next page's cursor instead, and only a Link to it.
  */
 export const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 100;
@@ -26,6 +27,13 @@ export interface Paginated<T> {
 	total: number;
 	page: number;
 	perPage: number;
+	/** A keyset page: the cursor of the next page, null on the last (`total` and `page` then say nothing). */
+	next?: string | null;
+}
+
+/** A keyset page: its rows and the cursor that continues after them (null: there is no more). */
+export function keysetPage<T>(rows: T[], next: string | null, perPage: number): Paginated<T> {
+	return { $paginated: true, rows, total: rows.length, page: 1, perPage, next };
 }
 
 /** A query value as text: a key given once as `key[]=2` arrives as ["2"] and reads as "2". */
@@ -87,6 +95,8 @@ function toQuery(params: Record<string, unknown>): string {
  * @param query the request's query parameters (page and per_page are replaced)
  */
 export function paginationHeaders(p: Paginated<unknown>, baseUrl: string, query: Record<string, unknown>): Record<string, string> {
+	// GitLab's keyset pages say nothing but where the next one is.
+	if (p.next !== undefined) return p.next === null ? {} : { Link: `<${baseUrl}?${toQuery({ ...query, cursor: p.next })}>; rel="next"` };
 	const totalPages = Math.max(1, Math.ceil(p.total / p.perPage));
 	const next = p.page < totalPages ? p.page + 1 : undefined;
 	const prev = p.page > 1 ? Math.min(p.page - 1, totalPages) : undefined;

@@ -23,10 +23,22 @@ import fs from "fs";
 import path from "path";
 import type { Readable } from "stream";
 import { ArtifactIncomplete, ArtifactTooLarge, TraceTooLarge, UploadGone } from "./artifact-errors";
-import { ByteLimit, drain, EarlyFlush, isMissing, openForRead, pipeFrom, unlinkQuietly, type ByteRange, type OpenedFile } from "./file-streams";
+import {
+	ByteLimit,
+	drain,
+	EarlyFlush,
+	isMissing,
+	openForRandomAccess,
+	openForRead,
+	pipeFrom,
+	unlinkQuietly,
+	type ByteRange,
+	type OpenedFile,
+	type RandomAccessFile,
+} from "./file-streams";
 
 // The types of the ArtifactStorage interface, for those who implement or call it.
-export type { ByteRange, OpenedFile } from "./file-streams";
+export type { ByteRange, OpenedFile, RandomAccessFile } from "./file-streams";
 
 /** A complete upload, not yet visible: commitUpload moves it into place, discardUpload removes it. */
 export interface PendingUpload {
@@ -58,6 +70,8 @@ export interface ArtifactStorage {
 	traceKey(projectId: number, buildId: number): string;
 	/** Opens a stored object (or a byte range of it) by key; null when it is gone. */
 	openObject(key: string, range?: ByteRange): Promise<OpenedFile | null>;
+	/** Opens a stored object for reads anywhere in it (one entry of an artifacts archive); null when it is gone. */
+	openRandomAccess(key: string): Promise<RandomAccessFile | null>;
 }
 
 const STORED_NAME = /^artifacts-[a-z0-9]+-[0-9a-f]{16}$/;
@@ -149,6 +163,11 @@ export class ArtifactStore implements ArtifactStorage {
 	/** Opens a stored object (or a byte range of it) by key; null when it is gone. */
 	async openObject(key: string, range?: ByteRange): Promise<OpenedFile | null> {
 		return openForRead(this.objectPath(key), range);
+	}
+
+	/** Opens a stored object for reads anywhere in it; null when it is gone. */
+	async openRandomAccess(key: string): Promise<RandomAccessFile | null> {
+		return openForRandomAccess(this.objectPath(key));
 	}
 
 	/** `relative` resolved under the root, and checked to stay there (the names are checked too: two fences). */

@@ -84,8 +84,9 @@ export function stateReached(status: BuildStatus, at: string, coverage?: number 
 }
 
 /** Retry needs a finished build; otherwise `403 Forbidden  - Build is not retryable`. */
-export function assertRetryable(build: BuildStateView): void {
-	if (!isFinished(build.status)) throw forbidden("Build is not retryable");
+/** `noun`: what the version calls a build (v4: "Job"). */
+export function assertRetryable(build: BuildStateView, noun = "Build"): void {
+	if (!isFinished(build.status)) throw forbidden(`${noun} is not retryable`);
 }
 
 /** The fields a retried build starts with; everything else (name, stage, ref, tag, commit) is copied. */
@@ -94,8 +95,8 @@ export function retriedBuildState(now: string): BuildStateView & { created_at: s
 }
 
 /** Erase needs a finished build with artifacts or a trace; otherwise `403 Forbidden  - Build is not erasable!`. */
-export function assertErasable(build: BuildStateView, has: { artifacts: boolean; trace: boolean }): void {
-	if (!isFinished(build.status) || !(has.artifacts || has.trace)) throw forbidden("Build is not erasable!");
+export function assertErasable(build: BuildStateView, has: { artifacts: boolean; trace: boolean }, noun = "Build"): void {
+	if (!isFinished(build.status) || !(has.artifacts || has.trace)) throw forbidden(`${noun} is not erasable!`);
 }
 
 /**

@@ -9,16 +9,34 @@
  * total is the counter. Scope and commit filters go through the `project_status` and
  * `project_sha` indexes (README, "Builds", says what that costs on NeDB, which cannot walk an
  * index in order).
+ *
+ * Every build belongs to the pipeline of its commit and ref (./pipeline-store.ts), whose status
+ * follows its builds': a new build, a change of state and a retry refresh it.
  */
-import { seqKey, shaKey, statusKey, type ArtifactsDoc, type BuildCounterDoc, type BuildDoc, type BuildStatus } from "../../models/build";
+import {
+	BUILD_STATUSES,
+	pipelineStatusKey,
+	RETRIED_KEY,
+	seqKey,
+	shaKey,
+	statusKey,
+	type ArtifactsDoc,
+	type BuildCounterDoc,
+	type BuildDoc,
+	type BuildStatus,
+} from "../../models/build";
 import { pageWindow, type PageRequest } from "../api/pagination";
 import type { Collection, Doc } from "../store/collection";
 import { seqRange } from "./build-input";
 import { BuildNumbers, NumberingBusy } from "./build-numbers";
 import type { StatePatch } from "./build-state";
+import type { PipelineStore } from "./pipeline-store";
 
-/** What a new build is made of; the store adds its numbers and index keys. */
-export type NewBuild = Omit<BuildDoc, "id" | "seq" | "project_seq" | "project_status" | "project_sha" | "artifacts" | "erased_at" | "erased_by">;
+/** What a new build is made of; the store adds its numbers, its pipeline and index keys. */
+export type NewBuild = Omit<
+	BuildDoc,
+	"id" | "seq" | "project_seq" | "project_status" | "project_sha" | "artifacts" | "erased_at" | "erased_by" | "pipeline_id" | "pipeline_status" | "retried"
+>;
 
 export interface BuildPage {
 	rows: BuildDoc[];
@@ -65,6 +83,7 @@ export class BuildStore {
 	constructor(
 		private readonly builds: Collection<BuildDoc>,
 		counters: Collection<BuildCounterDoc>,
+		readonly pipelines: PipelineStore,
 	) {
 		this.numbers = new BuildNumbers(builds, counters);
 	}
@@ -90,6 +109,31 @@ export class BuildStore {
 		if (!range) return { rows: [], total };
 		const rows = await this.builds.find({ project_seq: { $gte: seqKey(projectId, range.lo), $lte: seqKey(projectId, range.hi) } }, { sort: NEWEST_FIRST });
 		return { rows, total };
+	}
+
+	/**
+	 * A keyset page, newest first, of the builds numbered below `before` (null: from the newest).
+	 * Unfiltered it is one exact range of `project_seq`, as an offset page is, whatever the page;
+	 * filtered by state it goes through the `project_status` index (see the README on NeDB).
+	 * `more`: whether builds remain after it.
+	 */
+	async keysetPage(
+		projectId: number,
+		statuses: readonly BuildStatus[] | null,
+		before: number | null,
+		perPage: number,
+	): Promise<{ rows: BuildDoc[]; more: boolean }> {
+		if (statuses) {
+			const query: Doc = { project_status: { $in: statuses.map(s => statusKey(projectId, s)) } };
+			if (before !== null) query.seq = { $lt: before };
+			const rows = await this.builds.find(query, { sort: NEWEST_FIRST, limit: perPage + 1 });
+			return { rows: rows.slice(0, perPage), more: rows.length > perPage };
+		}
+		const hi = (before ?? (await this.numbers.total(projectId)) + 1) - 1;
+		const lo = Math.max(1, hi - perPage + 1);
+		if (hi < 1) return { rows: [], more: false };
+		const rows = await this.builds.find({ project_seq: { $gte: seqKey(projectId, lo), $lte: seqKey(projectId, hi) } }, { sort: NEWEST_FIRST });
+		return { rows, more: lo > 1 };
 	}
 
 	/** The builds in some states, through the `project_status` index. */
@@ -123,22 +167,27 @@ export class BuildStore {
 		return { rows, total };
 	}
 
-	/** Stores new builds of one project (their states already worked out) under its next numbers. */
+	/** Stores new builds of one project (their states already worked out) under its next numbers, in their pipelines. */
 	async insert(projectId: number, fields: NewBuild[]): Promise<BuildDoc[]> {
 		const previous = this.projectTurns.get(projectId) ?? Promise.resolve();
-		const mine = previous.then(() =>
-			this.numbers.insert(projectId, fields.length, (_id, _seq, i) => {
+		const mine = previous.then(async () => {
+			const pipelineIds = await this.pipelinesOf(fields);
+			const stored = await this.numbers.insert(projectId, fields.length, (_id, _seq, i) => {
 				const f = fields[i];
 				return {
 					...f,
 					project_status: statusKey(f.project_id, f.status),
 					project_sha: shaKey(f.project_id, f.commit.id),
+					pipeline_id: pipelineIds[i],
+					pipeline_status: pipelineStatusKey(pipelineIds[i], f.status),
 					artifacts: null,
 					erased_at: null,
 					erased_by: null,
 				};
-			}),
-		);
+			});
+			for (const id of new Set(pipelineIds)) await this.pipelines.refresh(id);
+			return stored;
+		});
 		const settled = mine.catch(() => undefined);
 		this.projectTurns.set(projectId, settled);
 		void settled.then(() => {
@@ -156,14 +205,68 @@ export class BuildStore {
 	async applyStatePatch(build: BuildDoc, patch: StatePatch): Promise<BuildDoc | null> {
 		const set: Doc = { ...patch };
 		if (patch.status) set.project_status = statusKey(build.project_id, patch.status);
+		if (patch.status && build.pipeline_id !== undefined && !build.retried) set.pipeline_status = pipelineStatusKey(build.pipeline_id, patch.status);
 		if (!(await this.builds.update({ id: build.id, status: build.status }, set))) return null;
+		if (patch.status && build.pipeline_id !== undefined) await this.pipelines.refresh(build.pipeline_id);
 		return { ...build, ...set };
+	}
+
+	/** A retry replaced the build: it no longer counts in its pipeline (whose status is worked out again). */
+	async markRetried(build: BuildDoc): Promise<void> {
+		if (build.pipeline_id === undefined) return;
+		await this.builds.update({ id: build.id }, { retried: true, pipeline_status: pipelineStatusKey(build.pipeline_id, RETRIED_KEY) });
+		await this.pipelines.refresh(build.pipeline_id);
+	}
+
+	/** A pipeline's builds (in some states; with the retried ones, or not), newest first, through the `pipeline_status` index. */
+	pipelinePage(pipelineId: number, statuses: readonly BuildStatus[] | null, includeRetried: boolean, page: PageRequest): Promise<BuildPage> {
+		const keys = [...(statuses ?? BUILD_STATUSES), ...(includeRetried ? [RETRIED_KEY] : [])].map(s => pipelineStatusKey(pipelineId, s));
+		const query: Doc = { pipeline_status: { $in: keys } };
+		// A retried build keeps its own status beside its retried key.
+		if (includeRetried && statuses) query.status = { $in: statuses };
+		return this.filteredPage(query, page);
+	}
+
+	/** The newest successful build of a pipeline with this name (v4's artifacts by ref), or null. */
+	async latestSuccessful(pipelineId: number, name: string): Promise<BuildDoc | null> {
+		const [build] = await this.builds.find({ pipeline_status: pipelineStatusKey(pipelineId, "success"), name }, { sort: NEWEST_FIRST, limit: 1 });
+		return build ?? null;
+	}
+
+	/** The pipeline of each new build (made for the first build of a commit and ref), by index. */
+	private async pipelinesOf(fields: NewBuild[]): Promise<number[]> {
+		const byKey = new Map<string, number>();
+		const ids: number[] = [];
+		for (const f of fields) {
+			const key = `${f.commit.id}|${f.ref}`;
+			let id = byKey.get(key);
+			if (id === undefined) {
+				id = (
+					await this.pipelines.ensure({
+						project_id: f.project_id,
+						sha: f.commit.id,
+						ref: f.ref,
+						tag: f.tag,
+						user_id: f.user_id,
+						created_at: f.created_at,
+					})
+				).id;
+				byKey.set(key, id);
+			}
+			ids.push(id);
+		}
+		return ids;
 	}
 
 	/** Marks the build erased (artifacts gone), if it is still as it was read. */
 	async markErased(build: BuildDoc, at: string, by: number): Promise<boolean> {
 		const query = { id: build.id, status: build.status, erased_at: null, ...sameArtifacts(build) };
 		return (await this.builds.update(query, { erased_at: at, erased_by: by, artifacts: null })) > 0;
+	}
+
+	/** Drops the build's artifacts from its record, if it still has the ones that were read. */
+	async dropArtifacts(build: BuildDoc): Promise<boolean> {
+		return (await this.builds.update({ id: build.id, ...sameArtifacts(build) }, { artifacts: null })) > 0;
 	}
 
 	/** Points the build at new artifacts, if it is not erased and still has the artifacts that were read. */

@@ -105,6 +105,37 @@ export async function openForRead(file: string, range?: ByteRange): Promise<Open
 	}
 }
 
+/** A stored file open for reads anywhere in it (a zip archive's entries: lib/builds/zip-entries.ts). */
+export interface RandomAccessFile {
+	size: number;
+	/** Reads up to `length` bytes at `position` into `buffer` at `offset`; the bytes read (0 at the end). */
+	read(buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
+	close(): Promise<void>;
+}
+
+export async function openForRandomAccess(file: string): Promise<RandomAccessFile | null> {
+	let handle: fs.promises.FileHandle;
+	try {
+		handle = await fs.promises.open(file, "r");
+	} catch (err) {
+		if (isMissing(err)) return null;
+		throw err;
+	}
+	try {
+		const { size } = await handle.stat();
+		let closed: Promise<void> | null = null;
+		return {
+			size,
+			read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
+			// Closing twice closes once.
+			close: () => (closed ??= handle.close()),
+		};
+	} catch (err) {
+		await handle.close();
+		throw err;
+	}
+}
+
 /** A file of the shared volume, open for one send. */
 class LocalFile implements OpenedFile {
 	constructor(

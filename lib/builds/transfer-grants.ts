@@ -46,3 +46,12 @@ export function traceGrant(key: string | null, buildId: number, size: number): D
 		headers: { "Content-Disposition": `infile; filename="${buildId}.log"` },
 	};
 }
+
+/** One file of a build's artifacts archive (v4): the archive's grant and the entry's path inside it. */
+export interface EntryGrant extends DownloadGrant {
+	entry: string;
+}
+
+export function artifactEntryGrant(key: string, artifacts: ArtifactsDoc, entry: string): EntryGrant {
+	return { ...artifactsGrant(key, artifacts), entry };
+}

@@ -12,7 +12,7 @@
  * (`bamboo_url` for build_server_url), its name is accepted too, and is the one shown and named
  * in errors when the integration is addressed by GitLab's name.
  */
-import { parseRecipients } from "./irc/recipients";
+import { IRC_ADDRESS_SECRETS, parseRecipients } from "./irc/recipients";
 
 export type FieldType = "string" | "url" | "boolean" | "integer" | "select" | "password";
 
@@ -39,6 +39,13 @@ export interface FieldDef {
 	resetWhenChanged?: readonly string[];
 	/** GitLab 8.16's name for the field where it differs from the spec's (`bamboo_url`); accepted as well. */
 	gitlabName?: string;
+	/** Text that carries secrets inside it (an IRC channel key): shown without them, kept when a PUT sends it back so. */
+	embeddedSecrets?: EmbeddedSecrets;
+}
+
+export interface EmbeddedSecrets {
+	shown(value: string): string;
+	kept(sent: string, stored: string): string;
 }
 
 /** GitLab parameters that are not a renaming of the spec's fields, turned into the spec's fields. */
@@ -222,8 +229,8 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		title: "IRC gateway",
 		description: "Sends IRC messages on update to recipients through a gateway daemon",
 		fields: [
-			str("recipients", true),
-			str("default_irc_uri"),
+			{ ...str("recipients", true), embeddedSecrets: IRC_ADDRESS_SECRETS },
+			{ ...str("default_irc_uri"), embeddedSecrets: IRC_ADDRESS_SECRETS },
 			{ name: "server_port", type: "integer", min: 1, max: 65535 },
 			str("server_host"),
 			bool("colorize_messages"),

@@ -135,7 +135,14 @@ export function mergeSettings(
 		if ("error" in c) {
 			paramErrors.push(c.error);
 			invalid.add(f.name);
-		} else given.set(f.name, c.value);
+		} else {
+			// Secrets inside the text that GET did not show come back from what is stored.
+			const stored = current[f.name];
+			given.set(
+				f.name,
+				f.embeddedSecrets && typeof c.value === "string" && typeof stored === "string" ? f.embeddedSecrets.kept(c.value, stored) : c.value,
+			);
+		}
 	}
 
 	// reset_password: a changed URL without the password drops the stored one.

@@ -41,6 +41,17 @@ export function md5Fingerprint(blob: Buffer): string {
 	return crypto.createHash("md5").update(blob).digest("hex").match(/../g)!.join(":");
 }
 
+/** SHA-256 of the blob as `ssh-keygen -l` prints it: `SHA256:` and unpadded base64 (v4's `fingerprint_sha256`). */
+export function sha256Fingerprint(blob: Buffer): string {
+	return `SHA256:${crypto.createHash("sha256").update(blob).digest("base64").replace(/=+$/, "")}`;
+}
+
+/** The SHA-256 fingerprint of a stored key's text (checked when it was stored), or null for one that does not parse. */
+export function sha256FingerprintOf(keyText: string): string | null {
+	const parsed = tryParsePublicKey(keyText);
+	return parsed ? sha256Fingerprint(parsed.blob) : null;
+}
+
 /** Strict base64: only the alphabet, padding optional (ssh-keygen accepts both) but canonical. */
 function decodeBase64(body: string): Buffer {
 	if (!/^[A-Za-z0-9+/]+={0,2}$/.test(body)) throw new SshKeyError("body is not base64");

@@ -72,3 +72,14 @@ export function labelPriority(raw: unknown): number | null | undefined | "invali
 	if (!digits) return "invalid";
 	return digits[1] === undefined ? null : Number(digits[1]);
 }
+
+/**
+ * The text colour GitLab shows on a label of this background (`#RRGGBB`): dark on light colours,
+ * white on dark ones (its `text_color_for_bg`: the three channels' sum above 500 is light).
+ */
+export function textColorFor(color: string): string {
+	const hex = /^#([0-9A-Fa-f]{6})$/.exec(color)?.[1];
+	if (!hex) return "#FFFFFF";
+	const sum = [0, 2, 4].reduce((total, at) => total + parseInt(hex.slice(at, at + 2), 16), 0);
+	return sum > 500 ? "#333333" : "#FFFFFF";
+}

@@ -1,7 +1,8 @@
 /**
- * The data-access layer: NeDB files under DATA_DIR by default, MongoDB (mongoose) when MONGO_URI
- * is set, behind one `Collection` interface built on moleculer-db's adapters. Services get their
- * collections from mixins/db.mixin.ts; the stored shapes and their keys are in models/.
+ * The data-access layer: NeDB files under DATA_DIR by default (moleculer-db's memory adapter),
+ * MongoDB when MONGO_URI is set (./mongo-collection.ts), behind one `Collection` interface.
+ * Services get their collections from mixins/db.mixin.ts; the stored shapes and their keys are in
+ * models/.
  *
  * Documents carry their own integer `id` from an atomic per-collection counter; `_id` never
  * leaves this layer. NeDB has no compound indexes, so a uniqueness rule over several fields is
@@ -11,24 +12,14 @@ import fs from "fs";
 import path from "path";
 import type { ServiceBroker } from "moleculer";
 import DbService from "moleculer-db";
-import MongooseAdapter from "moleculer-db-adapter-mongoose";
-import mongoose from "mongoose";
 import type Nedb from "@seald-io/nedb";
 import { isUniqueViolation } from "../api/errors";
+import { MongoCollection } from "./mongo-collection";
 import { NedbFile, compactEvery, cutTornTail } from "./nedb-file";
+import { UniqueViolation, type CollectionOptions, type Doc, type FindOptions, type IndexSpec } from "./types";
 
-export interface IndexSpec {
-	/** Fields in order. NeDB indexes the first one only (and then never as unique). */
-	fields: Readonly<Record<string, 1 | -1>>;
-	unique?: boolean;
-	/** Unique only among documents that have the field. */
-	sparse?: boolean;
-}
-
-/** A collection's indexes, declared with its stored shape in models/. */
-export interface CollectionOptions {
-	indexes?: readonly IndexSpec[];
-}
+export { UniqueViolation };
+export type { CollectionOptions, Doc, FindOptions, IndexSpec };
 
 /** Where the data lives; tests point these elsewhere. */
 export interface StoreLocation {
@@ -42,29 +33,16 @@ export interface StoreLocation {
 
 const COMPACT_EVERY_MS = 10 * 60 * 1000;
 
-export interface FindOptions {
-	/** moleculer-db sort: "-id", ["project_id", "-id"] */
-	sort?: string | string[];
-	offset?: number;
-	limit?: number;
-	/** Fields left in the store (a list that shows no content need not move it): a projection on both back ends. */
-	omit?: string[];
-}
-
 /** moleculer-db's find parameters. */
 type FindParams = { query: Doc; sort?: string[]; offset?: number; limit?: number };
 
-/** A cursor of either back end, before it runs: NeDB's Cursor, or a mongoose Query. */
+/** NeDB's Cursor, before it runs. */
 interface StoreCursor {
-	projection?(fields: Record<string, 0>): StoreCursor;
-	select?(fields: Record<string, 0>): StoreCursor;
-	exec(callback?: (err: Error | null, docs: unknown[]) => void): Promise<unknown[]> | void;
+	projection(fields: Record<string, 0>): StoreCursor;
+	exec(callback: (err: Error | null, docs: unknown[]) => void): void;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored documents are open records; models/ gives them shapes
-export type Doc = Record<string, any>;
-
-/** What this layer uses of a moleculer-db adapter, the same on both back ends. */
+/** What this layer uses of moleculer-db's memory adapter. */
 interface StoreAdapter {
 	init(broker: ServiceBroker, service: { schema: object; settings: object; logger: unknown }): void;
 	connect(): Promise<void>;
@@ -79,11 +57,6 @@ interface StoreAdapter {
 	removeMany(query: Doc): Promise<number>;
 }
 
-/** The MongoDB adapter also exposes its mongoose model. */
-interface MongoStoreAdapter extends StoreAdapter {
-	model: mongoose.Model<Doc>;
-}
-
 /** The embedded adapter also exposes its NeDB datastore. */
 interface NedbStoreAdapter extends StoreAdapter {
 	db: Nedb<Doc>;
@@ -91,19 +64,10 @@ interface NedbStoreAdapter extends StoreAdapter {
 
 type Counter = { _id: string; seq: number };
 
-/** A write that a unique index refused. */
-export class UniqueViolation extends Error {
-	constructor() {
-		super("unique index violated");
-		this.name = "UniqueViolation";
-	}
-}
-
 /** Strips the store's own `_id` so documents look the same on both back ends. */
 function plain<T>(doc: unknown): T {
 	if (!doc) return doc as T;
-	const stored = doc as Doc & { toObject?: () => Doc };
-	const obj = typeof stored.toObject === "function" ? stored.toObject() : { ...stored };
+	const obj = { ...(doc as Doc) };
 	delete obj._id;
 	return obj as T;
 }
@@ -124,41 +88,23 @@ async function uniqueGuard<T>(write: () => Promise<T>): Promise<T> {
 	}
 }
 
-function mongoModel(name: string, indexes: readonly IndexSpec[]) {
-	if (mongoose.models[name]) return mongoose.models[name];
-	const schema = new mongoose.Schema({}, { strict: false, versionKey: false, collection: name });
-	schema.index({ id: 1 }, { unique: true });
-	for (const ix of indexes) schema.index(ix.fields, { unique: !!ix.unique, sparse: !!ix.sparse });
-	return mongoose.model(name, schema);
-}
-
-const mongoCounters = () =>
-	mongoose.models.counters ?? mongoose.model("counters", new mongoose.Schema({ _id: String, seq: Number }, { versionKey: false, collection: "counters" }));
-
 export class Collection<T extends Doc = Doc> {
 	private adapter?: StoreAdapter;
-	private mongoAdapter?: MongoStoreAdapter;
 	private counters?: Nedb<Counter>;
-	private readonly mongo: boolean;
+	/** The MongoDB back end, which this class hands every call to when MONGO_URI is set. */
+	private readonly mongo?: MongoCollection<T>;
 
 	constructor(
 		readonly name: string,
 		private readonly options: CollectionOptions,
 		private readonly location: StoreLocation,
 	) {
-		this.mongo = !!location.mongoUri;
+		if (location.mongoUri) this.mongo = new MongoCollection<T>(name, options, location.mongoUri);
 	}
 
 	async connect(broker: ServiceBroker): Promise<void> {
+		if (this.mongo) return this.mongo.connect(broker);
 		const indexes = this.options.indexes ?? [];
-		if (this.mongo) {
-			const adapter = new MongooseAdapter(this.location.mongoUri) as unknown as MongoStoreAdapter;
-			adapter.init(broker, { schema: { model: mongoModel(this.name, indexes) }, settings: {}, logger: broker.getLogger("db") });
-			await adapter.connect();
-			await adapter.model.createIndexes();
-			this.adapter = this.mongoAdapter = adapter;
-			return;
-		}
 		fs.mkdirSync(this.location.dataDir, { recursive: true });
 		const logger = broker.getLogger("db");
 		const filename = path.join(this.location.dataDir, `${this.name}.db`);
@@ -212,6 +158,7 @@ export class Collection<T extends Doc = Doc> {
 	}
 
 	async disconnect(): Promise<void> {
+		if (this.mongo) return this.mongo.disconnect();
 		await this.stopCompaction?.();
 		this.stopCompaction = undefined;
 		await this.adapter?.disconnect();
@@ -219,12 +166,7 @@ export class Collection<T extends Doc = Doc> {
 
 	/** The next integer id: atomic, never reused. */
 	async nextId(): Promise<number> {
-		if (this.mongo) {
-			const doc = await mongoCounters()
-				.findOneAndUpdate({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, new: true })
-				.lean();
-			return (doc as unknown as Counter).seq;
-		}
+		if (this.mongo) return this.mongo.nextId();
 		// NeDB runs one operation at a time per datastore, so $inc with returnUpdatedDocs is atomic.
 		await this.writable();
 		const res = await this.counters!.updateAsync({ _id: this.name }, { $inc: { seq: 1 } }, { upsert: true, returnUpdatedDocs: true });
@@ -233,6 +175,7 @@ export class Collection<T extends Doc = Doc> {
 
 	/** Inserts with a fresh id unless the document has one. Throws UniqueViolation. */
 	async insert(doc: Omit<T, "id"> & { id?: number }): Promise<T> {
+		if (this.mongo) return this.mongo.insert(doc);
 		// nextId has checked that the files take writes; a given id has not.
 		const id = doc.id ?? (await this.nextId());
 		if (doc.id !== undefined) await this.writable();
@@ -240,6 +183,7 @@ export class Collection<T extends Doc = Doc> {
 	}
 
 	async find(query: Doc, opts: FindOptions = {}): Promise<T[]> {
+		if (this.mongo) return this.mongo.find(query, opts);
 		const sort = typeof opts.sort === "string" ? opts.sort.split(/[\s,]+/) : opts.sort;
 		await this.sound();
 		const params = { query, sort, offset: opts.offset, limit: opts.limit };
@@ -251,16 +195,17 @@ export class Collection<T extends Doc = Doc> {
 	private findWithout(params: FindParams, fields: string[]): Promise<unknown[]> {
 		const without = Object.fromEntries(fields.map(f => [f, 0 as const]));
 		const cursor = this.store.createCursor(params);
-		if (this.mongo) return cursor.select!(without).exec() as Promise<unknown[]>;
-		return new Promise((resolve, reject) => void cursor.projection!(without).exec((err, docs) => (err ? reject(err) : resolve(docs))));
+		return new Promise((resolve, reject) => cursor.projection(without).exec((err, docs) => (err ? reject(err) : resolve(docs))));
 	}
 
 	async findOne(query: Doc): Promise<T | null> {
+		if (this.mongo) return this.mongo.findOne(query);
 		await this.sound();
 		return plain<T>(await this.store.findOne(query)) ?? null;
 	}
 
 	async count(query: Doc = {}): Promise<number> {
+		if (this.mongo) return this.mongo.count(query);
 		await this.sound();
 		return this.store.count({ query });
 	}
@@ -270,16 +215,16 @@ export class Collection<T extends Doc = Doc> {
 	 * a compare-and-set: 0 means the document was not in the expected state. Throws UniqueViolation.
 	 */
 	async update(query: Doc, set: Doc, unset?: string[]): Promise<number> {
+		if (this.mongo) return this.mongo.update(query, set, unset);
 		const update = toUpdate(set, unset);
 		if (!Object.keys(update).length) return this.count(query);
-		const mongo = this.mongoAdapter;
-		if (mongo) return uniqueGuard(async () => (await mongo.model.updateMany(query, update)).matchedCount);
 		await this.writable();
 		return uniqueGuard(() => this.store.updateMany(query, update));
 	}
 
 	/** Sets fields on the first match and returns it as it is now, or null when nothing matched. */
 	async updateOne(query: Doc, set: Doc, unset?: string[]): Promise<T | null> {
+		if (this.mongo) return this.mongo.updateOne(query, set, unset);
 		const current = await this.findOne(query);
 		if (!current) return null;
 		const id = current.id as number;
@@ -288,6 +233,7 @@ export class Collection<T extends Doc = Doc> {
 	}
 
 	async remove(query: Doc): Promise<number> {
+		if (this.mongo) return this.mongo.remove(query);
 		await this.writable();
 		return this.store.removeMany(query);
 	}

@@ -28,7 +28,7 @@ import { pushBody } from "../support/push-fixtures";
 const N = 300;
 const CONCURRENCY = 4;
 const PAUSE_MS = 20;
-const SECRET = "durable-internal-secret";
+const SECRET = "durable-internal-secret-0123456789abcdef";
 const rootToken = generateToken();
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-durable-"));
 

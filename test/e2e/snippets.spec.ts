@@ -254,7 +254,12 @@ describe("the visibility matrix", () => {
 		const anonymous = as(null);
 		expect((await anonymous.get(`/projects/${project.id}/snippets`)).body.map((s: { id: number }) => s.id)).toEqual([created.body.id]);
 		expect((await anonymous.get(`/projects/${project.id}/snippets/${created.body.id}`)).body).toEqual(created.body);
-		expect((await anonymous.get(`/projects/${project.id}/snippets/${created.body.id}/raw`)).text).toBe("# public\n");
+		const raw = await anonymous.get(`/projects/${project.id}/snippets/${created.body.id}/raw`);
+		expect(raw.text).toBe("# public\n");
+		// User content: a browser opening it must neither sniff it nor run it; JSON answers say nosniff too.
+		expect([raw.headers.get("x-content-type-options"), raw.headers.get("content-security-policy")]).toEqual(["nosniff", "default-src 'none'; sandbox"]);
+		const listed = await anonymous.get(`/projects/${project.id}/snippets`);
+		expect([listed.headers.get("x-content-type-options"), listed.headers.get("content-security-policy")]).toEqual(["nosniff", null]);
 		const byPath = `/projects/${encodeURIComponent(project.path_with_namespace)}`;
 		expect((await anonymous.get(`${byPath}/snippets/${created.body.id}/raw`)).text).toBe("# public\n");
 		// Writes always need a token.

@@ -21,7 +21,7 @@ import { deletePushChannel } from "../../lib/push/provisioning";
 
 const namespace = uniqueNamespace("start-cluster");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-start-cluster-"));
-const secret = "start-cluster-internal-secret";
+const secret = "start-cluster-internal-secret-0123456789abcdef";
 let command: ChildProcess;
 let output = "";
 let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;

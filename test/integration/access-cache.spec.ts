@@ -10,6 +10,7 @@ import { ResilientCacheMiddleware } from "../../middlewares/resilient-cache.midd
 import { AccessCacheMixin } from "../../mixins/access-cache.mixin";
 import { Members } from "../../services/modules/accounts/members";
 import { REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
+import { waitFor } from "../support/http";
 
 beforeAll(() => requireServers("redis"));
 
@@ -20,7 +21,12 @@ describe.each([
 	const broker = new ServiceBroker({ logger: false, cacher: cacher() as never, middlewares: [ResilientCacheMiddleware()] });
 	// A gateway's (or a replica's) listener, on the same cacher.
 	broker.createService({ name: "gateway-like", mixins: [AccessCacheMixin()] });
-	beforeAll(() => broker.start());
+	beforeAll(async () => {
+		await broker.start();
+		// Commands sent before Redis answers are refused (no offline queue) and degrade the cache.
+		const client = (broker.cacher as unknown as { client?: { status: string } }).client;
+		if (client) await waitFor("the cacher's Redis", () => client.status === "ready" && broker.cacher!.connected !== false, 10000, 20);
+	});
 	afterAll(async () => {
 		await broker.cacher!.clean();
 		await broker.stop();

@@ -1,5 +1,6 @@
 /**
- * Build numbers on the real stores (NeDB always, MongoDB whenever MONGO_URI is set): dense and in
+ * Build numbers on the real stores (NeDB, and MongoDB through the wire-protocol server of
+ * test/support/mongo-server.ts): dense and in
  * id order under concurrent writers, a counter left behind by a crash rolled forward at the next
  * read, and a gap left by an earlier version (counter advanced, build never stored) renumbered at
  * start-up.
@@ -8,16 +9,20 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
-import { loadConfig } from "../../config";
 import { seqKey } from "../../models/build";
 import { BuildNumbers, type NumberedDoc } from "../../lib/builds/build-numbers";
 import { type BuildCounterDoc } from "../../models/build";
 import { Collection, type StoreLocation } from "../../lib/store/collection";
+import { startMongoServer, type MongoServer } from "../support/mongo-server";
 
-const mongoUri = loadConfig(process.env).mongoUri;
-const backends: [string, () => StoreLocation][] = [["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-numbers-")), mongoUri: "" })]];
-if (mongoUri) backends.push(["MongoDB", () => ({ dataDir: "", mongoUri })]);
-else console.info("MONGO_URI is not set: the build-number tests run on NeDB only.");
+let mongo: MongoServer;
+beforeAll(async () => {
+	mongo = await startMongoServer();
+});
+const backends: [string, () => StoreLocation][] = [
+	["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-numbers-")), mongoUri: "" })],
+	["MongoDB", () => ({ dataDir: "", mongoUri: mongo.database(`numbers_${process.pid}`) })],
+];
 
 interface Build extends NumberedDoc {
 	name: string;
@@ -27,6 +32,7 @@ const broker = new ServiceBroker({ logger: false });
 const dirs: string[] = [];
 afterAll(async () => {
 	await broker.stop();
+	await mongo?.stop();
 	for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -109,6 +109,7 @@ describe("files in one process", () => {
 		const down = await streamDownload(url, { "PRIVATE-TOKEN": token });
 		expect([down.status, down.bytes, down.sha256, down.headers["content-length"]]).toEqual([200, size, sha256Of(size), String(size)]);
 		expect(down.headers["x-content-type-options"]).toBe("nosniff");
+		expect(down.headers["content-security-policy"]).toBe("default-src 'none'; sandbox");
 		const part = await fetch(url, { headers: { "PRIVATE-TOKEN": token, Range: `bytes=${size - 10}-` } });
 		const partAnswer = [part.status, part.headers.get("content-range"), part.headers.get("content-length")];
 		expect(partAnswer).toEqual([206, `bytes ${size - 10}-${size - 1}/${size}`, "10"]);
@@ -203,6 +204,7 @@ describe("files in one process", () => {
 		const res = await stack.api(token).get(`/projects/${projectId}/builds/${id}/trace`);
 		expect(res.status).toBe(200);
 		expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+		expect(res.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
 		expect(res.text.length).toBe(chunk.length * 6);
 		expect(res.text === chunk.repeat(6)).toBe(true);
 	});

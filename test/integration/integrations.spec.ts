@@ -152,6 +152,37 @@ describe("secrets at rest", () => {
 	});
 });
 
+describe("IRC channel keys and server passwords", () => {
+	const slug = "irc-gateway";
+	const stored = async () => ((await stack.broker.call("integrations.settingsFor", { projectKey: String(projectId), slug })) as any).properties;
+
+	it("are never shown, and stay when a PUT sends the recipients back as GET showed them", async () => {
+		const recipients = "irc://irc.example.net/#dev ops?key=s3cret ircs://bot:pw0rd@irc.example.org:6697/#ci?key=k2&x=1";
+		const base = "irc://:netpw@irc.example.net:6697/";
+		expect((await stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { recipients, default_irc_uri: base } })).status).toBe(200);
+		for (const path of [`/projects/${projectId}/services/${slug}`, `/projects/${projectId}/services/irker`]) {
+			const shown = (await stack.api().get(path)).body.properties;
+			expect(shown).toMatchObject({
+				recipients: "irc://irc.example.net/#dev ops ircs://bot@irc.example.org:6697/#ci?x=1",
+				default_irc_uri: "irc://irc.example.net:6697/",
+			});
+			expect(JSON.stringify(shown)).not.toMatch(/s3cret|k2|pw0rd|netpw/);
+		}
+
+		// Sent back as shown, with a channel added: the stored keys and passwords stay, the new channel has none.
+		const shown = (await stack.api().get(`/projects/${projectId}/services/${slug}`)).body.properties;
+		const again = { recipients: `${shown.recipients} #new`, default_irc_uri: shown.default_irc_uri, colorize_messages: true };
+		expect((await stack.api().put(`/projects/${projectId}/services/${slug}`, { body: again })).status).toBe(200);
+		expect(await stored()).toMatchObject({ recipients: `${recipients} #new`, default_irc_uri: base, colorize_messages: true });
+
+		// A key of its own replaces the stored one; a channel left out goes with its key.
+		const replaced = "irc://irc.example.net/#dev ops?key=n3w";
+		expect((await stack.api().put(`/projects/${projectId}/services/${slug}`, { body: { recipients: replaced } })).status).toBe(200);
+		expect((await stored()).recipients).toBe(replaced);
+		expect((await stack.api().get(`/projects/${projectId}/services/${slug}`)).body.properties.recipients).toBe("irc://irc.example.net/#dev ops");
+	});
+});
+
 describe("changes at the same time", () => {
 	it("a PUT that read the settings before a DELETE does not bring them back (a revocation sticks)", async () => {
 		const slug = "build-server-b";

@@ -20,7 +20,7 @@ let stack: LocalStack;
 let projectId: number;
 let projectPath: string;
 let config: typeof import("../../config").config;
-const SECRET = "integration-internal-secret";
+const SECRET = "integration-internal-secret-0123456789abcdef";
 const originalEnv = { ...process.env };
 /** Every call the services make to accounts.projectById (a broker middleware counts them). */
 const projectLookups: number[] = [];

@@ -1,26 +1,35 @@
 /**
  * The secrets key is checked against each encrypting service's own store, on every back end
- * (NeDB always, MongoDB whenever MONGO_URI is set): where the data lives in MongoDB, a pod's
+ * (NeDB, and MongoDB through the wire-protocol server of test/support/mongo-server.ts): where the data lives in MongoDB, a pod's
  * DATA_DIR remembers nothing, so only the store can refuse a key its data was not written with.
  */
 import fs from "fs";
 import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
-import { config, loadConfig } from "../../config";
+import { config } from "../../config";
 import { deriveKey, encryptSecret } from "../../lib/crypto/secrets";
 import { StoredSecretsKeyMismatchError, verifySecretsKeyInStore } from "../../lib/crypto/secrets-key";
 import { Collection, type StoreLocation } from "../../lib/store/collection";
 import { secretsKeyCheckCollection } from "../../models/secrets-key-check";
 import AccountsService from "../../services/accounts.service";
 import IntegrationsService from "../../services/integrations.service";
+import { startMongoServer, type MongoServer } from "../support/mongo-server";
 
-const mongoUri = loadConfig(process.env).mongoUri;
-const backends: [string, () => StoreLocation][] = [["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-keystore-")), mongoUri: "" })]];
-if (mongoUri) backends.push(["MongoDB", () => ({ dataDir: "", mongoUri })]);
+let mongo: MongoServer;
+beforeAll(async () => {
+	mongo = await startMongoServer();
+});
+const backends: [string, () => StoreLocation][] = [
+	["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-keystore-")), mongoUri: "" })],
+	["MongoDB", () => ({ dataDir: "", mongoUri: mongo.database(`keycheck_${process.pid}`) })],
+];
 
 const broker = new ServiceBroker({ logger: false });
-afterAll(() => broker.stop());
+afterAll(async () => {
+	await broker.stop();
+	await mongo?.stop();
+});
 const keyA = deriveKey("the-first-key-0123456789");
 const keyB = deriveKey("another-key-0123456789");
 

@@ -6,7 +6,7 @@ import { ServiceBroker, type Service } from "moleculer";
 import type { RecentTokens } from "../../gateway/auth";
 import { ACCESS_CHANGED_EVENT } from "../../lib/accounts/auth-cache";
 import { AccessCacheMixin } from "../../mixins/access-cache.mixin";
-import { GatewayCallerMixin } from "../../mixins/gateway-caller.mixin";
+import { GatewayCallerMixin } from "../../gateway/caller.mixin";
 import { waitFor } from "../support/http";
 
 const broker = new ServiceBroker({ logger: false, cacher: { type: "MemoryLRU", options: { max: 100 } } });

@@ -173,7 +173,7 @@ async function allInOne(root: string) {
 			METRICS_PORT: String(metrics),
 			GITLAB_ROOT_TOKEN: token,
 			GITLAB_ROOT_PASSWORD: "perf-root-password",
-			INTERNAL_API_SECRET: "perf-secret",
+			INTERNAL_API_SECRET: "perf-internal-secret-0123456789abcdef",
 			RATE_LIMIT_PER_MINUTE: "0",
 			TASK_TRACKER_API_URL: tracker.apiUrl,
 			SMTP_URL: smtp.url,

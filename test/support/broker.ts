@@ -10,8 +10,12 @@ import { client, type Client } from "./http";
 export interface LocalStack {
 	broker: ServiceBroker;
 	url: string;
+	/** The same gateway's /api/v4. */
+	v4Url: string;
 	rootToken: string;
 	api(token?: string | null): Client;
+	/** A client of /api/v4, root's by default. */
+	v4(token?: string | null): Client;
 	stop(): Promise<void>;
 }
 
@@ -31,11 +35,14 @@ export async function startLocal(services: AnyServiceSchema[], options: Partial<
 	const api = created.find(s => s.name === "api") as unknown as { server?: { address(): AddressInfo } } | undefined;
 	const port = api?.server?.address().port ?? 0;
 	const url = `http://127.0.0.1:${port}/api/v3`;
+	const v4Url = `http://127.0.0.1:${port}/api/v4`;
 	return {
 		broker,
 		url,
+		v4Url,
 		rootToken: config.rootToken,
 		api: (token = config.rootToken) => client(url, token ?? undefined),
+		v4: (token = config.rootToken) => client(v4Url, token ?? undefined),
 		stop: () => broker.stop(),
 	};
 }

@@ -1,6 +1,8 @@
 /**
  * Runs services as separate Node processes joined by the real NATS, as production does:
- * moleculer-runner on the compiled dist/, one process per entry, Redis as cacher.
+ * moleculer-runner on the compiled dist/, one process per entry, Redis as cacher. Data in NeDB
+ * files under a scratch DATA_DIR, or, in the e2e-mongo project (E2E_STORE=mongo), in MongoDB
+ * (MONGO_URI) on a wire-protocol server the cluster starts (test/support/mongo-server.ts).
  */
 import fs from "fs";
 import os from "os";
@@ -9,6 +11,7 @@ import { freePort, nodeSeesAll, SERVICE_DIR, startServiceProcess, stopProcess, t
 import { generateToken } from "../../lib/crypto/tokens";
 import { deletePushChannel } from "../../lib/push/provisioning";
 import { client, waitFor, type Client } from "./http";
+import { dropDatabase, startMongoServer, type MongoServer } from "./mongo-server";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "./servers";
 
 /** A running node of the cluster (spawned by the launcher the benchmarks share). */
@@ -25,16 +28,24 @@ export interface ClusterOptions {
 	nats?: boolean;
 	/** Keep every line each process prints (default: the latest 500 chunks), e.g. to scan logs for secrets. */
 	keepAllOutput?: boolean;
+	/**
+	 * GITLAB_URL is the gateway's own address, as a deployment sets it to the address its clients
+	 * use (python-gitlab warns when the web_url it reads has another base than its own).
+	 */
+	ownGitlabUrl?: boolean;
 }
 
 export class Cluster {
 	readonly nodes = new Map<string, NodeProcess>();
 	readonly namespace = uniqueNamespace("e2e");
 	readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-e2e-"));
+	/** The cluster's MongoDB server and database, in the e2e-mongo project; none where the data is in NeDB files. */
+	private mongo?: MongoServer;
+	mongoUri = "";
 	private readonly replicaDirs: string[] = [];
 	readonly rootToken = generateToken();
 	readonly rootPassword = "root-password-123";
-	readonly internalSecret = "e2e-internal-secret-" + Math.random().toString(36).slice(2);
+	readonly internalSecret = "e2e-internal-secret-" + generateToken() + generateToken();
 	port = 0;
 	baseEnv: Record<string, string> = {};
 
@@ -54,6 +65,10 @@ export class Cluster {
 		const redis = nats && this.opts.redis !== false;
 		await requireServers(...(nats ? (["nats"] as const) : []), ...(redis ? (["redis"] as const) : []));
 		this.port = await freePort();
+		if (process.env.E2E_STORE === "mongo") {
+			this.mongo = await startMongoServer();
+			this.mongoUri = this.mongo.database(this.namespace);
+		}
 		this.baseEnv = {
 			PATH: process.env.PATH ?? "",
 			NODE_ENV: "production",
@@ -62,6 +77,7 @@ export class Cluster {
 			...(redis ? { CACHER: REDIS_URL } : {}),
 			NAMESPACE: this.namespace,
 			DATA_DIR: this.dataDir,
+			...(this.mongoUri ? { MONGO_URI: this.mongoUri } : {}),
 			PORT: String(this.port),
 			GITLAB_ROOT_TOKEN: this.rootToken,
 			GITLAB_ROOT_PASSWORD: this.rootPassword,
@@ -69,6 +85,7 @@ export class Cluster {
 			INTERNAL_API_SECRET: this.internalSecret,
 			LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
 			LOG_FORMAT: "text",
+			...(this.opts.ownGitlabUrl ? { GITLAB_URL: `http://127.0.0.1:${this.port}` } : {}),
 			...this.opts.env,
 		};
 		await Promise.all(Object.entries(this.opts.nodes).map(([name, services]) => this.spawnNode(name, services)));
@@ -93,8 +110,10 @@ export class Cluster {
 	 * Environment for one more replica of a data-owning service: its own copy of the data as it is
 	 * now. NeDB files belong to one process (each loads and rewrites its files); replicas that share
 	 * live data need MongoDB, as in production. Copy after the writes the replica should see.
+	 * With MongoDB the replica shares the cluster's database.
 	 */
 	replicaData(): Record<string, string> {
+		if (this.mongoUri) return {};
 		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-e2e-replica-"));
 		fs.cpSync(this.dataDir, dir, { recursive: true });
 		this.replicaDirs.push(dir);
@@ -122,6 +141,8 @@ export class Cluster {
 	async stop(): Promise<void> {
 		await Promise.all([...this.nodes.keys()].map(name => this.kill(name, "SIGTERM")));
 		for (const dir of [this.dataDir, ...this.replicaDirs]) fs.rmSync(dir, { recursive: true, force: true });
+		// Dropped first: a server the cluster did not start (TEST_MONGO_URL) keeps its databases.
+		if (this.mongo) await dropDatabase(this.mongoUri).finally(() => this.mongo!.stop());
 		// The durable `push` channel's streams of this namespace (created when events or a worker ran).
 		await deletePushChannel(NATS_URL, REDIS_URL, this.namespace).catch(() => undefined);
 	}

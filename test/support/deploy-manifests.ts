@@ -34,7 +34,7 @@ export const PLANNED_SERVICES = [
 /** Values the production overlay's secrets.env gets when a test renders it (valid for config/). */
 export const TEST_PRODUCTION_SECRETS: Record<string, string> = {
 	SECRETS_KEY: "production-test-secrets-key-0123",
-	INTERNAL_API_SECRET: "production-test-internal-secret",
+	INTERNAL_API_SECRET: "production-test-internal-secret-0123456789abcdef",
 	GITLAB_ROOT_PASSWORD: "production-test-password",
 	GITLAB_ROOT_TOKEN: "prodTestToken-123456",
 	MONGO_URI: "mongodb://gitlab:pw@mongo-0.example.internal,mongo-1.example.internal/gitlab?replicaSet=rs0",

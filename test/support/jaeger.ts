@@ -1,6 +1,6 @@
 /**
  * A real trace collector for the tests: Jaeger v2's all-in-one (OTLP/HTTP in, memory storage, the
- * query API out) on free loopback ports, from the binary `.ci/run` builds into its cache
+ * query API out) on free loopback ports, from the binary `.ci/build-jaeger` builds into its cache
  * (JAEGER_BIN names another). Its span trees are read back the way Jaeger's UI reads them
  * (`GET /api/traces`), see docs/operations.md#traces.
  */
@@ -88,7 +88,10 @@ export class Jaeger {
 
 	/** `maxTraces`: how many traces its memory keeps (the oldest go first). */
 	static async start(opts: { maxTraces?: number } = {}): Promise<Jaeger> {
-		if (!fs.existsSync(JAEGER_BIN)) throw new Error(`Jaeger is not built at ${JAEGER_BIN}: bash .ci/run builds it (or set JAEGER_BIN)`);
+		if (!fs.existsSync(JAEGER_BIN))
+			throw new Error(
+				`Jaeger is not built at ${JAEGER_BIN}: bash .ci/build-jaeger builds it from its Go module (needs Go; .ci/run does it), or set JAEGER_BIN`,
+			);
 		const ports = { otlp: await freePort(), query: await freePort(), queryGrpc: await freePort(), health: await freePort() };
 		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-jaeger-"));
 		const config = path.join(dir, "jaeger.yaml");

@@ -8,10 +8,10 @@ import path from "path";
 import type { ActionSchema, ServiceSchema } from "moleculer";
 import { ROOT } from "./processes";
 import { routeTables } from "../../gateway/routes";
-import type { RouteTable } from "../../gateway/routes/types";
+import type { RouteKind } from "../../gateway/routes/types";
 
 export interface GatewayRoute {
-	kind: keyof RouteTable;
+	kind: RouteKind;
 	method: string;
 	/** The alias path relative to the route's mount point: "/projects/:id/labels". */
 	path: string;

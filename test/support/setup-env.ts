@@ -14,4 +14,4 @@ process.env.LOG_FORMAT = "text";
 process.env.GITLAB_ROOT_TOKEN = generateToken();
 process.env.GITLAB_ROOT_PASSWORD = "root-password-123";
 process.env.SECRETS_KEY = "integration-test-secrets-key";
-process.env.INTERNAL_API_SECRET = "integration-internal-secret";
+process.env.INTERNAL_API_SECRET = "integration-internal-secret-0123456789abcdef";

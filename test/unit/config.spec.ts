@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from "../../config";
+import { execFileSync } from "child_process";
+import { ConfigError, INTERNAL_SECRET_COMMAND, loadConfig } from "../../config";
 
 describe("loadConfig", () => {
 	it("has working defaults with an empty environment", () => {
@@ -75,7 +76,17 @@ describe("loadConfig", () => {
 			expect(() => loadConfig({ [name]: "CHANGE-ME" })).toThrow(
 				`Invalid configuration: ${name}="CHANGE-ME" (expected a value of your own, not the template's placeholder)`,
 			);
-		expect(loadConfig({ INTERNAL_API_SECRET: "changed-by-me-0123" }).internalApiSecret).toBe("changed-by-me-0123");
+		expect(loadConfig({ INTERNAL_API_SECRET: "changed-by-me-0123456789abcdef012" }).internalApiSecret).toBe("changed-by-me-0123456789abcdef012");
+	});
+
+	it("tells an INTERNAL_API_SECRET short enough to guess from a long one, and the command makes a long one", () => {
+		const short = "x".repeat(31);
+		expect(loadConfig({ INTERNAL_API_SECRET: short })).toMatchObject({ internalApiSecret: short, internalApiSecretStrong: false });
+		expect(loadConfig({ INTERNAL_API_SECRET: "x".repeat(32) }).internalApiSecretStrong).toBe(true);
+		const generated = execFileSync("sh", ["-c", INTERNAL_SECRET_COMMAND], { encoding: "utf8" }).trim();
+		expect(generated).toMatch(/^[0-9a-f]{64}$/);
+		expect(loadConfig({ INTERNAL_API_SECRET: generated })).toMatchObject({ internalApiSecret: generated, internalApiSecretStrong: true });
+		expect(loadConfig({}).internalApiSecret).toBe("");
 	});
 
 	it("never repeats the credentials of a URL it refuses", () => {

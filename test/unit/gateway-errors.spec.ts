@@ -26,6 +26,16 @@ describe("toHttpError", () => {
 		expect(toHttpError(enumErr).body).toEqual({ error: "scope does not have a valid value" });
 	});
 
+	it("answers a path segment that does not decode as the client's fault: 400", () => {
+		let thrown: unknown;
+		try {
+			decodeURIComponent("%C0%AF");
+		} catch (err) {
+			thrown = err;
+		}
+		expect(toHttpError(thrown as Error)).toEqual({ status: 400, body: { message: "400 Bad request" }, unexpected: false });
+	});
+
 	it("maps body-parser errors to 400 and 413", () => {
 		expect(toHttpError({ type: "entity.parse.failed", status: 400 } as any)).toEqual({
 			status: 400,

@@ -1,5 +1,5 @@
 import { buildIrcMessages, clean } from "../../lib/integrations/irc/messages";
-import { describeTarget, groupByServer, parseRecipients, parseTarget } from "../../lib/integrations/irc/recipients";
+import { describeTarget, groupByServer, IRC_ADDRESS_SECRETS, parseRecipients, parseTarget } from "../../lib/integrations/irc/recipients";
 import { validatePushPayload } from "../../lib/push/payload";
 import { pushBody, sha, ZERO } from "../support/push-fixtures";
 
@@ -134,5 +134,21 @@ describe("IRC messages (GitLab's IrkerWorker texts)", () => {
 
 	it("sends nothing for tag pushes", () => {
 		expect(buildIrcMessages(validatePushPayload(pushBody({ ref: "refs/tags/v1" })), opts)).toEqual([]);
+	});
+});
+
+describe("the secrets in an IRC address text", () => {
+	it("are left out of what is shown: channel keys and server passwords, nothing else", () => {
+		expect(IRC_ADDRESS_SECRETS.shown("irc://h/#dev ops?key=k1  ircs://bot:pw@h:6697/#ci?a=1&key=k2&b=2 irc://nick@h/x,isnick")).toBe(
+			"irc://h/#dev ops  ircs://bot@h:6697/#ci?a=1&b=2 irc://nick@h/x,isnick",
+		);
+		expect(IRC_ADDRESS_SECRETS.shown("irc://:pw@h:6697/")).toBe("irc://h:6697/");
+	});
+
+	it("come back from what is stored for a token sent without them, never for one sent with its own", () => {
+		const stored = "irc://h/#dev?key=k1 ops?key=k2 irc://:pw@h/#x";
+		expect(IRC_ADDRESS_SECRETS.kept("irc://h/#dev ops irc://h/#x #new", stored)).toBe("irc://h/#dev?key=k1 ops?key=k2 irc://:pw@h/#x #new");
+		expect(IRC_ADDRESS_SECRETS.kept("ops?key=n3w irc://h/#dev", stored)).toBe("ops?key=n3w irc://h/#dev?key=k1");
+		expect(IRC_ADDRESS_SECRETS.kept("irc://h/#other", stored)).toBe("irc://h/#other");
 	});
 });

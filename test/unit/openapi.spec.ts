@@ -3,9 +3,12 @@
  * route tables and action definitions, so that a route added to a table is described without
  * touching the generator.
  */
-import { buildOpenApi, isOptional, ruleSchema, type ActionDefinition } from "../../gateway/openapi";
+import { buildOpenApi, type ActionDefinition } from "../../gateway/openapi";
+import { isOptional, ruleSchema } from "../../gateway/openapi-rules";
 import { routeTables } from "../../gateway/routes";
+import { ok } from "../../gateway/routes/answers";
 import type { RouteTable } from "../../gateway/routes/types";
+import { object, string } from "../../presenters/json-schema";
 import { loadActionSchemas } from "../support/routes";
 
 describe("fastest-validator rules as JSON Schema", () => {
@@ -82,6 +85,36 @@ describe("the document", () => {
 		expect(new Set(Object.values(doc.paths).flatMap(ops => Object.values(ops as object).map((o: any) => o.operationId))).size).toBe(operations.length);
 	});
 
+	it("gives every route its success body: declared beside the alias, or by the alias function itself", () => {
+		const doc = build(routeTables);
+		const general = Object.entries(doc.paths).flatMap(([path, ops]) =>
+			Object.entries(ops as Record<string, { responses: Record<string, { content?: object }> }>)
+				.filter(([, op]) => !Object.entries(op.responses).some(([status, r]) => /^2\d\d$/.test(status) && r.content))
+				.map(([method]) => `${method.toUpperCase()} ${path}`),
+		);
+		expect(general).toEqual([]);
+		const labels = doc.paths["/projects/{id}/labels"];
+		expect(labels.get.responses["200"].content["application/json"].schema).toEqual({
+			type: "array",
+			items: { $ref: "#/components/schemas/LabelWithCounts" },
+		});
+		expect(labels.post.responses["409"]).toEqual({ $ref: "#/components/responses/Conflict" });
+		expect(doc.components.schemas.LabelWithCounts).toMatchObject({ type: "object", additionalProperties: false });
+		expect(doc.paths["/projects/{id}/snippets/{snippet_id}/raw"].get.responses["200"].content).toEqual({
+			"text/plain; charset=utf-8": { schema: { type: "string" } },
+		});
+	});
+
+	it("refuses answers for an alias that is not routed, and two different schemas of one name", () => {
+		const stray: RouteTable = { api: { "GET /widgets": "widgets.list" }, answers: { "GET /widget": ok(string) } };
+		expect(() => build([stray])).toThrow("answers declared for aliases that are not routed: GET /widget");
+		const twice: RouteTable = {
+			api: { "GET /a": "widgets.a", "GET /b": "widgets.b" },
+			answers: { "GET /a": ok(object({ a: string }, "Widget")), "GET /b": ok(object({ b: string }, "Widget")) },
+		};
+		expect(() => build([twice])).toThrow("two different schemas are named Widget");
+	});
+
 	it("picks up a new route without any change to the generator", () => {
 		const table: RouteTable = { api: { "GET /projects/:id/widgets/:widget_id": "widgets.get", "POST /projects/:id/widgets": "widgets.create" } };
 		const widgets: Record<string, ActionDefinition> = {
@@ -96,7 +129,8 @@ describe("the document", () => {
 		const get = doc.paths["/projects/{id}/widgets/{widget_id}"].get;
 		expect(get.tags).toEqual(["widgets"]);
 		expect(get.parameters[1]).toMatchObject({ name: "widget_id", in: "path", required: true, schema: { type: "integer", exclusiveMinimum: 0 } });
-		expect(Object.keys(get.responses).sort()).toEqual(["2XX", "401", "403", "404", "503"]);
+		// A route that declares no answers gets a general success; its path's escapes may not decode (400).
+		expect(Object.keys(get.responses).sort()).toEqual(["2XX", "400", "401", "403", "404", "503"]);
 		const create = doc.paths["/projects/{id}/widgets"].post;
 		expect(create.requestBody.content["application/json"].schema).toEqual({
 			type: "object",
@@ -119,18 +153,24 @@ describe("the document", () => {
 		const doc = build(routeTables);
 		for (const file of ["artifacts", "trace"]) {
 			const op = doc.paths[`/projects/{id}/builds/{build_id}/${file}`].get;
-			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", "304", "401", "403", "404", "416", "429", "503"]]);
+			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", "304", "400", "401", "403", "404", "416", "429", "503"]]);
 			expect(op.responses["206"].description).toContain("Content-Range");
 		}
 	});
 
-	it("internal routes take the shared secret, a streamed upload raw bytes; no 429 without a rate limit", () => {
+	it("internal routes take the shared secret, a streamed upload raw bytes; no 429 without a rate limit but for secrets and password hashes", () => {
 		const doc = build(routeTables, 0);
 		const upload = doc.paths["/internal/builds/{build_id}/artifacts"].put;
 		expect(upload["x-moleculer-action"]).toBe("builds.authorizeArtifactsUpload");
 		expect(upload.security).toEqual([{ sharedSecret: [] }]);
 		expect(upload.requestBody.content).toEqual({ "application/octet-stream": {} });
 		expect(upload.responses["401"]).toEqual({ $ref: "#/components/responses/WrongSecret" });
-		expect(JSON.stringify(doc.paths)).not.toContain("RateLimited");
+		const limited = Object.entries(doc.paths).flatMap(([path, ops]) =>
+			Object.entries(ops as Record<string, { responses: object }>)
+				.filter(([, op]) => JSON.stringify(op.responses).includes("RateLimited"))
+				.map(([method]) => `${method.toUpperCase()} ${path}`),
+		);
+		expect(limited.sort()).toEqual(["POST /session", "POST /users"]);
+		expect(upload.responses["429"]).toEqual({ $ref: "#/components/responses/SecretGuessing" });
 	});
 });

@@ -131,6 +131,37 @@ export function parseTarget(uri: string): IrcTarget | null {
 	return { uri, tls, host, port, password, nick: nick || undefined, target, isNick, key: key || undefined };
 }
 
+/**
+ * A recipient token without the secrets it carries: a channel key (`?key=…`) and a server password
+ * (`irc://:password@host/`), which GET never shows (docs/integrations.md#irc-recipients).
+ */
+function withoutSecrets(token: string): string {
+	const q = token.indexOf("?");
+	const head = (q < 0 ? token : token.slice(0, q)).replace(
+		/^(ircs?:\/\/)([^/@:]*):[^/@]*@/i,
+		(_, scheme: string, user: string) => scheme + (user ? `${user}@` : ""),
+	);
+	if (q < 0) return head;
+	const query = token
+		.slice(q + 1)
+		.split("&")
+		.filter(part => !part.startsWith("key="));
+	return query.length ? `${head}?${query.join("&")}` : head;
+}
+
+/**
+ * The secrets of an IRC address text (`recipients`, `default_irc_uri`): shown without them, and
+ * kept when a PUT sends a token back without them (as GET showed it). A token sent with a key or a
+ * password of its own takes those; a key can only be dropped with its channel, or by DELETE.
+ */
+export const IRC_ADDRESS_SECRETS = {
+	shown: (text: string): string => text.replace(/\S+/g, withoutSecrets),
+	kept(sent: string, stored: string): string {
+		const storedTokens = stored.split(/\s+/).filter(Boolean);
+		return sent.replace(/\S+/g, token => (withoutSecrets(token) === token ? (storedTokens.find(s => withoutSecrets(s) === token) ?? token) : token));
+	},
+};
+
 /** Targets grouped by the connection they need (see serverKey). */
 export function groupByServer(targets: IrcTarget[]): Map<string, IrcTarget[]> {
 	const groups = new Map<string, IrcTarget[]>();

@@ -13,7 +13,7 @@ import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { bumpGenerations, deleteTwice } from "../../../mixins/cache-cleaner.mixin";
 import { memberKey, type MemberDoc } from "../../../models/project";
-import { publicUser } from "../../../models/user";
+import { publicUser, type UserDoc } from "../../../models/user";
 import { presentMember } from "../../../presenters/project";
 import { now, type AccountsModule, type Ctx } from "./module";
 import { USER_ID_PARAM } from "./users";
@@ -32,24 +32,7 @@ export const Members: AccountsModule = {
 			hedge: true,
 			params: { id: "string", ...MEMBER_LIST_PARAMS },
 			async handler(ctx: Ctx<{ query?: string; page?: number; per_page?: number }>) {
-				const access = this.access(ctx);
-				const query: Record<string, unknown> = { project_id: access.project.id };
-				if (searchesMembers(ctx.params.query)) {
-					// The project's members, then those of them the search matches, in the store.
-					const memberIds = (await this.db.members.find(query)).map(m => m.user_id);
-					const matching = await this.db.users.find(allOf([{ id: { $in: memberIds } }, userSearch(ctx.params.query, access.admin)]));
-					query.user_id = { $in: matching.map(u => u.id) };
-				}
-				const page = parsePage(ctx.params);
-				const [members, total] = await Promise.all([
-					this.db.members.find(query, { sort: "user_id", ...pageWindow(page) }),
-					this.db.members.count(query),
-				]);
-				const users = new Map((await this.db.users.find({ id: { $in: members.map(m => m.user_id) } })).map(u => [u.id, u]));
-				const rows = members
-					.filter(m => users.has(m.user_id))
-					.map(m => presentMember(publicUser(users.get(m.user_id)!), m.access_level, config.gitlabUrl));
-				return paginated(rows, total, page);
+				return this.membersPage(ctx, (m, user) => presentMember(user, m.access_level, config.gitlabUrl));
 			},
 		},
 
@@ -103,7 +86,7 @@ export const Members: AccountsModule = {
 				this.checkGrant(access, ctx.params.access_level);
 				if (member.user_id === access.project.creator_id) throw forbidden();
 				// A removal that came between the look-up and this write: answered as if it came after it.
-				if (!(await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level }))) throw recordNotFound();
+				if (!(await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level, updated_at: now() }))) throw recordNotFound();
 				await this.memberChanged(ctx, access, member.user_id);
 				const user = await this.db.users.findOne({ id: member.user_id });
 				if (!user) throw notFound("User");
@@ -132,6 +115,23 @@ export const Members: AccountsModule = {
 	},
 
 	methods: {
+		/** A page of the project's members by user id (`query`: those whose username or name holds it), in an entity of either version. */
+		async membersPage<T>(ctx: Ctx<{ query?: string; page?: number; per_page?: number }>, present: (m: MemberDoc, user: UserDoc) => T) {
+			const access = this.access(ctx);
+			const query: Record<string, unknown> = { project_id: access.project.id };
+			if (searchesMembers(ctx.params.query)) {
+				// The project's members, then those of them the search matches, in the store.
+				const memberIds = (await this.db.members.find(query)).map(m => m.user_id);
+				const matching = await this.db.users.find(allOf([{ id: { $in: memberIds } }, userSearch(ctx.params.query, access.admin)]));
+				query.user_id = { $in: matching.map(u => u.id) };
+			}
+			const page = parsePage(ctx.params);
+			const [members, total] = await Promise.all([this.db.members.find(query, { sort: "user_id", ...pageWindow(page) }), this.db.members.count(query)]);
+			const users = new Map((await this.db.users.find({ id: { $in: members.map(m => m.user_id) } })).map(u => [u.id, u]));
+			const rows = members.filter(m => users.has(m.user_id)).map(m => present(m, publicUser(users.get(m.user_id)!)));
+			return paginated(rows, total, page);
+		},
+
 		memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id"> {
 			return { project_id: projectId, user_id: userId, access_level: level, member_key: memberKey(projectId, userId), created_at: now() };
 		},

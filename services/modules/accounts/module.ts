@@ -17,7 +17,7 @@ import type { Collection } from "../../../lib/store/collection";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { SecretsVars } from "../../../mixins/secrets.mixin";
 import type { MemberDoc, ProjectDoc } from "../../../models/project";
-import type { StoredUser } from "../../../models/user";
+import type { StoredUser, UserDoc } from "../../../models/user";
 
 export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
@@ -33,6 +33,15 @@ export interface NewUser extends ProfileFields {
 	admin?: boolean;
 	/** A chosen private token (root's GITLAB_ROOT_TOKEN); generated otherwise. */
 	token?: string;
+}
+
+/** What a new project is asked to be (`visibility_level`: v4's word read into its number). */
+export interface NewProject {
+	name: string;
+	path?: string;
+	description?: string;
+	visibility_level?: number;
+	public_builds?: boolean;
 }
 
 export interface AccountsVars extends SecretsVars {
@@ -54,7 +63,9 @@ export interface AccountsMethods extends ProjectAccessMethods {
 	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
 	checkGrant(access: ProjectAccess, level: number): void;
 	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;
-	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>): Promise<Paginated<unknown>>;
+	membersPage<T>(ctx: Ctx<{ query?: string; page?: number; per_page?: number }>, present: (m: MemberDoc, user: UserDoc) => T): Promise<Paginated<T>>;
+	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, version?: "v3" | "v4"): Promise<Paginated<unknown>>;
+	insertProject(ctx: Ctx<unknown>, asked: NewProject): Promise<{ project: ProjectDoc; owner: UserDoc }>;
 }
 
 export type AccountsModule = Partial<ServiceSchema<ServiceSettingSchema, AccountsMethods, AccountsVars>>;

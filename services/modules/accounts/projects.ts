@@ -13,15 +13,14 @@ import { UniqueViolation } from "../../../lib/store/collection";
 import { memberKey, type ProjectDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
 import { presentBasicProject, presentProject, presentProjectWithAccess } from "../../../presenters/project";
-import { callerOf, now, type AccountsModule, type Ctx } from "./module";
+import { presentBasicProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
+import { callerOf, now, type AccountsModule, type Ctx, type NewProject } from "./module";
 
-interface NewProject {
-	name: string;
-	path?: string;
-	description?: string;
-	visibility_level?: number;
-	public_builds?: boolean;
-}
+/** Each version's entities of a projects list (v4's: presenters/project.v4.ts). */
+const LIST_PRESENTERS = {
+	v3: { basic: presentBasicProject, withAccess: presentProjectWithAccess },
+	v4: { basic: presentBasicProjectV4, withAccess: presentProjectWithAccessV4 },
+};
 
 export const Projects: AccountsModule = {
 	actions: {
@@ -36,44 +35,11 @@ export const Projects: AccountsModule = {
 				public_builds: { type: "boolean", optional: true, convert: true },
 			},
 			async handler(ctx: Ctx<NewProject & { public?: boolean }>) {
-				const owner = await this.db.users.findOne({ id: callerOf(ctx).id });
-				if (!owner) throw unauthorized();
 				const { public: isPublic, ...asked } = ctx.params;
 				if (asked.visibility_level === undefined && isPublic !== undefined) asked.visibility_level = isPublic ? Visibility.PUBLIC : Visibility.PRIVATE;
-				const { errors, project } = validateNewProject(asked, owner.username);
-				if (errors || !project) throw validation(errors ?? {});
-				const fields: Omit<ProjectDoc, "id"> = {
-					...project,
-					path_key: project.path_with_namespace.toLowerCase(),
-					name_key: `${owner.username}/${project.name}`.toLowerCase(),
-					creator_id: owner.id,
-					created_at: now(),
-				};
-				const taken = () => validation({ name: ["has already been taken"], path: ["has already been taken"] });
-				// The unique indexes decide; this read only spares a taken name the writes below.
-				const [samePath, sameName] = await Promise.all([
-					this.db.projects.findOne({ path_key: fields.path_key }),
-					this.db.projects.findOne({ name_key: fields.name_key }),
-				]);
-				if (samePath || sameName) throw taken();
-				// Access is membership: the owner's is written first, under the id the project will have, so
-				// that no failure between the two writes leaves a project nobody can reach with its path
-				// taken. A membership whose project was never made gives nobody anything.
-				const id = await this.db.projects.nextId();
-				const membership = this.memberDoc(id, owner.id, AccessLevel.OWNER);
-				await this.db.members.insert(membership);
-				let stored: ProjectDoc;
-				try {
-					stored = await this.db.projects.insert({ ...fields, id });
-				} catch (err) {
-					await this.db.members.remove({ member_key: membership.member_key }).catch((e: Error) => {
-						this.logger.warn(`The owner's membership of project ${id}, which could not be made, is left: ${e.message}`);
-					});
-					if (err instanceof UniqueViolation) throw taken();
-					throw err;
-				}
+				const { project, owner } = await this.insertProject(ctx, asked);
 				ctx.meta.$statusCode = 201;
-				return presentProject(stored, publicUser(owner), config.gitlabUrl);
+				return presentProject(project, owner, config.gitlabUrl);
 			},
 		},
 
@@ -125,11 +91,53 @@ export const Projects: AccountsModule = {
 
 	methods: {
 		/**
+		 * A new project of the caller's (its owner), checked as GitLab checks it (both versions: v4
+		 * names the visibility as a word and reads it into `visibility_level` first).
+		 */
+		async insertProject(ctx: Ctx<unknown>, asked: NewProject): Promise<{ project: ProjectDoc; owner: UserDoc }> {
+			const stored = await this.db.users.findOne({ id: callerOf(ctx).id });
+			if (!stored) throw unauthorized();
+			const owner = publicUser(stored);
+			const { errors, project } = validateNewProject(asked, owner.username);
+			if (errors || !project) throw validation(errors ?? {});
+			const fields: Omit<ProjectDoc, "id"> = {
+				...project,
+				path_key: project.path_with_namespace.toLowerCase(),
+				name_key: `${owner.username}/${project.name}`.toLowerCase(),
+				creator_id: owner.id,
+				created_at: now(),
+			};
+			const taken = () => validation({ name: ["has already been taken"], path: ["has already been taken"] });
+			// The unique indexes decide; this read only spares a taken name the writes below.
+			const [samePath, sameName] = await Promise.all([
+				this.db.projects.findOne({ path_key: fields.path_key }),
+				this.db.projects.findOne({ name_key: fields.name_key }),
+			]);
+			if (samePath || sameName) throw taken();
+			// Access is membership: the owner's is written first, under the id the project will have, so
+			// that no failure between the two writes leaves a project nobody can reach with its path
+			// taken. A membership whose project was never made gives nobody anything.
+			const id = await this.db.projects.nextId();
+			const membership = this.memberDoc(id, owner.id, AccessLevel.OWNER);
+			await this.db.members.insert(membership);
+			try {
+				return { project: await this.db.projects.insert({ ...fields, id }), owner };
+			} catch (err) {
+				await this.db.members.remove({ member_key: membership.member_key }).catch((e: Error) => {
+					this.logger.warn(`The owner's membership of project ${id}, which could not be made, is left: ${e.message}`);
+				});
+				if (err instanceof UniqueViolation) throw taken();
+				throw err;
+			}
+		},
+
+		/**
 		 * One page of the projects in `scope` after GitLab's filters, in its order: filtered, sorted
 		 * and windowed by the store, then the page's owners and the caller's memberships in one
 		 * look-up each (a page is at most 100 projects).
 		 */
-		async projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>) {
+		async projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, version: "v3" | "v4" = "v3") {
+			const present = LIST_PRESENTERS[version];
 			const params = ctx.params;
 			const query = allOf([scope, ...projectFilters(params)].filter(q => Object.keys(q).length > 0));
 			const page = parsePage(params);
@@ -144,7 +152,7 @@ export const Projects: AccountsModule = {
 			const ownerOf = (p: ProjectDoc) => owners.get(p.creator_id) ?? null;
 			if (params.simple)
 				return paginated(
-					rows.map(p => presentBasicProject(p, ownerOf(p), config.gitlabUrl)),
+					rows.map(p => present.basic(p, ownerOf(p), config.gitlabUrl)),
 					total,
 					page,
 				);
@@ -153,7 +161,7 @@ export const Projects: AccountsModule = {
 			const memberships = keys.length ? await this.db.members.find({ member_key: { $in: keys } }) : [];
 			const levels = new Map(memberships.map(m => [m.project_id, m.access_level] as const));
 			return paginated(
-				rows.map(p => presentProjectWithAccess(p, ownerOf(p), config.gitlabUrl, levels.get(p.id) ?? null)),
+				rows.map(p => present.withAccess(p, ownerOf(p), config.gitlabUrl, levels.get(p.id) ?? null)),
 				total,
 				page,
 			);

@@ -22,20 +22,23 @@ const profileParams = Object.fromEntries(PROFILE_FIELDS.map(f => [f, { type: "st
 	{ type: "string"; optional: true; max: 255 }
 >;
 
+/** `POST /users` (both versions). */
+export const userParams = {
+	email: { type: "string", max: 255 },
+	password: { type: "string", max: 1024 },
+	username: { type: "string", max: 255 },
+	name: { type: "string", max: 255 },
+	admin: { type: "boolean", optional: true, convert: true },
+	...profileParams,
+} as const;
+
 /** GitLab 8.16's answer to a user who may not list users. */
 const notAuthorizedToList = () => new ApiError(403, { message: "Not authorized." });
 
 export const Users: AccountsModule = {
 	actions: {
 		createUser: {
-			params: {
-				email: { type: "string", max: 255 },
-				password: { type: "string", max: 1024 },
-				username: { type: "string", max: 255 },
-				name: { type: "string", max: 255 },
-				admin: { type: "boolean", optional: true, convert: true },
-				...profileParams,
-			},
+			params: userParams,
 			/** 201 with GitLab's full user (UserPublic). */
 			async handler(ctx: Ctx<NewUser>) {
 				if (!callerOf(ctx).is_admin) throw forbidden();

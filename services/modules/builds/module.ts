@@ -12,14 +12,26 @@ import type { StatePatch } from "../../../lib/builds/build-state";
 import type { Collection } from "../../../lib/store/collection";
 import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
-import type { BuildCounterDoc, BuildDoc } from "../../../models/build";
+import type { BuildCounterDoc, BuildDoc, BuildMigrationDoc } from "../../../models/build";
+import type { PipelineCounterDoc, PipelineDoc } from "../../../models/pipeline";
 import type { UserDoc } from "../../../models/user";
 import type { presentBuild } from "../../../presenters/build";
+import type { JobEntity } from "../../../presenters/job";
+import type { DownloadGrant, EntryGrant } from "../../../lib/builds/transfer-grants";
 
 export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
 export interface BuildsVars {
-	db: { builds: Collection<BuildDoc>; build_counters: Collection<BuildCounterDoc> };
+	db: {
+		builds: Collection<BuildDoc>;
+		build_counters: Collection<BuildCounterDoc>;
+		pipelines: Collection<PipelineDoc>;
+		pipeline_counters: Collection<PipelineCounterDoc>;
+		build_migrations: Collection<BuildMigrationDoc>;
+	};
+	/** The background run giving older builds their pipelines (lib/builds/pipeline-backfill.ts); awaited at stop. */
+	pipelinesBackfilled?: Promise<unknown>;
+	stopping?: boolean;
 	builds: BuildStore;
 	artifacts: ArtifactStore;
 	/** Stops the periodic sweep of unfinished uploads (started with the service). */
@@ -36,6 +48,20 @@ export interface BuildsMethods extends ProjectAccessMethods, CacheCleanerMethods
 	created201(ctx: Ctx<unknown>, build: BuildDoc): void;
 	users(ctx: Ctx<unknown>, builds: BuildDoc[]): Promise<Map<number, UserDoc>>;
 	present(ctx: Ctx<unknown>, builds: BuildDoc[]): Promise<ReturnType<typeof presentBuild>[]>;
+	// services/modules/builds/controls.ts:
+	cancelBuild(ctx: Ctx<unknown>, rawId: unknown): Promise<BuildDoc>;
+	retryBuild(ctx: Ctx<unknown>, rawId: unknown, noun?: string): Promise<BuildDoc>;
+	eraseBuild(ctx: Ctx<unknown>, rawId: unknown, noun?: string): Promise<BuildDoc>;
+	dropArtifacts(ctx: Ctx<unknown>, rawId: unknown): Promise<void>;
+	// v4's (services/modules/builds/jobs.v4.ts):
+	presentJobs(ctx: Ctx<unknown>, builds: BuildDoc[]): Promise<JobEntity[]>;
+	created201V4(ctx: Ctx<unknown>, build: BuildDoc): void;
+	projectPipeline(projectId: number, id: number): Promise<PipelineDoc>;
+	// services/modules/builds/job-artifacts.v4.ts:
+	readableJob(ctx: Ctx<unknown>, rawId: unknown): Promise<BuildDoc>;
+	latestSuccessfulJob(ctx: Ctx<unknown>, ref: string, name: string): Promise<BuildDoc>;
+	archiveGrant(build: BuildDoc): DownloadGrant;
+	entryGrant(build: BuildDoc, rawPath: unknown): EntryGrant;
 }
 
 export type BuildsModule = Partial<ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVars>>;

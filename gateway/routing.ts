@@ -1,0 +1,77 @@
+/**
+ * How the gateway's own answers find a request's route: the edge decision's fast path
+ * (gateway/cached-get-fast-path.ts), the `OPTIONS` answer and the `Expect: 100-continue` check
+ * (gateway/http-server.ts) resolve it with `Routing.of`, which is moleculer-web's
+ * own resolution (the one its `rest` action makes), on the path as moleculer-web matches it. A path
+ * segment that does not decode (`%ZZ`, `%C3%28`) throws moleculer-web's BadRequestError wherever it is
+ * resolved: the guarded entry answers it 400 (docs/architecture.md#the-guarded-entry).
+ */
+import type { IncomingMessage } from "http";
+
+/** A moleculer-web alias, as far as the gateway's own answers read it. */
+export interface AliasLike {
+	path: string;
+	/** The path under the API's root (`/api/v3/projects/:id/labels`). */
+	fullPath?: string;
+	type?: string;
+	action?: unknown;
+	/** An alias function (a download, an upload). */
+	handler?: unknown;
+	route?: { opts?: { name?: string } };
+}
+
+export interface FoundRoute {
+	alias: AliasLike;
+	params: Record<string, unknown>;
+}
+
+/** moleculer-web's `resolveAlias`: the first alias that matches the path and the method. */
+export type ResolveAlias = (path: string, method: string) => FoundRoute | false;
+
+/** The methods routes are declared with (HEAD goes as GET, OPTIONS is answered by the server). */
+const ROUTED_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"];
+
+/** Marks a route handler that sends `100 Continue` itself once the request is authorized (gateway/http-server.ts#sendContinue). */
+export const SENDS_CONTINUE = Symbol("sends continue");
+
+/** A request's path as moleculer-web matches it: no query, no trailing slash. */
+export function routedPath(req: IncomingMessage): string {
+	const path = (req.url ?? "").split("?")[0];
+	return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+export class Routing {
+	constructor(private readonly resolveAlias: ResolveAlias) {}
+
+	/** The route of `req`'s path for `method` (its own by default); false: none. */
+	of(req: IncomingMessage, method = req.method ?? "GET"): FoundRoute | false {
+		return this.resolveAlias(routedPath(req), method);
+	}
+
+	/** The route template of `req` (`/api/v3/projects/:id/labels`), for its span; none for an unknown path or one that does not decode. */
+	template(req: IncomingMessage): string | undefined {
+		try {
+			// OPTIONS is answered for the path, whichever of its routes.
+			const methods = req.method === "OPTIONS" ? ROUTED_METHODS : [req.method ?? "GET"];
+			for (const method of methods) {
+				const found = this.of(req, method);
+				if (found) return found.alias.fullPath;
+			}
+			return undefined;
+		} catch {
+			return undefined;
+		}
+	}
+
+	/** The methods `req`'s path has routes for (none: an unknown path). */
+	methods(req: IncomingMessage): string[] {
+		return ROUTED_METHODS.filter(method => this.of(req, method) !== false);
+	}
+
+	/** Whether `req`'s route sends `100 Continue` itself, once the request is authorized (an artifacts upload). */
+	sendsContinue(req: IncomingMessage): boolean {
+		const found = this.of(req);
+		const handler = found ? found.alias.handler : undefined;
+		return typeof handler === "function" && (handler as { [SENDS_CONTINUE]?: boolean })[SENDS_CONTINUE] === true;
+	}
+}

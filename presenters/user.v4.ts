@@ -1,0 +1,74 @@
+/**
+ * API v4's user entities (GitLab's lib/api/entities: UserBasic < User < UserPublic < UserWithAdmin),
+ * beside v3's in presenters/user.ts; pure. What this service does not keep shows as GitLab shows a
+ * user without it (docs/api.md#v4-accounts).
+ */
+import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, type UserDoc } from "../models/user";
+import { avatarUrl, PROJECTS_LIMIT } from "./user";
+
+/** UserBasic: `{id, username, name, state, locked, avatar_url, web_url}` (an author, a member, a list for non-admins). */
+export function presentUserBasicV4(u: UserDoc, gitlabUrl: string) {
+	return {
+		id: u.id,
+		username: u.username,
+		name: u.name,
+		state: u.state,
+		locked: u.state === "blocked",
+		avatar_url: avatarUrl(u.email),
+		web_url: `${gitlabUrl}/${u.username}`,
+	};
+}
+
+/** User: UserBasic and the public profile (`GET /users/:id`, a job's user). */
+export function presentUserV4(u: UserDoc, gitlabUrl: string) {
+	return {
+		...presentUserBasicV4(u, gitlabUrl),
+		created_at: u.created_at,
+		bio: u.bio ?? "",
+		location: u.location ?? "",
+		public_email: null as string | null,
+		skype: u.skype ?? "",
+		linkedin: u.linkedin ?? "",
+		twitter: u.twitter ?? "",
+		discord: "",
+		website_url: u.website_url ?? "",
+		organization: u.organization ?? "",
+		job_title: "",
+		pronouns: null as string | null,
+		bot: false,
+		work_information: null as string | null,
+		followers: 0,
+		following: 0,
+		local_time: null as string | null,
+	};
+}
+
+/** UserPublic: the full user (`GET /user` for anyone but an admin). */
+export function presentUserPublicV4(u: UserDoc, gitlabUrl: string) {
+	return {
+		...presentUserV4(u, gitlabUrl),
+		last_sign_in_at: u.last_sign_in_at ?? null,
+		confirmed_at: u.confirmed_at ?? u.created_at,
+		last_activity_on: null as string | null,
+		email: u.email,
+		theme_id: u.theme_id ?? DEFAULT_THEME_ID,
+		color_scheme_id: u.color_scheme_id ?? DEFAULT_COLOR_SCHEME_ID,
+		projects_limit: u.projects_limit ?? PROJECTS_LIMIT,
+		current_sign_in_at: u.current_sign_in_at ?? null,
+		identities: [] as { provider: string; extern_uid: string }[],
+		can_create_group: true,
+		can_create_project: true,
+		two_factor_enabled: false,
+		external: false,
+		private_profile: false,
+		commit_email: u.email,
+	};
+}
+
+/** UserWithAdmin: what admins see of users (`GET /user`, `POST /users`, the lists and reads for admins). */
+export function presentUserWithAdminV4(u: UserDoc, gitlabUrl: string) {
+	return { ...presentUserPublicV4(u, gitlabUrl), is_admin: !!u.is_admin, note: null as string | null, namespace_id: u.id, created_by: null };
+}
+
+export type UserBasicV4Entity = ReturnType<typeof presentUserBasicV4>;
+export type UserV4Entity = ReturnType<typeof presentUserV4>;

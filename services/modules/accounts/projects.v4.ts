@@ -1,0 +1,93 @@
+/**
+ * API v4's projects (docs/api.md#v4-accounts): `POST /projects` with `visibility` as a word,
+ * `GET /projects` (every project the caller sees; `membership` and `owned` narrow it) and
+ * `GET /projects/:id`, on the same records and rules as v3's (services/modules/accounts/projects.ts).
+ */
+import { config } from "../../../config";
+import { AccessLevel, Visibility } from "../../../lib/accounts/access";
+import { PROJECT_LIST_PARAMS, PROJECT_VISIBILITIES, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
+import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
+import { notFound, paramError } from "../../../lib/api/errors";
+import { memberKey } from "../../../models/project";
+import { publicUser } from "../../../models/user";
+import { presentProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
+import { callerOf, type AccountsModule, type Ctx } from "./module";
+
+const LEVEL_OF: Record<(typeof PROJECT_VISIBILITIES)[number], number> = {
+	private: Visibility.PRIVATE,
+	internal: Visibility.INTERNAL,
+	public: Visibility.PUBLIC,
+};
+
+interface NewProjectV4 {
+	name?: string;
+	path?: string;
+	description?: string;
+	visibility?: (typeof PROJECT_VISIBILITIES)[number];
+	public_jobs?: unknown;
+	public_builds?: unknown;
+}
+
+type ListParams = Omit<ProjectListParams, "archived" | "simple"> & { archived?: unknown; simple?: unknown; membership?: unknown; owned?: unknown };
+
+export const ProjectsV4: AccountsModule = {
+	actions: {
+		/** `name` or `path` (the other follows it), `visibility` (default private): 201 with the project. */
+		createProjectV4: {
+			params: {
+				name: { type: "string", optional: true, max: 255 },
+				path: { type: "string", optional: true, max: 255 },
+				description: { type: "string", optional: true, max: 2000 },
+				visibility: { type: "enum", values: PROJECT_VISIBILITIES, optional: true },
+				public_jobs: BOOLEAN_PARAM,
+				// v4's older name for public_jobs.
+				public_builds: BOOLEAN_PARAM,
+			},
+			async handler(ctx: Ctx<NewProjectV4>) {
+				const { name, path, description, visibility, public_jobs, public_builds } = ctx.params;
+				if (name === undefined && path === undefined) throw paramError("name, path are missing, at least one parameter must be provided");
+				const { project, owner } = await this.insertProject(ctx, {
+					name: name ?? path!,
+					path,
+					description,
+					visibility_level: visibility === undefined ? undefined : LEVEL_OF[visibility],
+					public_builds: isTrue(public_jobs) ?? isTrue(public_builds),
+				});
+				ctx.meta.$statusCode = 201;
+				return presentProjectV4(project, owner, config.gitlabUrl);
+			},
+		},
+
+		/** ProjectWithAccess: the project with the caller's own membership in `permissions`. */
+		getProjectV4: {
+			access: AccessLevel.NONE,
+			hedge: true,
+			params: { id: "string" },
+			async handler(ctx: Ctx) {
+				const project = await this.db.projects.findOne({ id: this.access(ctx).project.id });
+				if (!project) throw notFound("Project");
+				const [owner, member] = await Promise.all([
+					this.db.users.findOne({ id: project.creator_id }),
+					this.db.members.findOne({ member_key: memberKey(project.id, callerOf(ctx).id) }),
+				]);
+				return presentProjectWithAccessV4(project, owner ? publicUser(owner) : null, config.gitlabUrl, member?.access_level ?? null);
+			},
+		},
+
+		/** Every project the caller sees (as v3's `GET /projects`); `membership=true` its member projects, `owned=true` its own. */
+		listProjectsV4: {
+			hedge: true,
+			params: { ...PROJECT_LIST_PARAMS, archived: BOOLEAN_PARAM, simple: BOOLEAN_PARAM, membership: BOOLEAN_PARAM, owned: BOOLEAN_PARAM },
+			async handler(ctx: Ctx<ListParams>) {
+				const callerId = callerOf(ctx).id;
+				// The lists' own booleans, as v3's listing reads them (lib/accounts/listing.ts).
+				Object.assign(ctx.params, { archived: isTrue(ctx.params.archived), simple: isTrue(ctx.params.simple) });
+				const listing = ctx as unknown as Ctx<ProjectListParams>;
+				if (isTrue(ctx.params.owned)) return this.projectsPage(listing, { creator_id: callerId }, "v4");
+				const memberships = (await this.db.members.find({ user_id: callerId })).map(m => m.project_id);
+				const scope = isTrue(ctx.params.membership) ? { id: { $in: memberships } } : visibleProjectsCondition(memberships);
+				return this.projectsPage(listing, scope, "v4");
+			},
+		},
+	},
+};

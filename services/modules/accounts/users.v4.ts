@@ -1,0 +1,71 @@
+/**
+ * API v4's users (docs/api.md#v4-accounts): `GET /user`, `GET /users`, `GET /users/:id`,
+ * `POST /users`, on the same records and rules as v3's (services/modules/accounts/users.ts), in
+ * v4's entities: admins see UserWithAdmin, others UserPublic (themselves), User or UserBasic.
+ */
+import { config } from "../../../config";
+import { validateNewUser } from "../../../lib/accounts/account-rules";
+import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/accounts/listing";
+import { ApiError, forbidden, notFound, unauthorized, validation } from "../../../lib/api/errors";
+import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
+import { publicUser } from "../../../models/user";
+import { presentUserBasicV4, presentUserPublicV4, presentUserV4, presentUserWithAdminV4 } from "../../../presenters/user.v4";
+import { callerOf, type AccountsModule, type Ctx, type NewUser } from "./module";
+import { USER_ID_PARAM, userParams } from "./users";
+
+export const UsersV4: AccountsModule = {
+	actions: {
+		/** The caller: UserWithAdmin for an admin, UserPublic for anyone else (no private token in v4). */
+		meV4: {
+			hedge: true,
+			async handler(ctx: Ctx) {
+				const user = await this.db.users.findOne({ id: callerOf(ctx).id });
+				if (!user) throw unauthorized();
+				return (user.is_admin ? presentUserWithAdminV4 : presentUserPublicV4)(publicUser(user), config.gitlabUrl);
+			},
+		},
+
+		/** Admins: 201 with UserWithAdmin. */
+		createUserV4: {
+			params: userParams,
+			async handler(ctx: Ctx<NewUser>) {
+				if (!callerOf(ctx).is_admin) throw forbidden();
+				const errors = validateNewUser(ctx.params);
+				if (errors) throw validation(errors);
+				const { user } = await this.insertUser({ ...ctx.params, token: undefined });
+				ctx.meta.$statusCode = 201;
+				return presentUserWithAdminV4(publicUser(user), config.gitlabUrl);
+			},
+		},
+
+		/** Admins get UserWithAdmin, others User. */
+		getUserV4: {
+			hedge: true,
+			params: { user_id: USER_ID_PARAM },
+			async handler(ctx: Ctx<{ user_id: number }>) {
+				const user = await this.db.users.findOne({ id: ctx.params.user_id });
+				if (!user) throw notFound("User");
+				return (callerOf(ctx).is_admin ? presentUserWithAdminV4 : presentUserV4)(publicUser(user), config.gitlabUrl);
+			},
+		},
+
+		/** As v3's list (lib/accounts/listing.ts `usersQuery`): admins see UserWithAdmin, others UserBasic. */
+		listUsersV4: {
+			hedge: true,
+			params: USER_LIST_PARAMS,
+			async handler(ctx: Ctx<UserListParams>) {
+				const isAdmin = callerOf(ctx).is_admin;
+				const query = usersQuery(ctx.params, isAdmin);
+				if (!query) throw new ApiError(403, { message: "Not authorized." });
+				const page = parsePage(ctx.params);
+				const [rows, total] = await Promise.all([this.db.users.find(query, { sort: "id", ...pageWindow(page) }), this.db.users.count(query)]);
+				const present = isAdmin ? presentUserWithAdminV4 : presentUserBasicV4;
+				return paginated(
+					rows.map(u => present(publicUser(u), config.gitlabUrl)),
+					total,
+					page,
+				);
+			},
+		},
+	},
+};

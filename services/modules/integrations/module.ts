@@ -1,0 +1,30 @@
+/**
+ * What the integrations service's parts share: its `this`. v3's actions and the settings' writes
+ * are services/integrations.service.ts, v4's actions services/modules/integrations/integrations.v4.ts.
+ */
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { ApiMeta } from "../../../lib/api/context";
+import type { IntegrationDef, NamedIntegration } from "../../../lib/integrations/catalogue";
+import type { Collection } from "../../../lib/store/collection";
+import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
+import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
+import type { SecretsVars } from "../../../mixins/secrets.mixin";
+import type { EventFlag, IntegrationDoc } from "../../../models/integration";
+
+export type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }, ApiMeta>;
+
+export interface IntegrationsMethods extends ProjectAccessMethods, CacheCleanerMethods {
+	definition(slug: string): NamedIntegration;
+	/** `flags`: v4's event flags, stored with the settings. */
+	save(projectId: number, named: NamedIntegration, input: Record<string, unknown>, flags?: Partial<Record<EventFlag, boolean>>): Promise<void>;
+	/** DELETE: every field cleared, inactive, the record kept. */
+	clearSettings(projectId: number, def: IntegrationDef): Promise<void>;
+	settingsChanged(projectId: number): Promise<void>;
+	forgetInWorkers(projectId: number): Promise<void>;
+}
+
+export interface IntegrationsVars extends SecretsVars {
+	db: { integrations: Collection<IntegrationDoc> };
+}
+
+export type IntegrationsModule = Partial<ServiceSchema<ServiceSettingSchema, IntegrationsMethods, IntegrationsVars>>;

@@ -1,0 +1,33 @@
+/**
+ * What the keys service's parts share: its `this`. v3's actions and the linking rules are
+ * services/keys.service.ts, v4's actions services/modules/keys/deploy-keys.v4.ts.
+ */
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { ProjectAccess } from "../../../lib/accounts/access";
+import type { ApiMeta } from "../../../lib/api/context";
+import type { ValidDeployKey } from "../../../lib/keys/ssh-key";
+import type { Collection } from "../../../lib/store/collection";
+import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
+import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
+import type { DeployKeyDoc, DeployKeyLinkDoc } from "../../../models/deploy-key";
+
+export type Ctx<P> = Context<P, ApiMeta>;
+
+export interface KeysMethods extends ProjectAccessMethods, CacheCleanerMethods {
+	linkedKey(projectId: number, rawId: string, missing?: () => Error): Promise<{ key: DeployKeyDoc; link: DeployKeyLinkDoc }>;
+	unlink(projectId: number, rawId: string): Promise<DeployKeyDoc>;
+	/** `canPush`: the new link's write access (v4). */
+	enableKey(ctx: Ctx<unknown>, projectId: number, keyId: number, canPush?: boolean): Promise<DeployKeyDoc>;
+	keysOf(links: DeployKeyLinkDoc[]): Promise<DeployKeyDoc[]>;
+	addKey(ctx: Ctx<unknown>, access: ProjectAccess, input: ValidDeployKey, canPush?: boolean): Promise<DeployKeyDoc>;
+	mayJoin(ctx: Ctx<unknown>, key: DeployKeyDoc, projectId: number): Promise<boolean>;
+	joinExisting(ctx: Ctx<unknown>, key: DeployKeyDoc, projectId: number, canPush?: boolean): Promise<"linked" | "refused" | "again">;
+	link(projectId: number, keyId: number, canPush?: boolean): Promise<boolean>;
+	removeIfUnlinked(keyId: number): Promise<void>;
+}
+
+export interface KeysVars {
+	db: { deploy_keys: Collection<DeployKeyDoc>; deploy_key_links: Collection<DeployKeyLinkDoc> };
+}
+
+export type KeysModule = Partial<ServiceSchema<ServiceSettingSchema, KeysMethods, KeysVars>>;

@@ -1,0 +1,212 @@
+/**
+ * API v4's project snippets (docs/api.md#v4-snippets): the same snippets and visibility rules as
+ * v3's, with `visibility` as a word, a description, and several files each (`files[]` to create
+ * them, and to create, update, move and delete them in an edit; lib/snippets/snippet-files.ts):
+ * v3 keeps showing a snippet's first file. DELETE answers 204 (If-Unmodified-Since).
+ */
+import { config } from "../../../config";
+import { AccessLevel, VISIBILITY_LEVELS } from "../../../lib/accounts/access";
+import { checkUnmodifiedSince } from "../../../lib/api/conditional";
+import { forbidden, notFound, paramError } from "../../../lib/api/errors";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
+import { applyFileActions, checkFiles, filesOf, readCreateFiles, storedFiles, type SnippetFile } from "../../../lib/snippets/snippet-files";
+import { canCreateSnippet, canModifySnippet, checkSnippetFields, visibleSnippetsQuery } from "../../../lib/snippets/snippet-rules";
+import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import type { SnippetDoc } from "../../../models/snippet";
+import { SNIPPET_REF, presentSnippetV4 } from "../../../presenters/snippet.v4";
+import type { Ctx, SnippetsModule } from "./module";
+
+const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
+/** Every body field is read by lib/snippets/snippet-files.ts and snippet-rules.ts, with GitLab's messages. */
+const any = { type: "any", optional: true } as const;
+const fieldParams = { title: any, description: any, visibility: any, files: any, content: any, file_name: any } as const;
+/** What a caller sees depends on who they are: cache entries are per project and per caller. */
+const callerKeys = [PROJECT_CACHE_KEY, "#user.id", "#user.is_admin"];
+const NEWEST_FIRST = ["-created_at", "-id"];
+/** Snippets here have no repository: the refs a file is read at, all naming its one state. */
+const REFS = [SNIPPET_REF, "master", "HEAD"];
+const VISIBILITIES = ["private", "internal", "public"];
+
+type Fields = { title?: unknown; description?: unknown; visibility?: unknown; files?: unknown; content?: unknown; file_name?: unknown };
+
+const given = (v: unknown) => v !== undefined && v !== null;
+/** Grape's `type: String, allow_blank: false`. */
+function nonBlank(params: Fields, name: "title" | "content"): string | undefined {
+	const v = params[name];
+	if (!given(v)) return undefined;
+	if (typeof v !== "string" && typeof v !== "number") throw paramError(`${name} is invalid`);
+	if (!String(v).trim()) throw paramError(`${name} is empty`);
+	return String(v);
+}
+function visibilityLevel(v: unknown): number | undefined {
+	if (!given(v)) return undefined;
+	const at = typeof v === "string" ? VISIBILITIES.indexOf(v) : -1;
+	if (at < 0) throw paramError("visibility does not have a valid value");
+	return VISIBILITY_LEVELS[at];
+}
+function description(v: unknown): string | null | undefined {
+	if (v === undefined) return undefined;
+	if (v !== null && typeof v !== "string") throw paramError("description is invalid");
+	return v;
+}
+
+export const ProjectSnippetsV4: SnippetsModule = {
+	actions: {
+		/** The snippets the caller may see, newest first, paginated (v4 asks for a token). */
+		listV4: {
+			access: AccessLevel.NONE,
+			params: { id: "string", ...PAGE_PARAMS },
+			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
+			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
+				const access = this.access(ctx);
+				const query = visibleSnippetsQuery(access.project.id, ctx.meta.user ?? null, access);
+				if (!query) throw notFound("Project");
+				const page = parsePage(ctx.params);
+				// Lists show no content: it stays in the store.
+				const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page), omit: ["content", "more_files"] });
+				const [found, total] = await Promise.all([rows, this.db.snippets.count(query)]);
+				return paginated(await this.presentV4(ctx, found), total, page);
+			},
+		},
+
+		getV4: {
+			access: AccessLevel.NONE,
+			auth: "optional",
+			params: snippetIdParams,
+			cache: { keys: [...callerKeys, "snippet_id"], ttl: 300 },
+			async handler(ctx: Ctx<{ snippet_id: string }>) {
+				return (await this.presentV4(ctx, [await this.readableV4(ctx)]))[0];
+			},
+		},
+
+		/** The first file's content, byte for byte, as text/plain. */
+		rawV4: {
+			access: AccessLevel.NONE,
+			hedge: true,
+			auth: "optional",
+			params: snippetIdParams,
+			async handler(ctx: Ctx<{ snippet_id: string }>) {
+				const snippet = await this.readableV4(ctx);
+				ctx.meta.$responseType = "text/plain; charset=utf-8";
+				return snippet.content;
+			},
+		},
+
+		/** One file's content (its path URL-encoded), at the snippet's one ref. */
+		fileRawV4: {
+			access: AccessLevel.NONE,
+			hedge: true,
+			auth: "optional",
+			params: { ...snippetIdParams, ref: { type: "string", max: 255 }, file_path: { type: "string", max: 1024 } },
+			async handler(ctx: Ctx<{ snippet_id: string; ref: string; file_path: string }>) {
+				const snippet = await this.readableV4(ctx);
+				if (!REFS.includes(ctx.params.ref)) throw notFound("Reference");
+				const file = filesOf(snippet).find(f => f.path === ctx.params.file_path);
+				if (!file) throw notFound("File");
+				ctx.meta.$responseType = "text/plain; charset=utf-8";
+				return file.content;
+			},
+		},
+
+		/** `title`, `visibility`, and `files[]` or `content` with `file_name`; reporters and above. 201. */
+		createV4: {
+			access: AccessLevel.NONE,
+			params: { id: "string", ...fieldParams },
+			async handler(ctx: Ctx<Fields>) {
+				const p = ctx.params;
+				const absent = ["title", "visibility"].filter(name => !given(p[name as keyof Fields]));
+				if (absent.length) throw paramError(absent.map(name => `${name} is missing`).join(", "));
+				const title = nonBlank(p, "title")!;
+				const level = visibilityLevel(p.visibility)!;
+				const files = readCreateFiles(p);
+				const access = this.access(ctx);
+				if (!canCreateSnippet(ctx.meta.user ?? null, access)) throw forbidden();
+				checkSnippetFields({ title, visibility_level: level }, access.project.visibility_level);
+				checkFiles(files);
+				const now = new Date().toISOString();
+				const snippet: SnippetDoc = await this.db.snippets.insert({
+					project_id: access.project.id,
+					title,
+					description: description(p.description) ?? null,
+					...storedFiles(files),
+					visibility_level: level,
+					author_id: ctx.meta.user!.id,
+					expires_at: null,
+					created_at: now,
+					updated_at: now,
+				});
+				await this.cleanProjectCache(access.project.id);
+				ctx.meta.$statusCode = 201;
+				return (await this.presentV4(ctx, [snippet]))[0];
+			},
+		},
+
+		/** Its author, masters and above, admins. A snippet of several files changes its files through `files[]` only. */
+		updateV4: {
+			access: AccessLevel.NONE,
+			params: { ...snippetIdParams, ...fieldParams },
+			async handler(ctx: Ctx<Fields & { snippet_id: string }>) {
+				const p = ctx.params;
+				const names = ["content", "description", "files", "file_name", "title", "visibility"] as const;
+				if (!names.some(name => given(p[name]))) throw paramError(`${names.join(", ")} are missing, at least one parameter must be provided`);
+				if (given(p.files) && given(p.content)) throw paramError("files, content are mutually exclusive");
+				if (given(p.files) && given(p.file_name)) throw paramError("files, file_name are mutually exclusive");
+				const title = nonBlank(p, "title");
+				const content = nonBlank(p, "content");
+				const level = visibilityLevel(p.visibility);
+				const access = this.access(ctx);
+				const snippet = await this.readableV4(ctx);
+				if (!canModifySnippet(snippet, ctx.meta.user ?? null, access)) throw forbidden();
+				let files: SnippetFile[] = filesOf(snippet);
+				if (given(p.content) || given(p.file_name)) {
+					if (files.length > 1) throw paramError("To update Snippets with multiple files, you must use the `files` parameter");
+					if (given(p.file_name) && typeof p.file_name !== "string") throw paramError("file_name is invalid");
+					files = [{ path: typeof p.file_name === "string" ? p.file_name : files[0].path, content: content ?? files[0].content }];
+				}
+				if (given(p.files)) files = applyFileActions(files, p.files);
+				checkSnippetFields({ title, visibility_level: level }, access.project.visibility_level);
+				checkFiles(files);
+				const set: Partial<SnippetDoc> = { ...storedFiles(files), updated_at: new Date().toISOString() };
+				if (title !== undefined) set.title = title;
+				if (level !== undefined) set.visibility_level = level;
+				const text = description(p.description);
+				if (text !== undefined) set.description = text;
+				const updated = await this.db.snippets.updateOne({ id: snippet.id }, set);
+				if (!updated) throw notFound("Snippet");
+				await this.cleanProjectCache(access.project.id);
+				return (await this.presentV4(ctx, [updated]))[0];
+			},
+		},
+
+		/** 204; a snippet the caller cannot see is 404 `Snippet Not Found`. */
+		removeV4: {
+			access: AccessLevel.NONE,
+			params: snippetIdParams,
+			async handler(ctx: Ctx<{ snippet_id: string }>) {
+				const access = this.access(ctx);
+				const snippet = await this.readableV4(ctx);
+				if (!canModifySnippet(snippet, ctx.meta.user ?? null, access)) throw forbidden();
+				checkUnmodifiedSince(ctx.meta, snippet.updated_at);
+				if (!(await this.db.snippets.remove({ id: snippet.id }))) throw notFound("Snippet");
+				await this.cleanProjectCache(access.project.id);
+				ctx.meta.$statusCode = 204;
+				return null;
+			},
+		},
+	},
+
+	methods: {
+		/** The snippet the path names, if the caller may see it: `404 Snippet Not Found` (anonymous: 401) otherwise. */
+		async readableV4(ctx: Ctx<{ snippet_id: string }>): Promise<SnippetDoc> {
+			const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
+			if (!snippet) throw this.hidden(ctx, notFound("Snippet"));
+			return snippet;
+		},
+
+		async presentV4(ctx: Ctx<unknown>, snippets: SnippetDoc[]) {
+			const byId = await this.authors(ctx as Ctx, snippets);
+			const place = { gitlabUrl: config.gitlabUrl, projectPath: this.access(ctx).project.path_with_namespace };
+			return snippets.map(s => presentSnippetV4(s, byId.get(s.author_id) ?? null, place));
+		},
+	},
+};
