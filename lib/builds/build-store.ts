@@ -25,6 +25,7 @@ import {
 	type BuildDoc,
 	type BuildStatus,
 } from "../../models/build";
+import type { PipelineDoc } from "../../models/pipeline";
 import { pageWindow, type PageRequest } from "../api/pagination";
 import type { Collection, Doc } from "../store/collection";
 import { seqRange } from "./build-input";
@@ -171,7 +172,7 @@ export class BuildStore {
 	async insert(projectId: number, fields: NewBuild[]): Promise<BuildDoc[]> {
 		const previous = this.projectTurns.get(projectId) ?? Promise.resolve();
 		const mine = previous.then(async () => {
-			const pipelineIds = await this.pipelinesOf(fields);
+			const { ids: pipelineIds, made } = await this.pipelinesOf(fields);
 			const stored = await this.numbers.insert(projectId, fields.length, i => {
 				const f = fields[i];
 				return {
@@ -185,7 +186,16 @@ export class BuildStore {
 					erased_by: null,
 				};
 			});
-			for (const id of new Set(pipelineIds)) await this.pipelines.refresh(id);
+			// A pipeline this batch made takes its first status from the batch's builds (one write, no look-ups).
+			for (const id of new Set(pipelineIds)) {
+				const pipeline = made.get(id);
+				if (pipeline)
+					await this.pipelines.settleNew(
+						pipeline,
+						fields.filter((_, i) => pipelineIds[i] === id).map(f => f.status),
+					);
+				else await this.pipelines.refresh(id);
+			}
 			return stored;
 		});
 		const settled = mine.catch(() => undefined);
@@ -234,28 +244,30 @@ export class BuildStore {
 	}
 
 	/** The pipeline of each new build (made for the first build of a commit and ref), by index. */
-	private async pipelinesOf(fields: NewBuild[]): Promise<number[]> {
+	/** Each build's pipeline id, and the pipelines made for them here. */
+	private async pipelinesOf(fields: NewBuild[]): Promise<{ ids: number[]; made: Map<number, PipelineDoc> }> {
 		const byKey = new Map<string, number>();
+		const made = new Map<number, PipelineDoc>();
 		const ids: number[] = [];
 		for (const f of fields) {
 			const key = `${f.commit.id}|${f.ref}`;
 			let id = byKey.get(key);
 			if (id === undefined) {
-				id = (
-					await this.pipelines.ensure({
-						project_id: f.project_id,
-						sha: f.commit.id,
-						ref: f.ref,
-						tag: f.tag,
-						user_id: f.user_id,
-						created_at: f.created_at,
-					})
-				).id;
+				const ensured = await this.pipelines.ensureMade({
+					project_id: f.project_id,
+					sha: f.commit.id,
+					ref: f.ref,
+					tag: f.tag,
+					user_id: f.user_id,
+					created_at: f.created_at,
+				});
+				id = ensured.pipeline.id;
+				if (ensured.made) made.set(id, ensured.pipeline);
 				byKey.set(key, id);
 			}
 			ids.push(id);
 		}
-		return ids;
+		return { ids, made };
 	}
 
 	/** Marks the build erased (artifacts gone), if it is still as it was read. */
