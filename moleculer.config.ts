@@ -7,6 +7,7 @@
  */
 import { ServiceBroker, type BrokerOptions, type MetricRegistry } from "moleculer";
 import { config } from "./config";
+import { printStartBanner } from "./lib/start/banner";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
 import { HealthMiddleware } from "./middlewares/health.middleware";
@@ -15,6 +16,8 @@ import { NodeLivenessMiddleware } from "./middlewares/node-liveness.middleware";
 import { RequestMetricsMiddleware } from "./middlewares/request-metrics.middleware";
 import { ResilientCacheMiddleware } from "./middlewares/resilient-cache.middleware";
 import { ServicesCheckMiddleware } from "./middlewares/services-check.middleware";
+import { TracingMiddleware } from "./middlewares/tracing.middleware";
+import { logFormatter } from "./lib/tracing/log-format";
 
 /** How long a hedged call waits for its answer before sending the request once more (far above a normal answer). */
 const HEDGE_AFTER_MS = 1000;
@@ -27,7 +30,8 @@ const brokerConfig: BrokerOptions = {
 	nodeID: config.nodeID,
 	logger: {
 		type: "Console",
-		options: { formatter: config.logFormat === "json" ? "json" : "short", colors: config.logFormat !== "json", moduleColors: false, objectPrinter: null },
+		// Moleculer's "json" and "short" lines, with the correlation id of the request or delivery (lib/tracing/log-format.ts).
+		options: { formatter: logFormatter(config.logFormat), colors: config.logFormat !== "json", moduleColors: false, objectPrinter: null },
 	},
 	logLevel: config.logLevel,
 	transporter: (config.transporter || null) as BrokerOptions["transporter"],
@@ -71,9 +75,15 @@ const brokerConfig: BrokerOptions = {
 		...ChannelsMiddlewares(config),
 		HedgedCallsMiddleware(Math.min(HEDGE_AFTER_MS, Math.floor(config.requestTimeoutMs / 2))),
 		NodeLivenessMiddleware(),
+		// Traces and correlation ids: outside the hedged calls (a copy carries the trace) and the channel retries.
+		TracingMiddleware(config),
 		...ServiceBroker.INTERNAL_MIDDLEWARES.map(name => (name === "Metrics" ? RequestMetricsMiddleware() : name)),
 		health.readiness,
 	],
+	// `npm start` (every service here, no transporter) says where it serves and, on its first start, root's token.
+	started: broker => {
+		if (!config.transporter) printStartBanner(broker, !!config.internalApiSecret);
+	},
 };
 
 export default brokerConfig;

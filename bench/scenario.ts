@@ -52,6 +52,8 @@ export interface Scenario {
 	name: string;
 	/** One sentence on what it measures and against what. */
 	description?: string;
+	/** How long it may take before the harness gives up on it (default 10 minutes). */
+	timeLimitMinutes?: number;
 	run(ctx: BenchContext): Promise<Row[]>;
 }
 

@@ -108,6 +108,61 @@ function cidrList(env: Env, name: string): string[] {
 	});
 }
 
+/** OpenTelemetry's standard trace samplers (OTEL_TRACES_SAMPLER), docs/operations.md#traces. */
+export const TRACE_SAMPLERS = [
+	"always_on",
+	"always_off",
+	"traceidratio",
+	"parentbased_always_on",
+	"parentbased_always_off",
+	"parentbased_traceidratio",
+] as const;
+
+/** A fraction from 0 to 1 (a sampling ratio). */
+function fraction(env: Env, name: string, fallback: number): number {
+	const raw = env[name];
+	if (raw === undefined || raw === "") return fallback;
+	const n = /^\s*(0(\.\d+)?|1(\.0+)?|\.\d+)\s*$/.test(raw) ? Number(raw) : NaN;
+	if (!(n >= 0 && n <= 1)) throw new ConfigError(name, raw, "a number from 0 to 1");
+	return n;
+}
+
+/** OTEL_RESOURCE_ATTRIBUTES: `key=value,…`, values percent-encoded (the OpenTelemetry format). */
+function resourceAttributes(env: Env, name: string): Record<string, string> {
+	const attributes: Record<string, string> = {};
+	for (const pair of list(env, name)) {
+		const at = pair.indexOf("=");
+		let value: string | null;
+		try {
+			value = at > 0 ? decodeURIComponent(pair.slice(at + 1).trim()) : null;
+		} catch {
+			value = null;
+		}
+		if (value === null) throw new ConfigError(name, str(env, name), "key=value pairs, comma-separated");
+		attributes[pair.slice(0, at).trim()] = value;
+	}
+	return attributes;
+}
+
+/**
+ * Traces (docs/operations.md#traces), from the standard OTEL_* variables: exported over OTLP/HTTP
+ * when an endpoint is set (and the SDK is not disabled), nothing otherwise.
+ */
+function tracing(env: Env) {
+	const endpoint = url(env, "OTEL_EXPORTER_OTLP_ENDPOINT", ["http", "https"]);
+	const tracesEndpoint = url(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ["http", "https"]);
+	const disabled = bool(env, "OTEL_SDK_DISABLED", false);
+	return {
+		/** Where spans go (empty: tracing off); the base endpoint gets the signal's path, as the specification says. */
+		tracesUrl: disabled ? "" : tracesEndpoint || (endpoint ? `${endpoint.replace(/\/+$/, "")}/v1/traces` : ""),
+		sampler: oneOf(env, "OTEL_TRACES_SAMPLER", TRACE_SAMPLERS, "parentbased_always_on"),
+		samplerRatio: fraction(env, "OTEL_TRACES_SAMPLER_ARG", 1),
+		/** Empty: named after the services the process runs. */
+		serviceName: str(env, "OTEL_SERVICE_NAME"),
+		resourceAttributes: resourceAttributes(env, "OTEL_RESOURCE_ATTRIBUTES"),
+	};
+}
+
 /** A command that prints an INTERNAL_API_SECRET long enough that guessing it is infeasible. */
 export const INTERNAL_SECRET_COMMAND = `node -e "console.log(require('crypto').randomBytes(32).toString('hex'))"`;
 export const MIN_INTERNAL_SECRET_LENGTH = 32;
@@ -221,6 +276,7 @@ export function loadConfig(env: Env = process.env) {
 		shutdownTimeoutMs: int(env, "SHUTDOWN_TIMEOUT_MS", 10000, 0),
 		logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
 		logFormat: oneOf(env, "LOG_FORMAT", ["json", "text"] as const, "json"),
+		tracing: tracing(env),
 	};
 }
 

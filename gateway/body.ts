@@ -4,12 +4,13 @@
  * only when it stopped sending). Here a body is refused the moment it is known to be too large,
  * and the connection is closed after the answer (see `closeAfterAnswer`).
  *
- * What is accepted, per route: JSON (at most MAX_JSON_DEPTH levels, no `__proto__` keys; also a
- * body sent without a Content-Type, as Grape reads it in the API's default format), forms
+ * What is accepted, per route: JSON (at most MAX_JSON_DEPTH levels, no `__proto__` keys), forms
  * (qs, bounded) urlencoded or multipart (`curl -F`: its text fields, as GitLab's Rack takes them;
- * file parts are not read), and text/plain where a route asks for it; UTF-8 only; `Content-Encoding` gzip,
+ * file parts are not read), and text/plain where a route asks for it; a body without a
+ * Content-Type is a form, as Rack reads it, unless it opens with `{` or `[` (JSON:
+ * docs/api.md#request-bodies); UTF-8 only; `Content-Encoding` gzip,
  * deflate or br, with the limit applied to the decoded bytes. Anything else is a 4xx in GitLab's
- * form: 400 for a body that does not parse, 413 past the limit, 415 for an unknown encoding or
+ * form: 400 naming what does not parse (where, for JSON), 413 past the limit, 415 for an unknown encoding or
  * charset, 408 for a body still coming after `timeoutMs` (one that trickles a byte at a time never
  * leaves its connection idle, so the idle timeout alone would let it hold the connection for the
  * whole request time).
@@ -20,6 +21,7 @@ import qs from "qs";
 import type { Readable } from "stream";
 import zlib from "zlib";
 import { ApiError, requestTimeout, tooLarge } from "../lib/api/errors";
+import { jsonSyntaxError } from "../lib/text/json-syntax-error";
 
 /** Deeper JSON is refused before it is parsed (GitLab's bodies are a few levels deep). */
 export const MAX_JSON_DEPTH = 32;
@@ -35,7 +37,8 @@ export interface BodyOptions {
 	text?: boolean;
 }
 
-export const invalidBody = () => new ApiError(400, { message: '400 (Bad request) "body" is invalid' });
+/** A body that does not parse: 400 in GitLab's words (its `400 Bad Request`), saying why. */
+export const invalidBody = (problem: string) => new ApiError(400, { message: `400 Bad Request - ${problem}` });
 const unsupported = () => new ApiError(415, { message: "415 Unsupported Media Type" });
 
 /**
@@ -84,15 +87,16 @@ function hasPrototypeKey(value: unknown): boolean {
 
 export function parseJson(text: string): unknown {
 	if (!text.trim()) return {};
-	if (jsonTooDeep(text, MAX_JSON_DEPTH)) throw invalidBody();
+	if (jsonTooDeep(text, MAX_JSON_DEPTH)) throw invalidBody(`the JSON body nests arrays and objects more than ${MAX_JSON_DEPTH} deep`);
 	let value: unknown;
 	try {
 		value = JSON.parse(text);
 	} catch {
-		throw invalidBody();
+		const at = jsonSyntaxError(text);
+		throw invalidBody(`the body is not valid JSON${at ? `: ${at.problem} (line ${at.line}, column ${at.column})` : ""}`);
 	}
 	// The key can only be there spelled out or with an escape in it.
-	if ((text.includes("__proto__") || text.includes("\\u")) && hasPrototypeKey(value)) throw invalidBody();
+	if ((text.includes("__proto__") || text.includes("\\u")) && hasPrototypeKey(value)) throw invalidBody("the JSON body has a __proto__ key");
 	return value;
 }
 
@@ -112,22 +116,24 @@ export function parseMultipart(body: Buffer, contentType: string): Promise<Recor
 			const limits = { fields: limit, parts: 2 * limit, files: 0, fieldSize: body.length };
 			parser = busboy({ headers: { "content-type": contentType }, defParamCharset: "utf8", limits });
 		} catch {
-			return reject(invalidBody());
+			return reject(invalidBody("a multipart body needs a boundary in its Content-Type"));
 		}
 		const fields = new URLSearchParams();
 		parser.on("field", (name, value) => fields.append(name, value));
 		parser.on("file", (_name, file) => file.resume());
-		parser.on("error", () => reject(invalidBody()));
+		parser.on("error", () => reject(invalidBody("the multipart body does not parse")));
 		parser.on("close", () => resolve(parseForm(fields.toString())));
 		parser.end(body);
 	});
 }
 
-type BodyKind = "json" | "form" | "multipart" | "text";
+/** "untyped": no Content-Type, read as its first character says (see the file's header). */
+type BodyKind = "json" | "form" | "multipart" | "text" | "untyped";
 
 function kindOf(contentType: string, opts: BodyOptions): BodyKind | null {
 	const type = contentType.split(";")[0].trim().toLowerCase();
-	if (type === "" || type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)) return "json";
+	if (type === "") return "untyped";
+	if (type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)) return "json";
 	if (type === "application/x-www-form-urlencoded") return "form";
 	if (type === "multipart/form-data") return "multipart";
 	if (opts.text && type === "text/plain") return "text";
@@ -159,8 +165,8 @@ function decoded(req: IncomingMessage): Readable {
 	}
 }
 
-/** The bytes of `source`, failing as soon as they pass `limit` or `timeoutMs`; any stream error is a 400. */
-function readAll(source: Readable, limit: number, timeoutMs: number): Promise<Buffer> {
+/** The bytes of `source`, failing as soon as they pass `limit` or `timeoutMs`; a stream error is a 400 saying `broken`. */
+function readAll(source: Readable, limit: number, timeoutMs: number, broken: string): Promise<Buffer> {
 	return new Promise((resolve, reject) => {
 		const chunks: Buffer[] = [];
 		let size = 0;
@@ -178,8 +184,8 @@ function readAll(source: Readable, limit: number, timeoutMs: number): Promise<Bu
 			cleanup();
 			resolve(Buffer.concat(chunks, size));
 		};
-		const onError = () => fail(invalidBody());
-		const onClose = () => fail(invalidBody());
+		const onError = () => fail(invalidBody(broken));
+		const onClose = () => fail(invalidBody(broken));
 		const cleanup = () => {
 			clearTimeout(deadline);
 			source.off("data", onData);
@@ -205,7 +211,7 @@ function hasBody(req: IncomingMessage): boolean {
 export function checkAnnouncedLength(req: IncomingMessage, limit: number): void {
 	const length = req.headers["content-length"];
 	if (length === undefined) return;
-	if (!/^\d+$/.test(length)) throw invalidBody();
+	if (!/^\d+$/.test(length)) throw invalidBody("Content-Length is not a number");
 	if (Number(length) > limit) throw tooLarge();
 }
 
@@ -233,13 +239,15 @@ export function bodyReader(opts: BodyOptions) {
 		} catch (err) {
 			return next(err);
 		}
-		readAll(source, opts.limit, opts.timeoutMs)
+		const broken = source === req ? "the body ended early" : `the body does not decode as ${String(req.headers["content-encoding"]).trim()}`;
+		readAll(source, opts.limit, opts.timeoutMs, broken)
 			.finally(() => {
 				if (source !== req) source.destroy();
 			})
 			.then(async buffer => {
 				if (kind === "multipart") return parseMultipart(buffer, contentType);
 				const text = buffer.toString("utf8");
+				if (kind === "untyped") return /^\s*[[{]/.test(text) ? parseJson(text) : parseForm(text);
 				return kind === "json" ? parseJson(text) : kind === "form" ? parseForm(text) : text;
 			})
 			.then(

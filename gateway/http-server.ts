@@ -12,8 +12,9 @@
  *   (gateway/artifact-upload.ts), so a refused one is answered before the client sends a byte;
  *   any other `Expect` is a 417.
  * Every request, whichever way Node hands it over, enters through one guarded entry
- * (gateway/guarded-entry.ts); an `Upgrade:` request is answered as a plain request (no upgrade is
- * accepted), and every answer carries `X-Content-Type-Options: nosniff`.
+ * (gateway/guarded-entry.ts), named and traced once on the way in (lib/tracing/http-span.ts); an
+ * `Upgrade:` request is answered as a plain request (no upgrade is accepted), and every answer
+ * carries `X-Content-Type-Options: nosniff`.
  * HEAD, which moleculer-web does not route, is answered on every GET route as GitLab (Grape)
  * answers it: the GET's status and headers, Content-Length included, and no body. OPTIONS is
  * answered here as Grape answers it, 204 with the path's methods in `Allow`, and never reaches an
@@ -26,6 +27,7 @@ import { closeAfterAnswer } from "./body";
 import { guardedEntry, refuseClientError, refuseConnect, type Arrival, type OnBroken, type Refuse } from "./guarded-entry";
 import type { Routing } from "./routing";
 import { badRequest, expectationFailed, tooLarge } from "../lib/api/errors";
+import { tracedRequests } from "../lib/tracing/http-span";
 
 export interface ServerLimits {
 	headersTimeoutMs: number;
@@ -44,8 +46,10 @@ export interface Gateway {
 	/** The gateway's error answer. */
 	refuse: Refuse;
 	onBroken: OnBroken;
-	/** The route table, as OPTIONS and `Expect` read it. */
+	/** The route table, as OPTIONS, `Expect` and the request's span read it. */
 	routes: Routing;
+	/** The request's one id (gateway/request-id.ts). */
+	requestId(req: http.IncomingMessage): string;
 }
 
 const KEEP_ALIVE_MS = 65_000;
@@ -115,7 +119,9 @@ function handle(limits: ServerLimits, gateway: Gateway, req: http.IncomingMessag
 }
 
 export function createHardenedServer(limits: ServerLimits, gateway: Gateway) {
-	const entry = guardedEntry((req, res, arrival) => handle(limits, gateway, req, res, arrival), gateway.refuse, gateway.onBroken);
+	const guarded = guardedEntry((req, res, arrival) => handle(limits, gateway, req, res, arrival), gateway.refuse, gateway.onBroken);
+	// Named and traced once, before anything reads the request, its refusal included (docs/operations.md#traces).
+	const entry = tracedRequests(guarded, { requestId: req => gateway.requestId(req), routeOf: req => gateway.routes.template(req) });
 	const server = http.createServer(
 		{
 			headersTimeout: limits.headersTimeoutMs,

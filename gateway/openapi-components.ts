@@ -56,11 +56,28 @@ export function components(opts: OpenApiOptions): Schema {
 			Unauthorized: { description: "No token, or an unknown one.", content: message("401 Unauthorized") },
 			WrongSecret: { description: "No Gitlab-Shared-Secret, or a wrong one.", content: message("401 Unauthorized") },
 			Forbidden: { description: "The caller's access to the project is not enough.", content: message("403 Forbidden") },
-			NotFound: { description: "No such project or record, or one the caller may not see.", content: message("404 Project Not Found") },
+			NotFound: {
+				description:
+					"No such project or record, or one the caller may not see (`message`); or no route for the path, " +
+					"as when a parameter's value cuts it short (`error`: `404 Not Found`).",
+				content: json({
+					oneOf: [{ $ref: "#/components/schemas/Message" }, { $ref: "#/components/schemas/ParameterError" }],
+					examples: [{ message: "404 Project Not Found" }],
+				}),
+			},
 			InternalOffOrNotFound: {
 				description: "The internal API is off (INTERNAL_API_SECRET unset), or no such record.",
 				content: message("404 Not Found"),
 			},
+			HeadTooLarge: {
+				description: "The request line and headers are longer than the server reads.",
+				content: message("431 Request Header Fields Too Large"),
+			},
+			KeysetUnsupported: {
+				description: "Keyset pages are offered for `order_by=id` only (GitLab's answer for any other order).",
+				content: message("Keyset pagination is not yet available for this type of request"),
+			},
+			NotModified: { description: "Nothing changed (already subscribed, or not subscribed)." },
 			TooLarge: { description: "The body is larger than the gateway accepts.", content: message("413 Request Entity Too Large") },
 			UnsupportedType: {
 				description: "A body in an encoding or a charset the gateway does not take.",

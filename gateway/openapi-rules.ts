@@ -24,6 +24,18 @@ function ruleObject(rule: unknown): Record<string, unknown> {
 	return { type: "any" };
 }
 
+/**
+ * A value a client would send: the default, else 1 moved inside the bounds. Without one, Swagger UI
+ * shows a bound, and for `min: 0, max: Number.MAX_SAFE_INTEGER` that is 9007199254740991.
+ */
+function numberExample(r: Record<string, unknown>): number {
+	if (typeof r.default === "number") return r.default;
+	if (r.negative) return -1;
+	const min = typeof r.min === "number" ? r.min : -Infinity;
+	const max = typeof r.max === "number" ? r.max : Infinity;
+	return Math.min(Math.max(1, min), max);
+}
+
 /** Whether a parameter may be left out. */
 export function isOptional(rule: unknown): boolean {
 	if (Array.isArray(rule)) return rule.some(isOptional);
@@ -52,6 +64,7 @@ export function ruleSchema(rule: unknown): Schema {
 			if (typeof r.max === "number") s.maximum = r.max;
 			if (r.positive) s.exclusiveMinimum = 0;
 			if (r.negative) s.exclusiveMaximum = 0;
+			s.examples = [numberExample(r)];
 			break;
 		case "boolean":
 			s = { type: "boolean" };

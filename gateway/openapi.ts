@@ -12,6 +12,7 @@
  */
 import { components, ERROR_SCHEMAS } from "./openapi-components";
 import { isOptional, objectSchema, pageSchema, ruleSchema } from "./openapi-rules";
+import { operationSummary } from "./openapi-summaries";
 import type { JsonSchema } from "../presenters/json-schema";
 import type { Answers } from "./routes/answers";
 import type { AliasTarget, RouteKind, RouteTable } from "./routes/types";
@@ -271,9 +272,13 @@ function operation(input: OperationInput): Schema {
 	const success: Schema = { description: "Success. A POST answers 201 as GitLab does, except where docs/api.md says otherwise." };
 	if (isFunction) success.content = { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
 	if (pageHeaders) success.headers = pageHeaders;
-	const responses: Record<string, unknown> = answers ? {} : { "2XX": success };
+	// A route that declares only its refusals keeps the general success.
+	const declaresSuccess = answers !== undefined && Object.keys(answers).some(status => Number(status) < 400);
+	const responses: Record<string, unknown> = declaresSuccess ? {} : { "2XX": success };
 	// A path segment whose escapes do not decode is a 400 too (docs/architecture.md#the-guarded-entry).
 	if (rest.length || requestBody || inPath.length) responses["400"] = ref("BadRequest");
+	// Parameters in the URL can make the request's head longer than the server reads.
+	if (parameters.length) responses["431"] = ref("HeadTooLarge");
 	if (how.security !== "none") responses["401"] = ref(how.security === "secret" ? "WrongSecret" : "Unauthorized");
 	if (isProject && action?.auth !== "none") responses["403"] = ref("Forbidden");
 	if (inPath.length || how.security === "secret") responses["404"] = ref(how.security === "secret" ? "InternalOffOrNotFound" : "NotFound");
@@ -294,7 +299,7 @@ function operation(input: OperationInput): Schema {
 
 	const op: Schema = {
 		operationId: `${method.toLowerCase()}${fullPath.replace(/[^A-Za-z0-9]+/g, "_").replace(/_$/, "")}`,
-		summary: name ?? `${method} ${fullPath}`,
+		summary: operationSummary(method, aliasPath, name) ?? name ?? `${method} ${fullPath}`,
 		...(notes.length ? { description: notes.join(" ") } : {}),
 		tags: [tag],
 		...(name ? { "x-moleculer-action": name } : {}),

@@ -11,6 +11,8 @@ import type { IncomingMessage } from "http";
 /** A moleculer-web alias, as far as the gateway's own answers read it. */
 interface AliasLike {
 	path: string;
+	/** The path under the API's root (`/api/v3/projects/:id/labels`). */
+	fullPath?: string;
 	type?: string;
 	action?: unknown;
 	/** An alias function (a download, an upload). */
@@ -44,6 +46,21 @@ export class Routing {
 	/** The route of `req`'s path for `method` (its own by default); false: none. */
 	of(req: IncomingMessage, method = req.method ?? "GET"): FoundRoute | false {
 		return this.resolveAlias(routedPath(req), method);
+	}
+
+	/** The route template of `req` (`/api/v3/projects/:id/labels`), for its span; none for an unknown path or one that does not decode. */
+	template(req: IncomingMessage): string | undefined {
+		try {
+			// OPTIONS is answered for the path, whichever of its routes.
+			const methods = req.method === "OPTIONS" ? ROUTED_METHODS : [req.method ?? "GET"];
+			for (const method of methods) {
+				const found = this.of(req, method);
+				if (found) return found.alias.fullPath;
+			}
+			return undefined;
+		} catch {
+			return undefined;
+		}
 	}
 
 	/** The methods `req`'s path has routes for (none: an unknown path). */

@@ -14,6 +14,7 @@ import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { decryptSecret, isEncrypted } from "../lib/crypto/secrets";
 import { SecretsMixin, type SecretsVars } from "./secrets.mixin";
+import { PushBacklogMixin } from "./push-backlog.mixin";
 import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "../lib/push/delivery-log";
 import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { KvDeliveryLog } from "../lib/push/kv-delivery-log";
@@ -117,7 +118,7 @@ function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }
 export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema> {
 	const def = findIntegration(opts.slug)!;
 	const schema: Partial<ServiceSchema<ServiceSettingSchema, PushWorkerMixinMethods, PushWorkerVars>> = {
-		mixins: [SecretsMixin()],
+		mixins: [SecretsMixin(), PushBacklogMixin(opts.group)],
 		actions: {
 			/** `integrations` changed a project's settings: read them again (lib/integrations/settings-cache.ts). Called on each instance. */
 			[FORGET_SETTINGS_ACTION]: {

@@ -1,7 +1,8 @@
 /**
- * Builds as stored, with the one-field index keys NeDB can use (it has no compound indexes):
- * pages of a project are ranges of `project_seq`, the filters go through `project_status` and
- * `project_sha`. The per-project counters of lib/builds/build-numbers.ts live beside them.
+ * Builds as stored, with one-field keys that every back end indexes alike: pages of a project are
+ * ranges of `project_seq`, the filters go through `project_status` and `project_sha` (each with
+ * `seq`, so a page walks its index in order). The per-project counters of
+ * lib/builds/build-numbers.ts live beside them.
  */
 
 export const BUILD_STATUSES = ["pending", "running", "failed", "success", "canceled"] as const;
@@ -34,7 +35,7 @@ export interface BuildDoc {
 	project_id: number;
 	/** Position in its project, 1-based and dense: pages are ranges of it. */
 	seq: number;
-	/** seqKey(project_id, seq): unique, the one-field index NeDB can range-scan. */
+	/** seqKey(project_id, seq): unique; a page of the project is a range of it. */
 	project_seq: string;
 	/** statusKey(project_id, status) and shaKey(project_id, commit id): the filters' indexes. */
 	project_status: string;
@@ -82,10 +83,11 @@ export const pipelineStatusKey = (pipelineId: number, status: string) => `${pipe
 export const RETRIED_KEY = "retried";
 export const shaKey = (projectId: number, sha: string) => `${projectId}|${sha}`;
 
+/** `counted`: a scope's X-Total is one look-up (lib/store/types.ts). */
 export const buildsCollection = {
 	indexes: [
 		{ fields: { project_seq: 1 }, unique: true },
-		{ fields: { project_status: 1, seq: -1 } },
+		{ fields: { project_status: 1, seq: -1 }, counted: true },
 		{ fields: { project_sha: 1, seq: -1 } },
 		{ fields: { pipeline_status: 1, seq: -1 } },
 	],

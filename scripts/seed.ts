@@ -7,7 +7,9 @@
  *     against `npm start` as is; a few hundred builds a second;
  *   - or over the broker (`--via broker`, the default when TRANSPORTER is set): the seed joins the
  *     cluster as a node of its own and calls `builds.createBatch`, the same transitions in batches
- *     of 500; tens of thousands of builds a minute, what the benchmarks use.
+ *     of 500; tens of thousands of builds a minute;
+ *   - or straight into the embedded store under DATA_DIR (`--via store`, ./seed-store.ts): records
+ *     only, no traces or artifacts; a million builds in about a minute, what the benchmarks use.
  * Artifacts always go up through the internal HTTP API (streamed like a runner's).
  *
  *   npm run seed -- --builds 1000
@@ -20,7 +22,7 @@
  *   --token TOKEN        an admin's private token (default GITLAB_ROOT_TOKEN)
  *   --secret SECRET      the internal API secret (default INTERNAL_API_SECRET)
  *   --project ID         seed into this project instead of creating one
- *   --via http|broker    how builds are made (see above)
+ *   --via http|broker|store  how builds are made (see above)
  *   --concurrency N      requests (http) or batches (broker) in flight (default 16 / 2)
  *   --traces EVERY       a trace on every EVERY-th build (default 5; 0: none)
  *   --artifacts EVERY    artifacts on every EVERY-th finished build (default 10; 0: none)
@@ -29,6 +31,7 @@
 import crypto from "crypto";
 import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { config } from "../config";
+import { seedIntoStore } from "./seed-store";
 import { storedZip } from "./zip";
 
 export interface SeedOptions {
@@ -37,7 +40,9 @@ export interface SeedOptions {
 	token: string;
 	secret: string;
 	project?: number;
-	via?: "http" | "broker";
+	via?: "http" | "broker" | "store";
+	/** For `via: "store"`: the service's DATA_DIR (default: config's). */
+	dataDir?: string;
 	/** For `via: "broker"`: the transporter and namespace of the cluster (default: config's). */
 	transporter?: string;
 	namespace?: string;
@@ -253,7 +258,10 @@ export async function seedBuilds(opts: SeedOptions): Promise<SeedResult> {
 		record(p.status, id);
 	};
 
-	if ((opts.via ?? "http") === "http") {
+	if (opts.via === "store") {
+		if (traceEvery || artifactsEvery) throw new Error("--via store writes build records only: pass --traces 0 --artifacts 0");
+		await seedIntoStore(opts.dataDir ?? config.dataDir, project.id, opts.builds, plan, record);
+	} else if ((opts.via ?? "http") === "http") {
 		// A fixed pool of workers taking the next index: bounded concurrency, creation roughly in order.
 		let next = 0;
 		const workers = Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 16, opts.builds)) }, async () => {
@@ -349,7 +357,8 @@ function parseArgs(argv: string[]): SeedOptions {
 	if (!token) throw new Error("no token: pass --token or set GITLAB_ROOT_TOKEN as for the service");
 	if (!secret) throw new Error("no internal API secret: pass --secret or set INTERNAL_API_SECRET as for the service (the internal API is off without it)");
 	const via = get("via") ?? (config.transporter ? "broker" : "http");
-	if (via !== "http" && via !== "broker") throw new Error("--via must be http or broker");
+	if (via !== "http" && via !== "broker" && via !== "store") throw new Error("--via must be http, broker or store");
+	if (via === "store" && config.mongoUri) throw new Error("--via store writes into the embedded store; with MONGO_URI set the data is in MongoDB");
 	if (via === "broker" && !config.transporter) throw new Error("--via broker needs TRANSPORTER (and NAMESPACE) set as for the service");
 	return {
 		builds,
@@ -359,15 +368,20 @@ function parseArgs(argv: string[]): SeedOptions {
 		secret,
 		project: int("project"),
 		concurrency: int("concurrency", via === "broker" ? 2 : 16, 1),
-		traceEvery: int("traces", 5),
-		artifactsEvery: int("artifacts", 10),
+		traceEvery: int("traces", via === "store" ? 0 : 5),
+		artifactsEvery: int("artifacts", via === "store" ? 0 : 10),
 		artifactBytes: int("artifact-bytes", 65536),
 	};
 }
 
 async function main(): Promise<void> {
 	const opts = parseArgs(process.argv.slice(2));
-	const via = opts.via === "broker" ? `the broker (${config.transporter}${config.namespace ? `, namespace ${config.namespace}` : ""})` : opts.url;
+	const via =
+		opts.via === "broker"
+			? `the broker (${config.transporter}${config.namespace ? `, namespace ${config.namespace}` : ""})`
+			: opts.via === "store"
+				? `the embedded store in DATA_DIR=${config.dataDir}`
+				: opts.url;
 	console.error(`Seeding ${opts.builds.toLocaleString("en-US")} builds through ${via} …`);
 	const result = await seedBuilds({ ...opts, onProgress: progressBar() });
 	const counts = Object.entries(result.byStatus)

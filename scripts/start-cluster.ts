@@ -16,6 +16,7 @@ import { withLocalDefaults } from "./cluster-env";
 import path from "path";
 import { loadConfig } from "../config";
 import { freePort, nodeSeesAll, SERVICE_DIR, serviceNames, startServiceProcess, stopProcess, type ServiceProcess } from "../test/support/processes";
+import { startBanner, type RootCredentials } from "../lib/start/banner";
 import { reachable } from "./reachable";
 
 type Env = Record<string, string | undefined>;
@@ -77,7 +78,7 @@ async function requireServers(env: Record<string, string>): Promise<void> {
 }
 
 /** root's credentials from the accounts log of the start that created root (text or JSON lines). */
-export function rootCredentials(log: string): { password: string | null; token: string | null } | null {
+export function rootCredentials(log: string): RootCredentials | null {
 	const line = /Created the root user: login root, [^\n]*/.exec(log)?.[0];
 	if (!line) return null;
 	return {
@@ -161,27 +162,17 @@ async function main(): Promise<void> {
 	if (stopping) return;
 
 	const base = `http://localhost:${plan.port}/api/v3`;
-	const root = rootCredentials(running.find(p => p.services === "accounts")?.output.join("") ?? "");
-	const token = root?.token ?? (root ? "$GITLAB_ROOT_TOKEN" : "<root's private token>");
 	const secret = plan.env.INTERNAL_API_SECRET ? "" : " --secret <INTERNAL_API_SECRET>";
-	const lines = [
-		"",
-		`Gateway: ${base}`,
-		"",
-		...plan.processes.map(
+	const lines = startBanner({
+		port: plan.port,
+		createdRoot: rootCredentials(running.find(p => p.services === "accounts")?.output.join("") ?? ""),
+		internalApiOn: !!plan.env.INTERNAL_API_SECRET,
+		details: plan.processes.map(
 			p => `  ${p.name.padEnd(width)}  health http://localhost:${p.healthPort}/ready   metrics http://localhost:${p.metricsPort}/metrics`,
 		),
-		"",
-		root
-			? `This start created root: password ${root.password ?? "from GITLAB_ROOT_PASSWORD"}, ` +
-				`private token ${root.token ?? "from GITLAB_ROOT_TOKEN"} (shown once; keep them). Ready to paste:`
-			: "root's credentials are not in this start's log: root existed already (they were printed at its first start), or LOG_LEVEL hides info. Then:",
-		`  export T=${token}`,
-		`  curl -H "PRIVATE-TOKEN: $T" ${base}/user`,
-		`  npm run seed -- --builds 100 --token $T --url ${base}${secret}`,
-	];
-	if (secret) lines.push("The internal API (/api/v3/internal: builds, pushes) is off: set INTERNAL_API_SECRET to turn it on.");
-	lines.push("Ctrl-C stops every process.");
+		commands: [`npm run seed -- --builds 100 --token $T --url ${base}${secret}`],
+		stop: "Ctrl-C stops every process.",
+	});
 	console.log(lines.join("\n"));
 }
 

@@ -42,7 +42,7 @@ const Lifecycle: AccountsModule = {
 		await checkSecretsKeyInStore(this);
 		this.limiterRedis = config.redisUrl ? limiterRedis(config.redisUrl, this.logger) : null;
 		this.loginThrottle = new LoginThrottle(this.limiterRedis, { prefix: this.broker.namespace || "gitlab", limit: config.authFailureLimit }, this.logger);
-		await this.bootstrapRoot();
+		this.createdRoot = await this.bootstrapRoot();
 	},
 
 	stopped() {

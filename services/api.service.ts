@@ -150,6 +150,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					refuse: (req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 					onBroken: (err, req) => this.logger.error(`The error answer failed (request ${this.requestId(req)}):`, err),
 					routes: this.routing,
+					requestId: req => this.requestId(req),
 				},
 			);
 			this.isHTTPS = false;

@@ -15,6 +15,9 @@
  *   framework limit).
  * Goals: all-in-one at ≥ 0.8 of its framework baseline's throughput, split at ≥ 1.0 of its own
  * (a cache hit does not even reach NATS), and the split's p99 no worse than three times its median.
+ * The same deployment also runs with tracing on, its spans exported to a real collector at 100 %
+ * and at 1 % sampling (bench/support/tracing.ts), loaded in the same turns: what tracing costs
+ * (goal at 1 %: at most ×1.05 of tracing off).
  * API v4 beside v3, in the same deployments and the same rounds (docs/api.md#v4): its labels list
  * against v3's, and its jobs list (`GET /projects/:id/jobs`, 20 jobs) against v3's builds list, each
  * at a cost of at most ×1.05.
@@ -28,6 +31,8 @@ import { NATS_URL, type StackOptions } from "../support/stack";
 import { single, round } from "../support/stats";
 import { mergeLoads, type LoadResult } from "../support/load";
 import { addCpuSamples, cpuShares, deploymentCpuAccount, type CpuSample } from "../support/cpu";
+import { cpuMsPer, startCollector, TRACED_CASES, tracingEnv } from "../support/tracing";
+import type { Stack } from "../support/stack";
 
 const LABELS = 20;
 const BUILDS = 20;
@@ -114,8 +119,25 @@ interface Subject {
 	url: string;
 	/** Processes whose CPU is kept with the rows (none: not accounted). */
 	procs: { name: string; child: { pid?: number } }[];
+	/** Processes outside the deployment whose CPU is kept too (the trace collector). */
+	others?: Record<string, number | undefined>;
 	runs: LoadResult[];
 	cpu: CpuSample[];
+}
+
+/** A project with LABELS labels in a fresh deployment: the project, the path of its labels and one answer of it. */
+async function seedLabels(stack: Stack) {
+	const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-labels", visibility_level: 0 } })).body;
+	await stack.waitForRoute(`/projects/${project.id}/labels`);
+	for (let i = 0; i < LABELS; i++)
+		await stack.expect(200, "POST", `/projects/${project.id}/labels`, {
+			json: { name: `label-${String(i).padStart(2, "0")}`, color: "#428bca", description: `Label number ${i}` },
+		});
+	const path = `/projects/${project.id}/labels`;
+	const sample = await stack.expect(200, "GET", path);
+	if (!Array.isArray(sample.body) || sample.body.length !== LABELS)
+		throw new Error(`expected ${LABELS} labels, got ${sample.bytes.toString().slice(0, 200)}`);
+	return { project, path, sample };
 }
 
 /** `count` builds in the project, through the internal API a runner uses. */
@@ -157,19 +179,11 @@ const scenario: Scenario = {
 		// Each load runs ROUNDS times, in turns with its baselines', so that a slower minute of a shared
 		// machine falls on all of them alike; a quick run checks the harness with one round.
 		const rounds = ctx.quick ? 1 : ROUNDS;
+		const jaeger = await startCollector(ctx);
 		for (const c of CASES) {
 			ctx.log(`starting ${c.name}`);
 			const stack = await ctx.startStack(c.stack);
-			const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-labels", visibility_level: 0 } })).body;
-			await stack.waitForRoute(`/projects/${project.id}/labels`);
-			for (let i = 0; i < LABELS; i++)
-				await stack.expect(200, "POST", `/projects/${project.id}/labels`, {
-					json: { name: `label-${String(i).padStart(2, "0")}`, color: "#428bca", description: `Label number ${i}` },
-				});
-			const path = `/projects/${project.id}/labels`;
-			const sample = await stack.expect(200, "GET", path);
-			if (!Array.isArray(sample.body) || sample.body.length !== LABELS)
-				throw new Error(`expected ${LABELS} labels, got ${sample.bytes.toString().slice(0, 200)}`);
+			const { project, path, sample } = await seedLabels(stack);
 			const headers = { "PRIVATE-TOKEN": stack.rootToken };
 			await stack.waitForRoute(`/projects/${project.id}/builds`);
 			await makeBuilds(stack.url, project.id, BUILDS);
@@ -180,6 +194,12 @@ const scenario: Scenario = {
 				v4Jobs: `${v4}/projects/${project.id}/jobs`,
 			};
 			for (const [what, url] of Object.entries(lists)) await expectList(what, url, headers, what === "v4Labels" ? LABELS : BUILDS);
+			const traced: { stack: Stack; path: string }[] = [];
+			for (const t of TRACED_CASES) {
+				ctx.log(`starting ${c.name}, ${t.label}`);
+				const tracedStack = await ctx.startStack({ ...c.stack, env: { ...c.stack.env, ...tracingEnv(jaeger, t.ratio) }, rootToken: stack.rootToken });
+				traced.push({ stack: tracedStack, path: (await seedLabels(tracedStack)).path });
+			}
 
 			const bare = await ctx.startBareServer(sample.bytes, { "Content-Type": sample.headers.get("content-type") ?? "application/json" });
 			const frameworkNats = c.framework.nats ? { url: NATS_URL, namespace: `${stack.namespace}-fw` } : undefined;
@@ -193,10 +213,14 @@ const scenario: Scenario = {
 			const bareServer = subject("bare server", bare.url, []);
 			const minimal = subject(c.framework.name, framework.url, framework.procs);
 			const notepack = binary && binaryName ? subject(binaryName, binary.url, []) : null;
+			const tracedSubjects = traced.map((t, i) => ({
+				...subject(`${c.name}, ${TRACED_CASES[i].label}`, t.stack.url + t.path, t.stack.processes),
+				others: { jaeger: jaeger.proc.child.pid },
+			}));
 			const v4Labels = subject(`${c.name}: v4 labels list`, lists.v4Labels, stack.processes);
 			const v3Builds = subject(`${c.name}: v3 builds list`, lists.v3Builds, stack.processes);
 			const v4Jobs = subject(`${c.name}: v4 jobs list`, lists.v4Jobs, stack.processes);
-			const subjects = [full, bareServer, minimal, ...(notepack ? [notepack] : []), v4Labels, v3Builds, v4Jobs];
+			const subjects = [full, ...tracedSubjects, bareServer, minimal, ...(notepack ? [notepack] : []), v4Labels, v3Builds, v4Jobs];
 			ctx.log(`first load after start: ${full.name}`);
 			const cold = checked(full.name, await ctx.load({ url: full.url, headers, warmup: 0 }));
 			for (const s of subjects) {
@@ -206,11 +230,12 @@ const scenario: Scenario = {
 			for (let round = 1; round <= rounds; round++)
 				for (const s of subjects) {
 					ctx.log(`load ${round}/${rounds}: ${s.name}`);
-					const account = s.procs.length ? deploymentCpuAccount(s.procs) : null;
+					const account = s.procs.length ? deploymentCpuAccount(s.procs, s.others) : null;
 					s.runs.push(checked(s.name, await ctx.load({ url: s.url, headers })));
 					if (account) s.cpu.push(account.stop());
 				}
 			await stack.stop();
+			for (const t of traced) await t.stack.stop();
 			bare.proc.child.kill("SIGKILL");
 			for (const p of [...framework.procs, ...(binary?.procs ?? [])]) p.child.kill("SIGKILL");
 
@@ -226,6 +251,21 @@ const scenario: Scenario = {
 			rows.push(...compare(ctx, c.name, fullLoad, "bare node http, same bytes", bareLoad, extra));
 			rows.push(...compare(ctx, c.name, fullLoad, c.framework.name, frameworkLoad, extra, c.framework.goal));
 			if (c.tailGoal) rows.push(tailRow(ctx, c.name, fullLoad, extra, c.tailGoal));
+			for (const [i, t] of tracedSubjects.entries()) {
+				const tracedLoad = mergeLoads(t.runs);
+				const tracedExtra = { requests: tracedLoad.requests, rounds, sampled: TRACED_CASES[i].ratio, ...cpuShares(addCpuSamples(t.cpu)) };
+				rows.push(...compare(ctx, t.name, tracedLoad, `${c.name}, tracing off`, fullLoad, tracedExtra, TRACED_CASES[i].goal));
+				const cpuPerRequest = (cpu: CpuSample[], requests: number) => single(round(1000 * cpuMsPer(addCpuSamples(cpu), requests), 1));
+				rows.push({
+					case: t.name,
+					metric: "CPU µs per request, the deployment's processes (NATS and Redis too; not the load generator nor the collector)",
+					value: cpuPerRequest(t.cpu, tracedLoad.requests),
+					baseline: `${c.name}, tracing off`,
+					baselineValue: cpuPerRequest(full.cpu, fullLoad.requests),
+					better: "lower",
+					goal: TRACED_CASES[i].goal,
+				});
+			}
 			rows.push(tailRow(ctx, `${c.name}, first load after start (cold)`, cold, { requests: cold.requests, seconds: ctx.duration }));
 			const frameworkExtra = { requests: frameworkLoad.requests, rounds, ...cpuShares(addCpuSamples(minimal.cpu)) };
 			rows.push(...compare(ctx, c.framework.name, frameworkLoad, "bare node http, same bytes", bareLoad, frameworkExtra));

@@ -23,6 +23,9 @@
  * events/s, 0 lost, 0 duplicated, p99 under 250 ms at 200 events/s; the all-in-one no slower than
  * the split. IRC pacing is off (IRC_MESSAGE_INTERVAL_MS=0; ngircd runs without flood
  * penalties), so the figures show the pipeline, not production's deliberate line a second.
+ * The split deployment also runs with tracing on (spans to a real collector at 100 % and at 1 %
+ * sampling, bench/support/tracing.ts), taking its bursts in the same turns: what tracing costs
+ * a push (goal at 1 %: at most ×1.05 of tracing off).
  */
 import crypto from "crypto";
 import http from "http";
@@ -34,6 +37,7 @@ import { startPushBaseline, type PushBaseline } from "../support/push-baseline";
 import { marker, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
 import { NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
 import { round, single, summarize, type Summary } from "../support/stats";
+import { startCollector, TRACED_CASES, tracingEnv } from "../support/tracing";
 
 const SECRET = "bench-internal-secret";
 /** POSTs in flight during the burst: at 32 the gateway accepted half as many a second as at 128 (each POST waits on four processes). */
@@ -340,6 +344,8 @@ const SPLIT: StackOptions = {
 const scenario: Scenario = {
 	name: "push fan-out",
 	description: "push events through three workers to peers in a process apart: events/s, loss, duplicates, p99 at 200/s; split, all-in-one, framework floor",
+	// Five deployments take their bursts in turns (two of them traced): on a busy 2-core machine, over ten minutes.
+	timeLimitMinutes: 20,
 	async run(ctx: BenchContext): Promise<Row[]> {
 		const burst = ctx.quick ? 300 : 3000;
 		const paced = ctx.quick ? 200 : 1000;
@@ -382,8 +388,22 @@ const scenario: Scenario = {
 		ctx.defer(() => floor.stop());
 		ctx.log("all-in-one process (in-process channel)");
 		const allInOneStack = await ctx.startStack({ nodes: { all: "" }, env });
+		const jaeger = await startCollector(ctx);
+		const tracedStacks: Stack[] = [];
+		for (const t of TRACED_CASES) {
+			ctx.log(`split, ${t.label}`);
+			const traced = await ctx.startStack({ ...SPLIT, env: { ...env, ...tracingEnv(jaeger, t.ratio) } });
+			ctx.defer(() => deletePushChannel(NATS_URL, REDIS_URL, traced.namespace));
+			tracedStacks.push(traced);
+		}
+		const tracedCase = (i: number) => `${splitCase}, ${TRACED_CASES[i].label}`;
 
-		const subjects = [stackSubject(splitCase, splitStack), floorSubject(floorCase, floor), stackSubject(aioCase, allInOneStack)];
+		const subjects = [
+			stackSubject(splitCase, splitStack),
+			floorSubject(floorCase, floor),
+			stackSubject(aioCase, allInOneStack),
+			...tracedStacks.map((t, i) => stackSubject(tracedCase(i), t)),
+		];
 		const runs = subjects.map(s => new SubjectRun(s, peers));
 		for (const r of runs) await r.prepare();
 		ctx.log(`  ${warmBursts} warm-up bursts, then ${MEASURED_BURSTS} measured, each taken in turns: ${burst} events each at concurrency ${CONCURRENCY}`);
@@ -391,11 +411,12 @@ const scenario: Scenario = {
 		ctx.log(`  paced: ${paced} events at ${RATE}/s, each in turn`);
 		for (const r of runs) await r.paced(paced);
 		await sleep(1000); // late duplicates would show up now
-		const [split, framework, allInOne] = await Promise.all(runs.map(r => r.result(burst, warmBursts)));
+		const [split, framework, allInOne, ...traced] = await Promise.all(runs.map(r => r.result(burst, warmBursts)));
 		// Idle kept-alive connections would hold the gateways' shutdown.
 		agent.destroy();
 		await splitStack.stop();
 		await allInOneStack.stop();
+		for (const t of tracedStacks) await t.stop();
 
 		const extra = (m: Measured) => ({
 			events: m.events,
@@ -422,6 +443,36 @@ const scenario: Scenario = {
 			const s = summarize(m.latencies);
 			return { median: round(s.median, 1), p99: s.p99 === null ? null : round(s.p99, 1) };
 		};
+		const tracingOff = `${splitCase}, tracing off`;
+		const tracingRows = traced.flatMap((m, i): Row[] => [
+			{
+				case: tracedCase(i),
+				metric: throughput,
+				value: eps(m),
+				baseline: tracingOff,
+				baselineValue: eps(split),
+				better: "higher",
+				extra: extra(m),
+				goal: TRACED_CASES[i].goal,
+			},
+			{
+				case: tracedCase(i),
+				metric: "CPU ms per event, every process of the deployment (NATS and Redis too; not the load generator nor the peers), measured bursts",
+				value: perEvent(m, "cpuMs", 2),
+				baseline: tracingOff,
+				baselineValue: perEvent(split, "cpuMs", 2),
+				better: "lower",
+				goal: TRACED_CASES[i].goal,
+			},
+			{
+				case: tracedCase(i),
+				metric: `end-to-end ms, POST → peer received, ${paced} events @ ${RATE}/s (each delivery)`,
+				value: latency(m),
+				baseline: tracingOff,
+				baselineValue: latency(split),
+				better: "lower",
+			},
+		]);
 		return [
 			{
 				case: splitCase,
@@ -512,6 +563,7 @@ const scenario: Scenario = {
 				better: "lower",
 				goal: { atMost: 0 },
 			},
+			...tracingRows,
 		];
 	},
 };

@@ -10,7 +10,7 @@ import os from "os";
 const TICKS_PER_SECOND = 100;
 
 /** User + system CPU milliseconds a process has used so far, or null when it is gone. */
-function cpuMs(pid: number | undefined): number | null {
+export function cpuMs(pid: number | undefined): number | null {
 	if (!pid) return null;
 	try {
 		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");

@@ -6,6 +6,7 @@ import { answers200, freePort, startProcess, stopProcess, type ManagedProcess } 
 import { marker, PEER_KINDS, type PeerKind, type Receipts } from "./peers-process";
 
 export { marker, PEER_KINDS };
+export type { PeerKind };
 
 export interface RemotePeers {
 	trackerUrl: string;

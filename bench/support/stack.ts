@@ -103,6 +103,16 @@ export class Stack {
 		}
 	}
 
+	/** Stops one process and starts it again with the same settings (to read its memory at rest, say). */
+	async restart(name: string): Promise<ServiceProcess> {
+		const i = this.processes.findIndex(p => p.name === name);
+		if (i < 0) throw new Error(`no process ${name} in this stack`);
+		const old = this.processes[i];
+		await stopProcess(old, "SIGTERM");
+		this.processes[i] = await startServiceProcess({ name, services: old.services, env: old.env, pollMs: this.opts.pollMs });
+		return this.processes[i];
+	}
+
 	async stop(): Promise<void> {
 		await Promise.all(this.processes.map(p => stopProcess(p, "SIGTERM")));
 		if (this.opts.redis) await dropCacheKeys(this.namespace);

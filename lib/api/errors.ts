@@ -42,9 +42,3 @@ export const RETRY_AFTER_HEADER = "Retry-After";
 export const tooManyRequests = (retryAfterMs: number) =>
 	new ApiError(429, { message: "429 Too Many Requests" }, { [RETRY_AFTER_HEADER]: String(Math.max(1, Math.ceil(retryAfterMs / 1000))) });
 export const unavailable = () => new ApiError(503, { message: "503 Service Unavailable" });
-
-/** The error a unique index raises, on NeDB and on MongoDB alike. */
-export function isUniqueViolation(err: unknown): boolean {
-	const e = err as { errorType?: string; code?: number; message?: string } | null;
-	return !!e && (e.errorType === "uniqueViolated" || e.code === 11000 || /E11000|unique constraint/.test(String(e.message)));
-}

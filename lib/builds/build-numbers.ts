@@ -1,17 +1,23 @@
 /**
  * Per-project build numbers (`seq`: 1…total, dense, in id order) that no crash can leave with a
- * gap, on NeDB and MongoDB alike (neither with a transaction across the two collections).
+ * gap.
  *
- * The build claims its number itself: it is inserted under the unique `project_seq` key, and only
- * then does the project's counter move forward (a conditional update that never moves it back).
- * A process killed between the two leaves the counter behind its builds, never ahead of them:
- * `total()` rolls it forward past any build stored after it (one point look-up of the next
- * number), so X-Total and page windows are exact at every read. Ids come from the collection's
- * id counter; a process killed after taking one burns an id (ids may have gaps, never repeats),
- * never a number.
+ * On the embedded store the builds, their ids and the project's counter change in one
+ * transaction (Collection.insertWithCounter): the counter moves from the number that was read to
+ * the last new one, or nothing is written and the numbers are read again (another process was
+ * first). The counter is always the total.
  *
- * `repair()`, at start-up, renumbers the projects whose counter is ahead of their builds: data
- * written by earlier versions, which advanced the counter before inserting the build.
+ * MongoDB here has no transaction across the two collections, so there a build claims its number
+ * itself: it is inserted under the unique `project_seq` key, and only then does the project's
+ * counter move forward (a conditional update that never moves it back). A process killed between
+ * the two leaves the counter behind its builds, never ahead of them: `total()` rolls it forward
+ * past any build stored after it (one point look-up of the next number), so X-Total and page
+ * windows are exact at every read. A process killed after taking an id burns it (ids may have
+ * gaps, never repeats), never a number.
+ *
+ * `repair()`, at start-up, rolls lagging counters forward and renumbers the projects whose counter
+ * is ahead of their builds: data written by earlier versions (NeDB files imported, which could be
+ * left either way by a crash).
  */
 import { SEQ_DIGITS, seqKey, type BuildCounterDoc } from "../../models/build";
 import { UniqueViolation, type Collection, type Doc } from "../store/collection";
@@ -44,10 +50,11 @@ export class BuildNumbers<T extends NumberedDoc> {
 
 	/**
 	 * Stores new builds of one project under the next numbers, in order, and returns them as
-	 * stored. `make(id, seq)` gives the document for an id and number (it may be called again
-	 * with other ones when another writer took the number first).
+	 * stored. `make(i)` gives the i-th document; this adds its id and numbers (and may call it
+	 * again when another writer took the numbers first).
 	 */
-	async insert(projectId: number, count: number, make: (id: number, seq: number, index: number) => Omit<T, "id" | "seq" | "project_seq">): Promise<T[]> {
+	async insert(projectId: number, count: number, make: (index: number) => Omit<T, "id" | "seq" | "project_seq">): Promise<T[]> {
+		if (this.builds.transactional) return this.insertTogether(projectId, count, make);
 		const stored: T[] = [];
 		let next = (await this.counterSeq(projectId)) + 1;
 		// Numbers follow ids: a build may only take number n if the build at n - 1 has a smaller id.
@@ -58,7 +65,7 @@ export class BuildNumbers<T extends NumberedDoc> {
 				// Ids are handed out in increasing order, so a fresh one is newer than any stored build.
 				if (id < previousId) id = await this.builds.nextId();
 				try {
-					stored.push(await this.builds.insert({ ...make(id, next, i), id, seq: next, project_seq: seqKey(projectId, next) } as T));
+					stored.push(await this.builds.insert({ ...make(i), id, seq: next, project_seq: seqKey(projectId, next) } as T));
 					break;
 				} catch (err) {
 					if (!(err instanceof UniqueViolation)) throw err;
@@ -76,8 +83,40 @@ export class BuildNumbers<T extends NumberedDoc> {
 		return stored;
 	}
 
+	/** The builds, their ids and the counter in one transaction, from the counter as read. */
+	private async insertTogether(projectId: number, count: number, make: (index: number) => Omit<T, "id" | "seq" | "project_seq">): Promise<T[]> {
+		for (let conflicts = 0; ; conflicts++) {
+			const from = (await this.counters.findOne({ id: projectId }))?.seq ?? 0;
+			const docs = Array.from(
+				{ length: count },
+				(_, i) => ({ ...make(i), seq: from + 1 + i, project_seq: seqKey(projectId, from + 1 + i) }) as Omit<T, "id">,
+			);
+			try {
+				const stored = await this.builds.insertWithCounter(docs, {
+					collection: this.counters.name,
+					id: projectId,
+					field: "seq",
+					from,
+					to: from + count,
+				});
+				if (stored) return stored;
+			} catch (err) {
+				// A number taken behind the counter's back: data imported from an earlier version.
+				if (!(err instanceof UniqueViolation)) throw err;
+				await this.rollForward(projectId);
+			}
+			if (conflicts >= MAX_CONFLICTS) throw new NumberingBusy(projectId);
+		}
+	}
+
 	/** How many builds the project has, exact even after a crash between an insert and its counter update. */
 	async total(projectId: number): Promise<number> {
+		if (this.builds.transactional) return (await this.counters.findOne({ id: projectId }))?.seq ?? 0;
+		return this.rollForward(projectId);
+	}
+
+	/** Moves a counter left behind its builds forward past them; the total. */
+	private async rollForward(projectId: number): Promise<number> {
 		const counted = await this.counterSeq(projectId);
 		let total = counted;
 		while (await this.builds.findOne({ project_seq: seqKey(projectId, total + 1) })) total++;
@@ -107,7 +146,7 @@ export class BuildNumbers<T extends NumberedDoc> {
 					log(`Project ${c.id}: its build counter said ${c.seq} but ${total} builds are stored; renumbered them 1…${total}.`);
 					renumbered.push(c.id);
 				}
-			for (const c of page) if (found.has(seqKey(c.id, c.seq + 1))) await this.total(c.id);
+			for (const c of page) if (found.has(seqKey(c.id, c.seq + 1))) await this.rollForward(c.id);
 		}
 		return renumbered;
 	}

@@ -6,9 +6,9 @@
  *
  * Pages: every build has a dense per-project number (`seq`, 1…total in creation and id order),
  * so page N of the unfiltered list is one range scan of the unique `project_seq` index and the
- * total is the counter. Scope and commit filters go through the `project_status` and
- * `project_sha` indexes (README, "Builds", says what that costs on NeDB, which cannot walk an
- * index in order).
+ * total is the counter. Scope and commit filters walk the `project_status` and `project_sha`
+ * indexes in `seq` order; the embedded store counts a scope's builds per status as it writes them
+ * (models/build.ts), so its X-Total is a look-up too.
  *
  * Every build belongs to the pipeline of its commit and ref (./pipeline-store.ts), whose status
  * follows its builds': a new build, a change of state and a retry refresh it.
@@ -25,6 +25,7 @@ import {
 	type BuildDoc,
 	type BuildStatus,
 } from "../../models/build";
+import type { PipelineDoc } from "../../models/pipeline";
 import { pageWindow, type PageRequest } from "../api/pagination";
 import type { Collection, Doc } from "../store/collection";
 import { seqRange } from "./build-input";
@@ -171,8 +172,8 @@ export class BuildStore {
 	async insert(projectId: number, fields: NewBuild[]): Promise<BuildDoc[]> {
 		const previous = this.projectTurns.get(projectId) ?? Promise.resolve();
 		const mine = previous.then(async () => {
-			const pipelineIds = await this.pipelinesOf(fields);
-			const stored = await this.numbers.insert(projectId, fields.length, (_id, _seq, i) => {
+			const { ids: pipelineIds, made } = await this.pipelinesOf(fields);
+			const stored = await this.numbers.insert(projectId, fields.length, i => {
 				const f = fields[i];
 				return {
 					...f,
@@ -185,7 +186,16 @@ export class BuildStore {
 					erased_by: null,
 				};
 			});
-			for (const id of new Set(pipelineIds)) await this.pipelines.refresh(id);
+			// A pipeline this batch made takes its first status from the batch's builds (one write, no look-ups).
+			for (const id of new Set(pipelineIds)) {
+				const pipeline = made.get(id);
+				if (pipeline)
+					await this.pipelines.settleNew(
+						pipeline,
+						fields.filter((_, i) => pipelineIds[i] === id).map(f => f.status),
+					);
+				else await this.pipelines.refresh(id);
+			}
 			return stored;
 		});
 		const settled = mine.catch(() => undefined);
@@ -234,28 +244,30 @@ export class BuildStore {
 	}
 
 	/** The pipeline of each new build (made for the first build of a commit and ref), by index. */
-	private async pipelinesOf(fields: NewBuild[]): Promise<number[]> {
+	/** Each build's pipeline id, and the pipelines made for them here. */
+	private async pipelinesOf(fields: NewBuild[]): Promise<{ ids: number[]; made: Map<number, PipelineDoc> }> {
 		const byKey = new Map<string, number>();
+		const made = new Map<number, PipelineDoc>();
 		const ids: number[] = [];
 		for (const f of fields) {
 			const key = `${f.commit.id}|${f.ref}`;
 			let id = byKey.get(key);
 			if (id === undefined) {
-				id = (
-					await this.pipelines.ensure({
-						project_id: f.project_id,
-						sha: f.commit.id,
-						ref: f.ref,
-						tag: f.tag,
-						user_id: f.user_id,
-						created_at: f.created_at,
-					})
-				).id;
+				const ensured = await this.pipelines.ensureMade({
+					project_id: f.project_id,
+					sha: f.commit.id,
+					ref: f.ref,
+					tag: f.tag,
+					user_id: f.user_id,
+					created_at: f.created_at,
+				});
+				id = ensured.pipeline.id;
+				if (ensured.made) made.set(id, ensured.pipeline);
 				byKey.set(key, id);
 			}
 			ids.push(id);
 		}
-		return ids;
+		return { ids, made };
 	}
 
 	/** Marks the build erased (artifacts gone), if it is still as it was read. */

@@ -28,6 +28,17 @@ export interface PipelineFilters {
 	order?: { field: "id" | "status" | "ref" | "updated_at" | "user_id"; direction: "asc" | "desc" };
 }
 
+/** A pipeline's new status with its times. */
+function statusChange(pipeline: PipelineDoc, status: BuildStatus | null): Partial<PipelineDoc> {
+	const at = new Date().toISOString();
+	return {
+		status,
+		updated_at: at,
+		started_at: pipeline.started_at ?? (status && status !== "pending" ? at : null),
+		finished_at: isFinished(status) ? at : null,
+	};
+}
+
 /** Rounds of a status refresh or a number claim before giving up on a record that keeps changing. */
 const ROUNDS = 20;
 const NEWEST_FIRST = ["-id"];
@@ -49,12 +60,17 @@ export class PipelineStore {
 
 	/** The pipeline of the seed's commit and ref, made when there is none yet. */
 	async ensure(seed: PipelineSeed): Promise<PipelineDoc> {
+		return (await this.ensureMade(seed)).pipeline;
+	}
+
+	/** As `ensure`, saying whether this call made it (then no build of another writer is in it yet, but racing ones). */
+	async ensureMade(seed: PipelineSeed): Promise<{ pipeline: PipelineDoc; made: boolean }> {
 		const key = pipelineKey(seed.project_id, seed.sha, seed.ref);
 		const found = await this.pipelines.findOne({ project_sha_ref: key });
-		if (found) return found;
+		if (found) return { pipeline: found, made: false };
 		const iid = await this.nextIid(seed.project_id);
 		try {
-			return await this.pipelines.insert({
+			const pipeline = await this.pipelines.insert({
 				project_id: seed.project_id,
 				iid,
 				sha: seed.sha,
@@ -69,12 +85,13 @@ export class PipelineStore {
 				project_sha_ref: key,
 				project_ref: refKey(seed.project_id, seed.ref),
 			});
+			return { pipeline, made: true };
 		} catch (err) {
 			// Another build of the same commit and ref made it a moment ago (its number is a gap).
 			if (!(err instanceof UniqueViolation)) throw err;
 			const made = await this.pipelines.findOne({ project_sha_ref: key });
 			if (!made) throw err;
-			return made;
+			return { pipeline: made, made: false };
 		}
 	}
 
@@ -89,16 +106,21 @@ export class PipelineStore {
 			if (!pipeline) return null;
 			const status = await this.statusFromBuilds(pipelineId);
 			if (status === pipeline.status) return pipeline;
-			const at = new Date().toISOString();
-			const set: Partial<PipelineDoc> = {
-				status,
-				updated_at: at,
-				started_at: pipeline.started_at ?? (status && status !== "pending" ? at : null),
-				finished_at: isFinished(status) ? at : null,
-			};
-			await this.pipelines.update({ id: pipelineId, status: pipeline.status, updated_at: pipeline.updated_at }, set);
+			await this.pipelines.update({ id: pipelineId, status: pipeline.status, updated_at: pipeline.updated_at }, statusChange(pipeline, status));
 		}
 		return this.pipelines.findOne({ id: pipelineId });
+	}
+
+	/**
+	 * The first status of a pipeline that a batch of builds has just made, from their statuses in
+	 * hand instead of a look-up per status (a seed's batch makes a hundred pipelines); a full
+	 * refresh when another writer has set a status meanwhile, since its builds count too.
+	 */
+	async settleNew(pipeline: PipelineDoc, statuses: readonly BuildStatus[]): Promise<void> {
+		const status = compositeStatus(new Set(statuses));
+		const first = { id: pipeline.id, status: null, updated_at: pipeline.updated_at };
+		if (pipeline.status === null && status !== null && (await this.pipelines.update(first, statusChange(pipeline, status)))) return;
+		await this.refresh(pipeline.id);
 	}
 
 	/** The project's pipelines that have builds, newest first, filtered. */

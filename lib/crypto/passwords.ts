@@ -4,7 +4,9 @@ import { promisify } from "util";
 
 const SCRYPT_N = 16384;
 const SCRYPT_KEYLEN = 32;
-const scrypt = promisify(crypto.scrypt) as (password: string, salt: Buffer, keylen: number, opts: crypto.ScryptOptions) => Promise<Buffer>;
+/** The key derivation the hasher runs (scrypt; a test may watch the work asked of it). */
+export type Kdf = (password: string, salt: Buffer, keylen: number, opts: crypto.ScryptOptions) => Promise<Buffer>;
+const scrypt = promisify(crypto.scrypt) as Kdf;
 
 /**
  * What an unknown login is compared against: the same scrypt work as a real account's hash, so
@@ -33,6 +35,7 @@ export class PasswordHasher {
 	constructor(
 		private readonly concurrency: number,
 		private readonly queueSize: number,
+		private readonly kdf: Kdf = scrypt,
 	) {}
 
 	/** Hashes it takes at once, running and waiting; past that, HashingBusy. */
@@ -42,7 +45,7 @@ export class PasswordHasher {
 
 	async hash(password: string): Promise<string> {
 		const salt = crypto.randomBytes(16);
-		const hash = await this.run(() => scrypt(password, salt, SCRYPT_KEYLEN, { N: SCRYPT_N }));
+		const hash = await this.run(() => this.kdf(password, salt, SCRYPT_KEYLEN, { N: SCRYPT_N }));
 		return `scrypt$${SCRYPT_N}$${salt.toString("base64")}$${hash.toString("base64")}`;
 	}
 
@@ -54,7 +57,9 @@ export class PasswordHasher {
 		if (scheme !== "scrypt" || !salt || !hash || !Number.isSafeInteger(cost) || cost < 2 || cost > 1 << 16) return false;
 		const expected = Buffer.from(hash, "base64");
 		if (expected.length < 16 || expected.length > 64) return false;
-		const actual = await this.run(() => scrypt(password, Buffer.from(salt, "base64"), expected.length, { N: cost, maxmem: 256 * cost * 8 + 1024 * 1024 }));
+		const actual = await this.run(() =>
+			this.kdf(password, Buffer.from(salt, "base64"), expected.length, { N: cost, maxmem: 256 * cost * 8 + 1024 * 1024 }),
+		);
 		return crypto.timingSafeEqual(actual, expected) && real;
 	}
 

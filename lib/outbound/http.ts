@@ -8,6 +8,8 @@ import https from "https";
 import net from "net";
 import { PermanentError, TransientError } from "./errors";
 import { guardedLookup, isBlockedAddress, SsrfError } from "./ssrf-guard";
+import { ATTR, type DeliveryOutcome } from "../tracing/attributes";
+import { outboundCall } from "../tracing/outbound-span";
 
 export interface HttpRequest {
 	method: string;
@@ -39,7 +41,29 @@ function agentFor(protocol: string, allowLocal: boolean): http.Agent {
 	return agent;
 }
 
-export async function requestJson(req: HttpRequest): Promise<HttpResponse> {
+/** One request in a CLIENT span (lib/tracing/outbound-span.ts): where it went and its status, never its headers or query. */
+export function requestJson(req: HttpRequest): Promise<HttpResponse> {
+	let url: URL;
+	try {
+		url = new URL(req.url);
+	} catch {
+		return send(req);
+	}
+	const attributes = {
+		[ATTR.httpMethod]: req.method,
+		[ATTR.serverAddress]: url.hostname,
+		[ATTR.serverPort]: Number(url.port) || (url.protocol === "https:" ? 443 : 80),
+		[ATTR.urlPath]: url.pathname,
+	};
+	return outboundCall(
+		`HTTP ${req.method}`,
+		attributes,
+		() => send(req),
+		res => (res ? { attributes: { [ATTR.httpStatus]: res.status }, outcome: statusOutcome(res.status) } : {}),
+	);
+}
+
+async function send(req: HttpRequest): Promise<HttpResponse> {
 	const url = new URL(req.url);
 	if (url.protocol !== "http:" && url.protocol !== "https:") throw new PermanentError(`scheme ${url.protocol} is not allowed`);
 	// An IP address never reaches the socket's `lookup`: check it here.
@@ -88,11 +112,18 @@ export async function requestJson(req: HttpRequest): Promise<HttpResponse> {
 	});
 }
 
-/** 2xx passes; 429 and 5xx are transient; other statuses are permanent. */
+/** What a status makes of a delivery: 2xx delivered; 429 and 5xx failed (retried later); other statuses refused. */
+export function statusOutcome(status: number): DeliveryOutcome {
+	if (status >= 200 && status < 300) return "delivered";
+	return status === 429 || status >= 500 ? "failed" : "refused";
+}
+
+/** 2xx passes; 429 and 5xx are transient; other statuses are permanent (statusOutcome). */
 export function checkStatus(res: HttpResponse, what: string): HttpResponse {
-	if (res.status >= 200 && res.status < 300) return res;
+	const outcome = statusOutcome(res.status);
+	if (outcome === "delivered") return res;
 	const msg = `${what}: HTTP ${res.status}`;
-	if (res.status === 429 || res.status >= 500) throw new TransientError(msg, res.status);
+	if (outcome === "failed") throw new TransientError(msg, res.status);
 	throw new PermanentError(msg, res.status);
 }
 

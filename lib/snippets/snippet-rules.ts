@@ -56,7 +56,7 @@ export function canReadSnippet(snippet: SnippetAccessFields, caller: Caller | nu
 
 /**
  * The store query for the snippets of a project that `caller` may see, so that lists filter
- * (and count) in the store, not after paging. NeDB and MongoDB both take `$or`/`$gte`.
+ * (and count) in the store, not after paging. SQLite and MongoDB both take `$or`/`$gte`.
  * Returns null when the caller may see none (the project is unreadable).
  */
 export function visibleSnippetsQuery(projectId: number, caller: Caller | null, access: ProjectAccess): Record<string, unknown> | null {

@@ -8,7 +8,6 @@
  * Writes are acknowledged once a majority of the replica set has them in its journal, so that an
  * answered write survives a crash and a power loss (docs/storage.md#durability).
  */
-import type { ServiceBroker } from "moleculer";
 import mongoose from "mongoose";
 import { DocumentLocks } from "./document-locks";
 import { IdClaims } from "./id-claims";
@@ -97,6 +96,8 @@ export class MongoCollection<T extends Doc = Doc> {
 	private stored?: mongoose.Model<Doc>;
 	private ids?: IdClaims;
 	private readonly locks = new DocumentLocks();
+	/** No multi-document transaction: FerretDB 1.x has none (docs/storage.md); build numbers claim theirs instead. */
+	readonly transactional = false;
 
 	constructor(
 		readonly name: string,
@@ -104,7 +105,7 @@ export class MongoCollection<T extends Doc = Doc> {
 		private readonly uri: string,
 	) {}
 
-	async connect(_broker?: ServiceBroker): Promise<void> {
+	async connect(): Promise<void> {
 		const conn = await openConnection(this.uri);
 		this.conn = conn;
 		this.stored = conn.models[this.name] ?? conn.model(this.name, this.schema());
@@ -172,15 +173,6 @@ export class MongoCollection<T extends Doc = Doc> {
 		const update = toUpdate(set, unset);
 		if (!Object.keys(update).length) return this.count(query);
 		return this.locks.run(query.id, async () => (await uniqueGuard(() => this.model.updateMany(query, update))).matchedCount);
-	}
-
-	/** Sets fields on the first match and returns it as it is now, or null when nothing matched. */
-	async updateOne(query: Doc, set: Doc, unset?: string[]): Promise<T | null> {
-		const current = await this.findOne(query);
-		if (!current) return null;
-		const id = current.id as number;
-		if (!(await this.update({ ...query, id }, set, unset))) return null;
-		return this.findOne({ id });
 	}
 
 	async remove(query: Doc): Promise<number> {

@@ -1,6 +1,6 @@
 /**
  * The all-in-one process as `npm start` runs it (every service, no transporter): the root
- * bootstrap across restarts, health and metrics ports, SIGTERM with requests in flight, and a
+ * bootstrap across restarts, the banner it prints when it serves, health and metrics ports, SIGTERM with requests in flight, and a
  * clear start-up error for a bad setting or a secrets key that is not the data's.
  */
 import fs from "fs";
@@ -8,7 +8,7 @@ import http from "http";
 import os from "os";
 import path from "path";
 import { freePort, startServiceProcess, stopProcess, type ServiceProcess } from "../support/processes";
-import { client } from "../support/http";
+import { client, waitFor } from "../support/http";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-aio-"));
 let ports: { port: number; health: number; metrics: number };
@@ -35,22 +35,63 @@ async function startAllInOne(extra: Record<string, string> = {}): Promise<Servic
 
 const stop = (proc: ServiceProcess) => stopProcess(proc, "SIGTERM");
 
+/** Its output once it has printed its banner (just after /ready first answers: the broker's `started` hook). */
+const afterBanner = (proc: ServiceProcess) => waitFor("the start banner", () => /^Ctrl-C stops it\.$/m.test(proc.output.join("")) && proc.output.join(""));
+
+/** The banner's first lines: where it serves and its reference page. */
+const addresses = () => {
+	const origin = `http://localhost:${ports.port}`;
+	return [
+		`Gateway: ${origin}/api/v3`,
+		`API v4:  ${origin}/api/v4`,
+		`Docs:    ${origin}/api/v3/docs (both versions; OpenAPI 3.1 at ${origin}/api/v3/openapi.json)`,
+		"",
+	].join("\n");
+};
+
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-it("creates root once, prints its generated credentials once, and keeps them across restarts", async () => {
+it("creates root once, prints its generated credentials once, in the banner too, and keeps them across restarts", async () => {
 	const first = await startAllInOne();
-	const log = first.output.join("");
+	const log = await afterBanner(first);
 	const match = /Created the root user: login root, password (\S+), private token ([A-Za-z0-9_-]{20})/.exec(log);
 	expect(match).not.toBeNull();
 	const [, password, token] = match!;
 	rootToken = token;
+	expect(log).toContain(
+		[
+			addresses(),
+			`This start created root: login root, password ${password}, private token ${token} (shown once; keep them). Ready to paste:`,
+			`  export T=${token}`,
+			`  curl -H "PRIVATE-TOKEN: $T" http://localhost:${ports.port}/api/v3/user`,
+			"The internal API (/api/v3/internal: builds, pushes) is off: set INTERNAL_API_SECRET to turn it on.",
+			"Ctrl-C stops it.",
+		].join("\n"),
+	);
+	const docs = await fetch(`http://127.0.0.1:${ports.port}/api/v3/docs`);
+	expect([docs.status, docs.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
 	const api = client(`http://127.0.0.1:${ports.port}/api/v3`, token);
 	expect((await api.get("/user")).body).toMatchObject({ id: 1, username: "root", is_admin: true });
 	expect((await api.post("/projects", { form: { name: "kept" } })).status).toBe(201);
 	expect(await stop(first)).toBe(0);
 
-	const second = await startAllInOne({ GITLAB_ROOT_PASSWORD: "another-password", GITLAB_ROOT_TOKEN: "abcdefghij1234567890" });
-	expect(second.output.join("")).not.toContain("Created the root user");
+	const second = await startAllInOne({
+		GITLAB_ROOT_PASSWORD: "another-password",
+		GITLAB_ROOT_TOKEN: "abcdefghij1234567890",
+		INTERNAL_API_SECRET: "x".repeat(32),
+	});
+	const secondLog = await afterBanner(second);
+	expect(secondLog).not.toContain("Created the root user");
+	expect(secondLog).toContain(
+		[
+			addresses(),
+			"root's private token is not shown again: the start that created root printed it. With it in T:",
+			`  curl -H "PRIVATE-TOKEN: $T" http://localhost:${ports.port}/api/v3/user`,
+			"Ctrl-C stops it.",
+		].join("\n"),
+	);
+	expect(secondLog).not.toContain(token);
+	expect(secondLog).not.toContain("export T=");
 	const again = client(`http://127.0.0.1:${ports.port}/api/v3`, token);
 	expect((await again.get("/user")).body).toMatchObject({ id: 1, private_token: token });
 	expect((await again.get("/projects/root%2Fkept")).status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * Build numbers survive a crash: the builds process, on the embedded store (NeDB), is killed with
+ * Build numbers survive a crash: the builds process, on the embedded store (SQLite), is killed with
  * SIGKILL in the middle of bursts of build creations (`POST /internal/builds`) and started again
  * on the same data, seven times. After every restart the project's list is exact: `X-Total` is
  * the number of builds there are, every page but the last is full, the pages hold every build

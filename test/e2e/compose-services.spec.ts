@@ -10,7 +10,7 @@
  *   SMTP_URL (a real SMTP server the test runs) and a NAMESPACE unique to this run (the machine's
  *   NATS and Redis are shared by parallel test runs). Everything else is the file's default.
  * - MONGO_URI is emptied: no MongoDB server can run on these machines (docs/architecture.md#back-ends), so each
- *   container keeps its data in NeDB files under its own DATA_DIR (its tmpfs).
+ *   container keeps its data in the embedded SQLite store under its own DATA_DIR (its tmpfs).
  * - The declared ports of a container are the image's EXPOSE list plus its published ports.
  * - Node IDs are Moleculer's default, `<hostname>-<pid>`, as in a container (whose hostname is its ID).
  */

@@ -9,9 +9,8 @@
  * The slow requests are sign-ins (`POST /session`): checking a password is scrypt work in
  * accounts, so a few dozen of them are genuinely in flight for a while.
  *
- * Replicas of a data-owning service need a shared store (MongoDB in production); NeDB files
- * belong to one process. So the data is written first, each further replica starts on its own
- * copy of it (`cluster.replicaData()`), and the traffic under test only reads.
+ * Replicas of a data-owning service share the cluster's DATA_DIR, as processes on one machine
+ * share its embedded store (MongoDB across machines); the traffic under test only reads.
  */
 import http from "http";
 import path from "path";
@@ -44,7 +43,7 @@ describe("a replica killed while a client retries", () => {
 		await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
 		expect((await client(cluster.url, owner.token).post(`/projects/${projectId}/labels`, { body: { name: "x", color: "#fff" } })).status).toBe(200);
 		expect(await cluster.kill("labels", "SIGTERM")).toBe(0);
-		await Promise.all([cluster.spawnNode("labels-a", "labels"), cluster.spawnNode("labels-b", "labels", cluster.replicaData())]);
+		await Promise.all([cluster.spawnNode("labels-a", "labels"), cluster.spawnNode("labels-b", "labels")]);
 		await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
 	}, 120000);
 
@@ -99,7 +98,7 @@ describe("SIGTERM while requests are in flight", () => {
 			const u = await createUser(cluster.api());
 			users.push({ username: u.username, password: `password-${u.username}` });
 		}
-		await cluster.spawnNode("accounts-b", "accounts", cluster.replicaData());
+		await cluster.spawnNode("accounts-b", "accounts");
 	}, 120000);
 
 	afterAll(async () => {

@@ -11,7 +11,7 @@
  * - The Secret template is filled in as an operator would (every key it has, nothing else):
  *   generated secrets, SMTP_URL pointing at a real SMTP server the test runs, and MONGO_URI empty,
  *   because no MongoDB server can run on these machines (docs/architecture.md#back-ends): each pod keeps its data
- *   in NeDB files under its own DATA_DIR (its emptyDir), as pods do without MongoDB.
+ *   in the embedded SQLite store under its own DATA_DIR (its emptyDir), as pods do without MongoDB.
  * - NAMESPACE is set to a name unique to this run, because the machine's NATS and Redis are shared
  *   by parallel test runs; every other value is the manifest's.
  * - NODE_ID is the pod name the downward API would give (`<deployment>-<hash>-<suffix>`).

@@ -13,7 +13,7 @@
  *
  * The data set is kept steady (what is created is deleted again, except builds, which have no
  * delete: about two thousand small documents a run), so that growth would mean a leak, not more
- * data held by the in-memory NeDB store.
+ * data held by the store.
  */
 import { liveMemory, rssBytes, serviceNames } from "../support/processes";
 import { internalApi } from "../support/builds";

@@ -86,7 +86,8 @@ afterAll(async () => {
 
 it("prints the gateway's address, root's credentials once, and each process's health and metrics ports", async () => {
 	expect(output).toMatch(/^Gateway: http:\/\/localhost:\d+\/api\/v3$/m);
-	expect(output).toMatch(/This start created root: password \S+, private token [A-Za-z0-9_-]{20} \(shown once; keep them\)/);
+	expect(output).toMatch(/^Docs: {4}http:\/\/localhost:\d+\/api\/v3\/docs /m);
+	expect(output).toMatch(/This start created root: login root, password \S+, private token [A-Za-z0-9_-]{20} \(shown once; keep them\)/);
 	expect(output).toMatch(/^ {2}export T=[A-Za-z0-9_-]{20}$/m);
 	const listed = [...output.matchAll(/^ {2}(\S+) +health http:\/\/localhost:(\d+)\/ready +metrics http:\/\/localhost:(\d+)\/metrics$/gm)];
 	// Every service and worker, each its own process with its own ports.

@@ -1,14 +1,13 @@
 /**
- * The data layer's contract, run against every back end there is: NeDB, and MongoDB through a
- * real wire-protocol server (FerretDB started here, or the server TEST_MONGO_URL names:
- * test/support/mongo-server.ts).
+ * The data layer's contract, run against every back end there is: the embedded SQLite store, and
+ * MongoDB through a real wire-protocol server (FerretDB started here, or the server
+ * TEST_MONGO_URL names: test/support/mongo-server.ts).
  */
 import fs from "fs";
 import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
 import { Collection, UniqueViolation, type StoreLocation } from "../../lib/store/collection";
-import { waitFor } from "../support/http";
 import { startMongoServer, type MongoServer } from "../support/mongo-server";
 
 let mongo: MongoServer;
@@ -17,7 +16,7 @@ beforeAll(async () => {
 });
 
 const backends: [string, () => StoreLocation][] = [
-	["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-contract-")), mongoUri: "" })],
+	["SQLite", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-contract-")), mongoUri: "" })],
 	["MongoDB", () => ({ dataDir: "", mongoUri: mongo.database(`contract_${process.pid}`) })],
 ];
 
@@ -183,22 +182,5 @@ it("MongoDB: ids stay unique and increasing when several processes take them at 
 		expect(Math.min(...inserted.map(d => d.id))).toBeGreaterThan(highest);
 	} finally {
 		for (const c of collections) await c.disconnect();
-	}
-});
-
-it("NeDB: the id counter's file is compacted while running, not only at the next start", async () => {
-	// NeDB compacts every 5 s at the most often.
-	const where = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-compact-")), mongoUri: "", compactEveryMs: 5000 };
-	const c = new Collection(`compact_${process.pid}`, {}, where);
-	await c.connect(broker);
-	const counters = path.join(where.dataDir, `${c.name}.counters.db`);
-	const lines = () => fs.readFileSync(counters, "utf8").split("\n").filter(Boolean).length;
-	try {
-		for (let i = 0; i < 300; i++) await c.nextId();
-		// One line per id handed out until a compaction rewrites the file to the one counter it holds.
-		await waitFor("the counters file to be compacted", () => lines() === 1, 15000, 20);
-		expect((await c.insert({ note: "after" })).id).toBe(301);
-	} finally {
-		await c.disconnect();
 	}
 });

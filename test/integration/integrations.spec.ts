@@ -9,6 +9,7 @@ import { config } from "../../config";
 import { decryptSecret, isEncrypted } from "../../lib/crypto/secrets";
 import { resolveSecretsKey } from "../../lib/crypto/secrets-key";
 import { CATALOGUE, findIntegration, isSecret } from "../../lib/integrations/catalogue";
+import { DATABASE_FILE } from "../../lib/store/sqlite/connection";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import IntegrationsService from "../../services/integrations.service";
@@ -105,7 +106,10 @@ describe("secrets at rest", () => {
 			for (const f of def.fields.filter(isSecret)) sent.push({ slug: def.slug, field: f.name, value: PLAIN_SECRET(def.slug, f.name) });
 		}
 		expect(sent.length).toBe(15);
-		const file = fs.readFileSync(path.join(config.dataDir, "integrations.db"), "utf8");
+		// The store's bytes on the disk: its file and its write-ahead log, where the last writes are.
+		const store = path.join(config.dataDir, DATABASE_FILE);
+		const file = [store, `${store}-wal`].map(f => (fs.existsSync(f) ? fs.readFileSync(f, "latin1") : "")).join("");
+		expect(file).toContain(`"slug":"${CATALOGUE[0].slug}"`);
 		const key = resolveSecretsKey(config.secretsKey, config.dataDir).key;
 		for (const s of sent) {
 			expect(file).not.toContain(s.value);

@@ -60,12 +60,12 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-// The log names the route, or the path when the failure came before moleculer-web had the request.
+// The log names the route (under its API version), or the path when the failure came before moleculer-web had the request.
 it.each([
-	["an alias function that throws", "/planted/throws", "planted/throws", "planted: thrown"],
-	["an alias function whose promise rejects", "/planted/rejects", "planted/rejects", "planted: rejected, before the answer started"],
-	["an action that throws", "/planted/action", "planted/action", "planted: the action failed"],
-	["a cached answer that cannot be encoded, the usual way", "/planted/cached", "planted/cached", "Cannot read properties of null"],
+	["an alias function that throws", "/planted/throws", "v3/planted/throws", "planted: thrown"],
+	["an alias function whose promise rejects", "/planted/rejects", "v3/planted/rejects", "planted: rejected, before the answer started"],
+	["an action that throws", "/planted/action", "v3/planted/action", "planted: the action failed"],
+	["a cached answer that cannot be encoded, the usual way", "/planted/cached", "v3/planted/cached", "Cannot read properties of null"],
 	["the same answer from the cache, on the fast path", "/planted/cached", "/api/v3/planted/cached", "Cannot read properties of null"],
 ])("%s: 500 in GitLab's words, logged with the request id, and the gateway goes on", async (_what, path, where, cause) => {
 	errors.length = 0;

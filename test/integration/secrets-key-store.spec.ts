@@ -1,6 +1,7 @@
 /**
  * The secrets key is checked against each encrypting service's own store, on every back end
- * (NeDB, and MongoDB through the wire-protocol server of test/support/mongo-server.ts): where the data lives in MongoDB, a pod's
+ * (SQLite, and MongoDB through the wire-protocol server of test/support/mongo-server.ts): where
+ * the data lives in MongoDB, a pod's
  * DATA_DIR remembers nothing, so only the store can refuse a key its data was not written with.
  */
 import fs from "fs";
@@ -21,7 +22,7 @@ beforeAll(async () => {
 	mongo = await startMongoServer();
 });
 const backends: [string, () => StoreLocation][] = [
-	["NeDB", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-keystore-")), mongoUri: "" })],
+	["SQLite", () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "glv3-keystore-")), mongoUri: "" })],
 	["MongoDB", () => ({ dataDir: "", mongoUri: mongo.database(`keycheck_${process.pid}`) })],
 ];
 

@@ -1,8 +1,9 @@
 /**
  * Runs services as separate Node processes joined by the real NATS, as production does:
- * moleculer-runner on the compiled dist/, one process per entry, Redis as cacher. Data in NeDB
- * files under a scratch DATA_DIR, or, in the e2e-mongo project (E2E_STORE=mongo), in MongoDB
- * (MONGO_URI) on a wire-protocol server the cluster starts (test/support/mongo-server.ts).
+ * moleculer-runner on the compiled dist/, one process per entry, Redis as cacher. Data in the
+ * embedded store under a scratch DATA_DIR that every process shares, or, in the e2e-mongo project
+ * (E2E_STORE=mongo), in MongoDB (MONGO_URI) on a wire-protocol server the cluster starts
+ * (test/support/mongo-server.ts).
  */
 import fs from "fs";
 import os from "os";
@@ -39,10 +40,9 @@ export class Cluster {
 	readonly nodes = new Map<string, NodeProcess>();
 	readonly namespace = uniqueNamespace("e2e");
 	readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-e2e-"));
-	/** The cluster's MongoDB server and database, in the e2e-mongo project; none where the data is in NeDB files. */
+	/** The cluster's MongoDB server and database, in the e2e-mongo project; none where the data is in the embedded store. */
 	private mongo?: MongoServer;
 	mongoUri = "";
-	private readonly replicaDirs: string[] = [];
 	readonly rootToken = generateToken();
 	readonly rootPassword = "root-password-123";
 	readonly internalSecret = "e2e-internal-secret-" + generateToken() + generateToken();
@@ -106,20 +106,6 @@ export class Cluster {
 		);
 	}
 
-	/**
-	 * Environment for one more replica of a data-owning service: its own copy of the data as it is
-	 * now. NeDB files belong to one process (each loads and rewrites its files); replicas that share
-	 * live data need MongoDB, as in production. Copy after the writes the replica should see.
-	 * With MongoDB the replica shares the cluster's database.
-	 */
-	replicaData(): Record<string, string> {
-		if (this.mongoUri) return {};
-		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-e2e-replica-"));
-		fs.cpSync(this.dataDir, dir, { recursive: true });
-		this.replicaDirs.push(dir);
-		return { DATA_DIR: dir };
-	}
-
 	/** Waits until a route stops answering 503 (its service has been discovered). */
 	async waitForRoute(method: string, routePath: string, token: string | null = this.rootToken): Promise<void> {
 		await waitFor(`${method} ${routePath} to be served`, async () => (await this.api(token).request(method, routePath)).status !== 503, 30000);
@@ -140,7 +126,7 @@ export class Cluster {
 
 	async stop(): Promise<void> {
 		await Promise.all([...this.nodes.keys()].map(name => this.kill(name, "SIGTERM")));
-		for (const dir of [this.dataDir, ...this.replicaDirs]) fs.rmSync(dir, { recursive: true, force: true });
+		fs.rmSync(this.dataDir, { recursive: true, force: true });
 		// Dropped first: a server the cluster did not start (TEST_MONGO_URL) keeps its databases.
 		if (this.mongo) await dropDatabase(this.mongoUri).finally(() => this.mongo!.stop());
 		// The durable `push` channel's streams of this namespace (created when events or a worker ran).

@@ -88,7 +88,8 @@ export function k8sYamlFiles(dir = K8S_DIR): string[] {
 
 // ---------- kustomize ----------
 
-export type Overlay = "base" | "dev" | "production";
+/** production-keda: production with the workers scaled by KEDA (k8s/components/keda-workers). */
+export type Overlay = "base" | "dev" | "production" | "production-keda";
 
 function kubectl(args: string[]): string {
 	try {
@@ -108,9 +109,9 @@ export function kustomize(dir: string): K8sObject[] {
 }
 
 /**
- * Renders k8s/base or an overlay. The production overlay needs secrets.env, which is never
- * committed: it is rendered from a copy of k8s/ whose secrets.env is secrets.env.example with the
- * given values filled in, as an operator would.
+ * Renders k8s/base or an overlay. The production overlay (and production-keda, built on it) needs
+ * secrets.env, which is never committed: it is rendered from a copy of k8s/ whose secrets.env is
+ * secrets.env.example with the given values filled in, as an operator would.
  */
 export function renderOverlay(overlay: Overlay, secrets: Record<string, string> = TEST_PRODUCTION_SECRETS): K8sObject[] {
 	if (overlay === "base") return kustomize(path.join(K8S_DIR, "base"));
@@ -122,7 +123,7 @@ export function renderOverlay(overlay: Overlay, secrets: Record<string, string> 
 		const example = fs.readFileSync(path.join(dir, "secrets.env.example"), "utf8");
 		const filled = example.replace(/^([A-Z0-9_]+)=.*$/gm, (line, key: string) => (key in secrets ? `${key}=${secrets[key]}` : line));
 		fs.writeFileSync(path.join(dir, "secrets.env"), filled);
-		return kustomize(dir);
+		return kustomize(path.join(copy, "k8s/overlays", overlay));
 	} finally {
 		fs.rmSync(copy, { recursive: true, force: true });
 	}

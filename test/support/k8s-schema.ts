@@ -1,6 +1,7 @@
 /**
  * Validation of Kubernetes objects against the Kubernetes API schemas, in two complementary passes,
- * both from kubernetes-models (generated from the Kubernetes OpenAPI spec):
+ * both from kubernetes-models (generated from the Kubernetes OpenAPI spec; KEDA's kinds from
+ * @kubernetes-models/keda, generated from KEDA's API types):
  * - `validateWithModels`: each model's JSON-schema validator (types, enums, required fields, formats);
  * - `unknownFieldErrors`: the same models' TypeScript interfaces, whose excess-property check
  *   catches misspelt or misplaced fields (`livenesProbe`), which the OpenAPI schemas let through
@@ -29,10 +30,23 @@ function unwrapSecretData(obj: K8sObject): K8sObject {
 	return { ...obj, data: Object.fromEntries(Object.entries<string>(obj.data).map(([k, v]) => [k, v.replace(/[\r\n]/g, "")])) };
 }
 
+/** API groups whose models are in a package of their own. */
+const MODEL_PACKAGES: Record<string, string> = { "keda.sh": "@kubernetes-models/keda" };
+
+/**
+ * Where an object's model is: "apps/v1" → kubernetes-models/apps/v1/Deployment, the core group
+ * "v1" → kubernetes-models/v1/Pod, "keda.sh/v1alpha1" → @kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject.
+ */
+export function modelModule(obj: { apiVersion: string; kind: string }): string {
+	const group = obj.apiVersion?.includes("/") ? obj.apiVersion.split("/")[0] : "";
+	const pkg = MODEL_PACKAGES[group];
+	return pkg ? `${pkg}/${obj.apiVersion}/${obj.kind}` : `kubernetes-models/${obj.apiVersion}/${obj.kind}`;
+}
+
 export function validateWithModels(objects: K8sObject[]): ObjectErrors[] {
 	const res = spawnSync(process.execPath, [path.join(__dirname, "k8s-validate.mjs")], {
 		cwd: ROOT,
-		input: JSON.stringify(objects.map(unwrapSecretData)),
+		input: JSON.stringify(objects.map(o => ({ module: modelModule(o), object: unwrapSecretData(o) }))),
 		encoding: "utf8",
 		maxBuffer: 64 * 1024 * 1024,
 	});
@@ -43,7 +57,7 @@ export function validateWithModels(objects: K8sObject[]): ObjectErrors[] {
 /** One TypeScript diagnostic per unknown or mistyped field, keyed by the object it is in. */
 export function unknownFieldErrors(objects: K8sObject[]): ObjectErrors[] {
 	const file = path.join(ROOT, "__k8s_manifests__.ts");
-	const lines = objects.map((o, i) => `export const m${i}: import("kubernetes-models/${o.apiVersion}/${o.kind}").I${o.kind} = ${JSON.stringify(o)};`);
+	const lines = objects.map((o, i) => `export const m${i}: import("${modelModule(o)}").I${o.kind} = ${JSON.stringify(o)};`);
 	const text = lines.join("\n");
 	const options: ts.CompilerOptions = {
 		strict: true,

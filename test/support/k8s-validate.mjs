@@ -1,6 +1,7 @@
 // Validates Kubernetes objects with kubernetes-models (schemas generated from the Kubernetes
 // OpenAPI spec). kubernetes-models is ESM-only, so jest (CommonJS) runs this as a child process:
-// stdin: a JSON array of objects; stdout: a JSON array of { kind, name, errors } (one per object).
+// stdin: a JSON array of { module, object } (module: where the object's model is, see k8s-schema.ts);
+// stdout: a JSON array of { kind, name, errors } (one per object).
 const input = JSON.parse(
 	await new Promise(resolve => {
 		let text = "";
@@ -11,11 +12,9 @@ const input = JSON.parse(
 );
 
 const results = [];
-for (const obj of input) {
+for (const { module: modulePath, object: obj } of input) {
 	const kind = obj?.kind;
 	const name = obj?.metadata?.name;
-	// "apps/v1" → kubernetes-models/apps/v1/Deployment; the core group "v1" → kubernetes-models/v1/Pod.
-	const modulePath = `kubernetes-models/${obj?.apiVersion}/${kind}`;
 	let Model;
 	try {
 		Model = (await import(modulePath))[kind];

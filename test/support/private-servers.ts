@@ -43,8 +43,18 @@ export class PrivateServer {
 		this.dir = fs.mkdtempSync(path.join(os.tmpdir(), `glv3-${kind}-`));
 	}
 
-	static async nats(): Promise<PrivateServer> {
-		return new PrivateServer("nats", await freePort()).start();
+	/** `monitoring`: its HTTP monitoring port too (/varz, /jsz: what KEDA's nats-jetstream scaler reads). */
+	static async nats(opts: { monitoring?: boolean } = {}): Promise<PrivateServer> {
+		const server = new PrivateServer("nats", await freePort());
+		if (opts.monitoring) server.monitorPort = await freePort();
+		return server.start();
+	}
+
+	/** The monitoring port (0: none). */
+	monitorPort = 0;
+
+	get monitorUrl(): string {
+		return `http://127.0.0.1:${this.monitorPort}`;
 	}
 
 	static async redis(): Promise<PrivateServer> {
@@ -62,7 +72,10 @@ export class PrivateServer {
 	async start(): Promise<this> {
 		const args =
 			this.kind === "nats"
-				? ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", path.join(this.dir, "js")]
+				? [
+						...["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", path.join(this.dir, "js")],
+						...(this.monitorPort ? ["-m", String(this.monitorPort)] : []),
+					]
 				: ["--bind", "127.0.0.1", "--port", String(this.port), "--save", "", "--appendonly", "no", "--dir", this.dir, "--daemonize", "no"];
 		this.proc = await startProcess({
 			name: `${this.kind}-server:${this.port}`,

@@ -76,3 +76,11 @@ export class KeyFactory {
 		fs.rmSync(this.dir, { recursive: true, force: true });
 	}
 }
+
+/** A fresh Ed25519 public key line made in this process (no ssh-keygen): for tests that need many. */
+export function ed25519Line(comment: string): string {
+	const jwk = crypto.generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" });
+	const field = (bytes: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, bytes.length]), bytes]);
+	const blob = Buffer.concat([field(Buffer.from("ssh-ed25519")), field(Buffer.from(jwk.x!, "base64url"))]);
+	return `ssh-ed25519 ${blob.toString("base64")} ${comment}`;
+}

@@ -2,16 +2,34 @@
 import crypto from "crypto";
 import fs from "fs";
 import path from "path";
+import { DatabaseSync } from "node:sqlite";
+import { DATABASE_FILE } from "../../lib/store/sqlite/connection";
+
+/** Every collection's documents in the embedded store, in id order (read-only, beside the running service). */
+function storeText(file: string): string {
+	const db = new DatabaseSync(file, { readOnly: true, timeout: 5000 });
+	try {
+		// Collections only: not the store's own tables (`_ids`, `_imports`) nor the counts derived from them.
+		const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[];
+		const tables = names.filter(({ name }) => !name.startsWith("_") && !name.endsWith("__counts"));
+		return tables
+			.map(({ name }) => `${name}\n${(db.prepare(`SELECT doc FROM "${name}" ORDER BY id`).all() as { doc: string }[]).map(r => r.doc).join("\n")}\n`)
+			.join("");
+	} finally {
+		db.close();
+	}
+}
 
 /**
- * The data in DATA_DIR as a digest of its meaning: NeDB files replayed (the last line per `_id`
- * wins, deletions drop it), so that compaction, which rewrites the files, does not count as a
- * change; other files by path, size and content. Id counters (a refused duplicate may burn an id,
- * which is never reused and never shown) and the mail spool (written later by workers for events
- * accepted earlier) are left out.
+ * The data in DATA_DIR as a digest of its meaning: the embedded store's documents (not its file
+ * pages, which checkpoints rewrite), other files by path, size and content. Id counters (the
+ * `_ids` table: a refused duplicate may burn an id, which is never reused and never shown)
+ * and the mail spool (written later by workers for events accepted earlier) are left out.
  */
 export function storeDigest(dataDir: string): string {
 	const hash = crypto.createHash("sha256");
+	const store = path.join(dataDir, DATABASE_FILE);
+	if (fs.existsSync(store)) hash.update(storeText(store));
 	const walk = (dir: string) => {
 		if (!fs.existsSync(dir)) return;
 		for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -19,30 +37,7 @@ export function storeDigest(dataDir: string): string {
 			const rel = path.relative(dataDir, abs);
 			if (entry.isDirectory()) {
 				if (rel !== "mail") walk(abs);
-				continue;
-			}
-			if (entry.name.endsWith(".counters.db")) continue;
-			if (entry.name.endsWith(".db")) {
-				const docs = new Map<string, string>();
-				for (const line of fs.readFileSync(abs, "utf8").split("\n")) {
-					if (!line.trim()) continue;
-					let doc: any;
-					try {
-						doc = JSON.parse(line);
-					} catch {
-						continue; // a line being appended right now; the next digest sees it whole
-					}
-					if (doc.$$indexCreated || doc.$$indexRemoved) continue;
-					if (doc.$$deleted) docs.delete(doc._id);
-					else docs.set(doc._id, line);
-				}
-				hash.update(
-					`${rel}\n${[...docs.entries()]
-						.sort(([a], [b]) => a.localeCompare(b))
-						.map(([, l]) => l)
-						.join("\n")}\n`,
-				);
-			} else {
+			} else if (!entry.name.startsWith(DATABASE_FILE)) {
 				hash.update(`${rel}\n`).update(fs.readFileSync(abs)).update("\n");
 			}
 		}

@@ -1,18 +1,33 @@
 // The NATS (JetStream) and Redis a test run uses: its own, started from the installed
 // `nats-server` and `redis-server` on free loopback ports and stopped when the run ends, so
 // `npm test` needs nothing running and runs beside anything else on the machine. TEST_NATS_URL and
-// TEST_REDIS_URL, when set, name servers to use instead. A missing binary stops the run at once
-// with the command that installs it.
-const { spawn } = require("child_process");
+// TEST_REDIS_URL, when set, name servers to use instead. A missing or too old binary stops the run
+// at once, before anything is built, with one message naming the command that installs it.
+const { spawn, spawnSync } = require("child_process");
 const fs = require("fs");
 const net = require("net");
 const os = require("os");
 const path = require("path");
 
-const INSTALL = "apt-get install nats-server redis-server   (Debian/Ubuntu; .ci/run does it)";
+/** Each server: its binary, the oldest version the project runs on, how its `--version` says it. */
+const SERVERS = {
+	// JetStream's `next_by_subj` (the push dead letters) came in nats-server 2.9.
+	nats: { binary: "nats-server", minimum: [2, 9], version: /v(\d+)\.(\d+)\.(\d+)/, urlVariable: "TEST_NATS_URL" },
+	// XAUTOCLAIM (the Redis Streams channel adapter) came in Redis 6.2.
+	redis: { binary: "redis-server", minimum: [6, 2], version: /v=(\d+)\.(\d+)\.(\d+)/, urlVariable: "TEST_REDIS_URL" },
+};
 
-function executable(name) {
-	const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"];
+const INSTALL = [
+	"Install them with:",
+	"  sudo apt-get install nats-server redis-server    (Debian/Ubuntu; Debian 12 has 2.9.10 and 7.0; .ci/run does it)",
+	"  brew install nats-server redis                    (macOS)",
+	"An older distribution's nats-server: go install github.com/nats-io/nats-server/v2@v2.15.2 (then add ~/go/bin to PATH).",
+	"Or point TEST_NATS_URL (nats-server -js) and TEST_REDIS_URL at servers that run already.",
+].join("\n");
+
+/** An executable by name, from PATH or where Debian puts it (nats-server lands in /usr/sbin). */
+function executable(name, env) {
+	const dirs = [...(env.PATH ?? "").split(path.delimiter), "/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"];
 	for (const dir of dirs) {
 		const candidate = path.join(dir, name);
 		try {
@@ -23,6 +38,38 @@ function executable(name) {
 		}
 	}
 	return undefined;
+}
+
+/** "2.9.10" when `--version` names one; undefined when it cannot be read. */
+function versionOf(binary, pattern) {
+	const res = spawnSync(binary, ["--version"], { encoding: "utf8", timeout: 10_000 });
+	const match = pattern.exec(`${res.stdout ?? ""}${res.stderr ?? ""}`);
+	return match ? match.slice(1).map(Number) : undefined;
+}
+
+const atLeast = (version, minimum) => version[0] > minimum[0] || (version[0] === minimum[0] && version[1] >= minimum[1]);
+
+/**
+ * The binary of each server the run must start ({ nats, redis }; none for a TEST_*_URL that is
+ * set). Throws one error naming every missing or too old binary and the command that installs
+ * them; its stack is the message alone, which is all jest prints of it.
+ */
+function serverBinaries(env) {
+	const found = {};
+	const problems = [];
+	for (const [kind, server] of Object.entries(SERVERS)) {
+		if (env[server.urlVariable]) continue;
+		const binary = executable(server.binary, env);
+		const version = binary && versionOf(binary, server.version);
+		const wanted = `${server.minimum.join(".")} or later`;
+		if (!binary) problems.push(`  ${server.binary} is not installed (${wanted} is needed)`);
+		else if (version && !atLeast(version, server.minimum)) problems.push(`  ${binary} is ${version.join(".")}: ${wanted} is needed`);
+		else found[kind] = binary;
+	}
+	if (problems.length === 0) return found;
+	const error = new Error(`npm test starts its own NATS and Redis from the installed servers, and cannot:\n${problems.join("\n")}\n${INSTALL}`);
+	error.stack = error.message;
+	throw error;
 }
 
 function answers(port) {
@@ -54,9 +101,7 @@ async function freePort() {
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 /** One server process, ready when its port answers. */
-async function startServer(kind, dir) {
-	const binary = executable(kind === "nats" ? "nats-server" : "redis-server");
-	if (!binary) throw new Error(`${kind === "nats" ? "nats-server" : "redis-server"} is not installed; install it with:\n  ${INSTALL}`);
+async function startServer(kind, binary, dir) {
 	for (let attempt = 0; attempt < 5; attempt++) {
 		const port = await freePort();
 		const args =
@@ -75,7 +120,8 @@ async function startServer(kind, dir) {
 	throw new Error(`${kind} did not start; its log is in ${dir}`);
 }
 
-async function startTestServers(env) {
+/** Starts the servers `binaries` (from serverBinaries) names, and sets their TEST_*_URL in `env`. */
+async function startTestServers(env, binaries) {
 	const started = [];
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-test-servers-"));
 	const stopAll = () => {
@@ -83,12 +129,10 @@ async function startTestServers(env) {
 	};
 	// However jest ends, the servers end with it.
 	process.once("exit", stopAll);
-	for (const kind of ["nats", "redis"]) {
-		const name = kind === "nats" ? "TEST_NATS_URL" : "TEST_REDIS_URL";
-		if (env[name]) continue;
-		const server = await startServer(kind, dir);
+	for (const [kind, binary] of Object.entries(binaries)) {
+		const server = await startServer(kind, binary, dir);
 		started.push(server);
-		env[name] = server.url;
+		env[SERVERS[kind].urlVariable] = server.url;
 	}
 	return {
 		async stop() {
@@ -105,4 +149,4 @@ async function startTestServers(env) {
 	};
 }
 
-module.exports = { startTestServers };
+module.exports = { serverBinaries, startTestServers };

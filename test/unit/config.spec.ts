@@ -115,3 +115,47 @@ describe("loadConfig", () => {
 		expect([cfg.transporter, cfg.channels]).toEqual(["rediss://:pw@redis.example.com:6380", "rediss://:pw@redis.example.com:6380"]);
 	});
 });
+
+describe("tracing (the standard OTEL_* variables)", () => {
+	it("is off without an endpoint, or with the SDK disabled", () => {
+		expect(loadConfig({}).tracing).toEqual({
+			tracesUrl: "",
+			sampler: "parentbased_always_on",
+			samplerRatio: 1,
+			serviceName: "",
+			resourceAttributes: {},
+		});
+		expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" }).tracing.tracesUrl).toBe("");
+	});
+
+	it("sends traces to the endpoint's /v1/traces, or to the traces endpoint as given", () => {
+		expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).tracing.tracesUrl).toBe("http://collector:4318/v1/traces");
+		expect(
+			loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example.com/otlp" }).tracing
+				.tracesUrl,
+		).toBe("https://traces.example.com/otlp");
+	});
+
+	it("parses the sampler, its ratio, the service name and the resource attributes", () => {
+		const t = loadConfig({
+			OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+			OTEL_TRACES_SAMPLER_ARG: "0.01",
+			OTEL_SERVICE_NAME: "edge",
+			OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=production, team=ops%20one",
+		}).tracing;
+		expect(t).toMatchObject({ sampler: "parentbased_traceidratio", samplerRatio: 0.01, serviceName: "edge" });
+		expect(t.resourceAttributes).toEqual({ "deployment.environment": "production", team: "ops one" });
+	});
+
+	it.each([
+		["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", /OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" \(expected a URL with scheme http or https\)/],
+		["OTEL_TRACES_SAMPLER", "sometimes", /OTEL_TRACES_SAMPLER="sometimes" \(expected one of always_on, always_off/],
+		["OTEL_TRACES_SAMPLER_ARG", "1.5", /OTEL_TRACES_SAMPLER_ARG="1.5" \(expected a number from 0 to 1\)/],
+		["OTEL_TRACES_SAMPLER_ARG", "-0.1", /expected a number from 0 to 1/],
+		["OTEL_RESOURCE_ATTRIBUTES", "novalue", /OTEL_RESOURCE_ATTRIBUTES="novalue" \(expected key=value pairs, comma-separated\)/],
+		["OTEL_RESOURCE_ATTRIBUTES", "a=%zz", /expected key=value pairs/],
+		["OTEL_SDK_DISABLED", "maybe", /OTEL_SDK_DISABLED="maybe" \(expected true or false\)/],
+	])("refuses %s=%s", (name, value, message) => {
+		expect(() => loadConfig({ [name]: value })).toThrow(message);
+	});
+});

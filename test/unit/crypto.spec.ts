@@ -1,6 +1,8 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import crypto from "crypto";
+import { promisify } from "util";
 import { HashingBusy, PasswordHasher } from "../../lib/crypto/passwords";
 import { decryptSecret, deriveKey, encryptSecret, isEncrypted } from "../../lib/crypto/secrets";
 import { resolveSecretsKey } from "../../lib/crypto/secrets-key";
@@ -26,6 +28,8 @@ describe("tokens", () => {
 	});
 });
 
+const scrypt = promisify(crypto.scrypt) as (password: string, salt: Buffer, keylen: number, opts: crypto.ScryptOptions) => Promise<Buffer>;
+
 describe("passwords", () => {
 	const hasher = new PasswordHasher(2, 8);
 
@@ -43,6 +47,22 @@ describe("passwords", () => {
 	it("answer false for an account that does not exist, after the same work", async () => {
 		expect(await hasher.verify("anything", null)).toBe(false);
 		expect(await hasher.verify("", null)).toBe(false);
+	});
+
+	it("ask the same scrypt work of an unknown login as of a wrong password (its time tells no usernames)", async () => {
+		const asked: { keylen: number; N?: number; salt: number }[] = [];
+		const watched = new PasswordHasher(2, 8, (password, salt, keylen, opts) => {
+			asked.push({ keylen, N: opts.N, salt: salt.length });
+			return scrypt(password, salt, keylen, opts);
+		});
+		const stored = await watched.hash("right password");
+		asked.length = 0;
+		expect(await watched.verify("a guess", stored)).toBe(false);
+		expect(await watched.verify("a guess", null)).toBe(false);
+		expect(asked).toEqual([
+			{ keylen: 32, N: 16384, salt: 16 },
+			{ keylen: 32, N: 16384, salt: 16 },
+		]);
 	});
 
 	it("hash off the event loop: a timer fires while a hash runs", async () => {

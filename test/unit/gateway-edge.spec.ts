@@ -79,9 +79,13 @@ describe("multipart bodies", () => {
 	});
 
 	it("answer 400 in GitLab's words without a boundary or with parts that do not parse", async () => {
-		const invalid = expect.objectContaining({ code: 400, data: { body: { message: '400 (Bad request) "body" is invalid' } } });
-		await expect(parseMultipart(Buffer.from(part("name", "x") + "--XyZ--"), "multipart/form-data")).rejects.toEqual(invalid);
-		await expect(parseMultipart(Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="name"\r\n\r\nno end'), TYPE)).rejects.toEqual(invalid);
+		const invalid = (message: string) => expect.objectContaining({ code: 400, data: { body: { message } } });
+		await expect(parseMultipart(Buffer.from(part("name", "x") + "--XyZ--"), "multipart/form-data")).rejects.toEqual(
+			invalid("400 Bad Request - a multipart body needs a boundary in its Content-Type"),
+		);
+		await expect(parseMultipart(Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="name"\r\n\r\nno end'), TYPE)).rejects.toEqual(
+			invalid("400 Bad Request - the multipart body does not parse"),
+		);
 	});
 });
 
@@ -119,8 +123,21 @@ describe("JSON bodies", () => {
 	});
 
 	it("answer 400 in GitLab's words for what does not parse, and {} for nothing", () => {
-		expect(() => parseJson('{"title": "x",')).toThrow(expect.objectContaining({ code: 400 }));
-		expect(toHttpError(invalidBody())).toEqual({ status: 400, body: { message: '400 (Bad request) "body" is invalid' }, unexpected: false });
+		let thrown: unknown;
+		try {
+			parseJson('{"title": "x",');
+		} catch (err) {
+			thrown = err;
+		}
+		expect(toHttpError(thrown as ApiError)).toEqual({
+			status: 400,
+			body: {
+				message:
+					"400 Bad Request - the body is not valid JSON: expected a property name in double quotes, found the end of the body (line 1, column 15)",
+			},
+			unexpected: false,
+		});
+		expect(toHttpError(invalidBody("why"))).toEqual({ status: 400, body: { message: "400 Bad Request - why" }, unexpected: false });
 		expect(parseJson("  ")).toEqual({});
 	});
 

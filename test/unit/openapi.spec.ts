@@ -25,11 +25,24 @@ describe("fastest-validator rules as JSON Schema", () => {
 		],
 		[
 			{ type: "number", integer: true, positive: true, convert: true },
-			{ type: "integer", exclusiveMinimum: 0, description: "A number; form fields and query strings are converted." },
+			{ type: "integer", exclusiveMinimum: 0, examples: [1], description: "A number; form fields and query strings are converted." },
 		],
 		[
 			{ type: "number", min: 1, max: 1000 },
-			{ type: "number", minimum: 1, maximum: 1000 },
+			{ type: "number", minimum: 1, maximum: 1000, examples: [1] },
+		],
+		// A real value as the example, never the bound Swagger UI would pick (9007199254740991).
+		[
+			{ type: "number", integer: true, min: 0, max: Number.MAX_SAFE_INTEGER },
+			{ type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, examples: [1] },
+		],
+		[
+			{ type: "number", integer: true, min: 5, max: 10 },
+			{ type: "integer", minimum: 5, maximum: 10, examples: [5] },
+		],
+		[
+			{ type: "number", integer: true, default: 20, min: 1, max: 100 },
+			{ type: "integer", minimum: 1, maximum: 100, default: 20, examples: [20] },
 		],
 		[
 			{ type: "boolean", optional: true, convert: true },
@@ -42,9 +55,9 @@ describe("fastest-validator rules as JSON Schema", () => {
 		],
 		[
 			{ type: "object", props: { a: "number", b: { type: "string", optional: true } } },
-			{ type: "object", properties: { a: { type: "number" }, b: { type: "string" } }, required: ["a"] },
+			{ type: "object", properties: { a: { type: "number", examples: [1] }, b: { type: "string" } }, required: ["a"] },
 		],
-		[["string", "number"], { anyOf: [{ type: "string" }, { type: "number" }] }],
+		[["string", "number"], { anyOf: [{ type: "string" }, { type: "number", examples: [1] }] }],
 		[
 			{ type: "string", nullable: true, default: "x" },
 			{ type: ["string", "null"], default: "x" },
@@ -115,6 +128,13 @@ describe("the document", () => {
 		expect(() => build([twice])).toThrow("two different schemas are named Widget");
 	});
 
+	it("keeps the general success of a route that declares only its refusals", () => {
+		const table: RouteTable = { api: { "POST /widgets": "widgets.create" }, answers: { "POST /widgets": { 409: "Conflict" } } };
+		const post = build([table]).paths["/widgets"].post;
+		expect(post.responses["2XX"]).toMatchObject({ description: expect.stringContaining("Success") });
+		expect(post.responses["409"]).toEqual({ $ref: "#/components/responses/Conflict" });
+	});
+
 	it("picks up a new route without any change to the generator", () => {
 		const table: RouteTable = { api: { "GET /projects/:id/widgets/:widget_id": "widgets.get", "POST /projects/:id/widgets": "widgets.create" } };
 		const widgets: Record<string, ActionDefinition> = {
@@ -129,8 +149,9 @@ describe("the document", () => {
 		const get = doc.paths["/projects/{id}/widgets/{widget_id}"].get;
 		expect(get.tags).toEqual(["widgets"]);
 		expect(get.parameters[1]).toMatchObject({ name: "widget_id", in: "path", required: true, schema: { type: "integer", exclusiveMinimum: 0 } });
-		// A route that declares no answers gets a general success; its path's escapes may not decode (400).
-		expect(Object.keys(get.responses).sort()).toEqual(["2XX", "400", "401", "403", "404", "503"]);
+		// A route that declares no answers gets a general success; its path's escapes may not decode (400),
+		// and parameters in its URL may make the request's head too long (431).
+		expect(Object.keys(get.responses).sort()).toEqual(["2XX", "400", "401", "403", "404", "431", "503"]);
 		const create = doc.paths["/projects/{id}/widgets"].post;
 		expect(create.requestBody.content["application/json"].schema).toEqual({
 			type: "object",
@@ -153,7 +174,7 @@ describe("the document", () => {
 		const doc = build(routeTables);
 		for (const file of ["artifacts", "trace"]) {
 			const op = doc.paths[`/projects/{id}/builds/{build_id}/${file}`].get;
-			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", "304", "400", "401", "403", "404", "416", "429", "503"]]);
+			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", "304", "400", "401", "403", "404", "416", "429", "431", "503"]]);
 			expect(op.responses["206"].description).toContain("Content-Range");
 		}
 	});

@@ -1,6 +1,10 @@
 import http from "http";
 import type { AddressInfo } from "net";
-import { checkStatus, closeAgents, requestJson } from "../../lib/outbound/http";
+import { SpanKind } from "@opentelemetry/api";
+import { loadConfig } from "../../config";
+import { checkStatus, closeAgents, requestJson, statusOutcome } from "../../lib/outbound/http";
+import { startTelemetry, stopTelemetry } from "../../lib/tracing/telemetry";
+import { inSampledTrace, SpanCollector } from "../support/span-collector";
 import { PermanentError, TransientError } from "../../lib/outbound/errors";
 
 let server: http.Server;
@@ -66,5 +70,36 @@ describe("outbound HTTP", () => {
 		await expect(call("/big", true, { timeoutMs: 5000 })).rejects.toBeInstanceOf(PermanentError);
 		await expect(call("/ok", true, { url: "http://127.0.0.1:1/" })).rejects.toBeInstanceOf(TransientError);
 		await expect(call("/ok", true, { url: "ftp://127.0.0.1/" })).rejects.toBeInstanceOf(PermanentError);
+	});
+
+	it("makes each request of a sampled trace a CLIENT span: where it went, its status and outcome; never its headers nor its query", async () => {
+		const collector = new SpanCollector();
+		startTelemetry(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }).tracing, { services: [], nodeID: "n" }, collector);
+		try {
+			await inSampledTrace(() => call("/ok?private_token=secret-in-query"));
+			await inSampledTrace(() => call("/redirect"));
+			const [ok, redirect] = await collector.take();
+			const port = Number(new URL(base).port);
+			expect([ok.name, ok.kind, ok.attributes]).toEqual([
+				"HTTP POST",
+				SpanKind.CLIENT,
+				{
+					"http.request.method": "POST",
+					"server.address": "127.0.0.1",
+					"server.port": port,
+					"url.path": "/ok",
+					"http.response.status_code": 200,
+					"gitlab.delivery.outcome": "delivered",
+				},
+			]);
+			expect([redirect.attributes["http.response.status_code"], redirect.attributes["gitlab.delivery.outcome"]]).toEqual([302, "refused"]);
+			expect(JSON.stringify([ok.attributes, redirect.attributes])).not.toMatch(/Bearer|secret-in-query/);
+		} finally {
+			await stopTelemetry();
+		}
+	});
+
+	it("sorts statuses into delivery outcomes as checkStatus does", () => {
+		expect([200, 204, 302, 404, 429, 500, 503].map(statusOutcome)).toEqual(["delivered", "delivered", "refused", "refused", "failed", "failed", "failed"]);
 	});
 });

@@ -1,9 +1,8 @@
 /**
  * Snippet rules: the visibility matrix of docs/api.md#snippet-visibility for every kind of caller on every
- * kind of project, the list query checked against the same matrix on a real NeDB store, the
+ * kind of project, the list query checked against the same matrix on the embedded store's SQL, the
  * write permissions, and the GitLab 8.16 parameter and model errors.
  */
-import Datastore from "@seald-io/nedb";
 import type { Caller, ProjectAccess } from "../../lib/accounts/access";
 import { ApiError } from "../../lib/api/errors";
 import {
@@ -17,6 +16,7 @@ import {
 	readSnippetUpdate,
 	visibleSnippetsQuery,
 } from "../../lib/snippets/snippet-rules";
+import { memoryTable, type MemoryTable } from "../support/sqlite-table";
 
 const PRIVATE = 0;
 const INTERNAL = 10;
@@ -77,24 +77,24 @@ describe("canReadSnippet: the visibility matrix", () => {
 	});
 });
 
-describe("visibleSnippetsQuery selects in a real NeDB store exactly what canReadSnippet allows", () => {
-	const db = new Datastore();
+describe("visibleSnippetsQuery selects in a real SQLite table exactly what canReadSnippet allows", () => {
+	let table: MemoryTable;
 	const docs: { id: number; project_id: number; author_id: number; visibility_level: number }[] = [];
 
-	beforeAll(async () => {
+	beforeAll(() => {
 		let id = 0;
 		for (const level of [PRIVATE, INTERNAL, PUBLIC])
 			for (const author of [users.author.id, users.developer.id, users.master.id])
 				docs.push({ id: ++id, project_id: 7, author_id: author, visibility_level: level });
 		// Another project's snippets must never leak into this one's list.
 		docs.push({ id: id + 1, project_id: 8, author_id: users.author.id, visibility_level: PUBLIC });
-		await db.insertAsync(docs);
+		table = memoryTable(docs);
 	});
 
 	const combos: [Role, number][] = [];
 	for (const role of ROLES) for (const project of [PRIVATE, INTERNAL, PUBLIC]) combos.push([role, project]);
 
-	it.each(combos)("%s on a project of visibility %i", async (role, project) => {
+	it.each(combos)("%s on a project of visibility %i", (role, project) => {
 		const caller = callerOf(role);
 		const access = accessOf(role, project);
 		const query = visibleSnippetsQuery(7, caller, access);
@@ -103,7 +103,7 @@ describe("visibleSnippetsQuery selects in a real NeDB store exactly what canRead
 			expect(expected).toEqual([]);
 			return;
 		}
-		const found = (await db.findAsync(query)).map(d => (d as unknown as { id: number }).id).sort((a, b) => a - b);
+		const found = table.find(query).map(d => d.id as number);
 		expect(found).toEqual(expected);
 	});
 });

@@ -11,4 +11,12 @@ export const deployKeysRoutes: RouteTable = {
 		"DELETE /projects/:id/deploy_keys/:key_id": "keys.removeV4",
 		"POST /projects/:id/deploy_keys/:key_id/enable": "keys.enableV4",
 	},
+	// A key changed by another request meanwhile, again and again: 409, as v3's.
+	answers: {
+		"GET /deploy_keys": { 403: "Forbidden" },
+		"POST /projects/:id/deploy_keys": { 409: "Conflict" },
+		"PUT /projects/:id/deploy_keys/:key_id": { 409: "Conflict" },
+		"DELETE /projects/:id/deploy_keys/:key_id": { 409: "Conflict" },
+		"POST /projects/:id/deploy_keys/:key_id/enable": { 409: "Conflict" },
+	},
 };

@@ -10,4 +10,5 @@ export const integrationsRoutes: RouteTable = {
 			[`DELETE /projects/:id/${segment}/:slug`, "integrations.removeV4"],
 		]),
 	),
+	answers: Object.fromEntries(["integrations", "services"].map(segment => [`PUT /projects/:id/${segment}/:slug`, { 409: "Conflict" }])),
 };

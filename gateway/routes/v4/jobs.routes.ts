@@ -14,4 +14,11 @@ export const jobsRoutes: RouteTable = {
 		"POST /projects/:id/jobs/:job_id/retry": "builds.retryJob",
 		"POST /projects/:id/jobs/:job_id/erase": "builds.eraseJob",
 	},
+	// A change is a compare-and-set on the job's state, as v3's builds: one that keeps losing the race is a 409.
+	answers: {
+		"GET /projects/:id/jobs": { 405: "KeysetUnsupported" },
+		"POST /projects/:id/jobs/:job_id/cancel": { 409: "Conflict" },
+		"POST /projects/:id/jobs/:job_id/retry": { 409: "Conflict" },
+		"POST /projects/:id/jobs/:job_id/erase": { 409: "Conflict" },
+	},
 };

@@ -13,4 +13,10 @@ export const labelsRoutes: RouteTable = {
 		"POST /projects/:id/labels/:label_id/subscribe": "labels.subscribe",
 		"POST /projects/:id/labels/:label_id/unsubscribe": "labels.unsubscribe",
 	},
+	// Refusals beyond every route's (gateway/routes/answers.ts); the success is the general one.
+	answers: {
+		"POST /projects/:id/labels": { 409: "Conflict" },
+		"POST /projects/:id/labels/:label_id/subscribe": { 304: "NotModified" },
+		"POST /projects/:id/labels/:label_id/unsubscribe": { 304: "NotModified" },
+	},
 };

@@ -9,4 +9,8 @@ export const membersRoutes: RouteTable = {
 		"PUT /projects/:id/members/:user_id": "accounts.updateMemberV4",
 		"DELETE /projects/:id/members/:user_id": "accounts.removeMemberV4",
 	},
+	answers: {
+		"POST /projects/:id/members": { 409: "Conflict", 422: "Unprocessable" },
+		"PUT /projects/:id/members/:user_id": { 422: "Unprocessable" },
+	},
 };

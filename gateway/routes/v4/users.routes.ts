@@ -8,4 +8,7 @@ export const usersRoutes: RouteTable = {
 		"POST /users": "accounts.createUserV4",
 		"GET /users/:user_id": "accounts.getUserV4",
 	},
+	answers: {
+		"POST /users": { 403: "Forbidden", 409: "Conflict", 429: "RateLimited" },
+	},
 };

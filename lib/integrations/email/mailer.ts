@@ -11,6 +11,8 @@ import path from "path";
 import { PermanentError, TransientError } from "../../outbound/errors";
 import { composeMail, type OutgoingMail } from "./mime-message";
 import { SmtpPool } from "./smtp-pool";
+import { ATTR } from "../../tracing/attributes";
+import { outboundCall } from "../../tracing/outbound-span";
 
 export interface MailerOptions {
 	smtpUrl: string;
@@ -40,15 +42,24 @@ function smtpError(err: unknown): Error {
 export function createMailer(opts: MailerOptions): Mailer {
 	if (opts.smtpUrl) {
 		const pool = new SmtpPool({ url: opts.smtpUrl, size: opts.poolSize ?? 4, timeoutMs: opts.timeoutMs, maxMessages: MAILS_PER_CONNECTION });
+		const server = new URL(opts.smtpUrl);
+		// Where the mail goes, for its span (lib/tracing/outbound-span.ts): the server, never its credentials.
+		const where = { [ATTR.serverAddress]: server.hostname, [ATTR.serverPort]: Number(server.port) || (server.protocol === "smtps:" ? 465 : 587) };
+		const responseCode = (err: unknown) => (err as { status?: number } | undefined)?.status;
 		return {
-			target: `smtp://${new URL(opts.smtpUrl).host}`,
+			target: `smtp://${server.host}`,
 			async send(mail) {
 				const { envelope, message } = composeMail(mail);
-				try {
-					await pool.send(envelope, message);
-				} catch (err) {
-					throw smtpError(err);
-				}
+				const send = async () => {
+					try {
+						await pool.send(envelope, message);
+					} catch (err) {
+						throw smtpError(err);
+					}
+				};
+				await outboundCall("SMTP send", { ...where, [ATTR.smtpRecipients]: envelope.to.length }, send, (_, err) =>
+					responseCode(err) ? { attributes: { [ATTR.smtpResponseCode]: responseCode(err)! } } : {},
+				);
 			},
 			close: () => pool.close(),
 		};

@@ -15,6 +15,8 @@ import NetTransport from "irc-framework/src/transports/net";
 import { PermanentError, TransientError } from "../../outbound/errors";
 import { checkIrcPort, guardedLookup, isBlockedAddress, SsrfError } from "../../outbound/ssrf-guard";
 import { writeInTurns } from "../../outbound/write-in-turns";
+import { ATTR } from "../../tracing/attributes";
+import { outboundCall } from "../../tracing/outbound-span";
 import { serverKey, type IrcTarget } from "./recipients";
 
 export interface IrcSenderOptions {
@@ -300,8 +302,18 @@ export class IrcPool {
 
 	constructor(private readonly opts: IrcSenderOptions) {}
 
-	/** Sends `lines` to one target, on a pooled connection to its server. */
-	async send(target: IrcTarget, lines: string[]): Promise<void> {
+	/** Sends `lines` to one target, on a pooled connection to its server, in a span (lib/tracing/outbound-span.ts; never a key or password). */
+	send(target: IrcTarget, lines: string[]): Promise<void> {
+		const attributes = {
+			[ATTR.serverAddress]: target.host,
+			[ATTR.serverPort]: target.port,
+			[ATTR.ircTarget]: target.target,
+			[ATTR.ircLines]: lines.length,
+		};
+		return outboundCall("IRC send", attributes, () => this.sendPooled(target, lines));
+	}
+
+	private async sendPooled(target: IrcTarget, lines: string[]): Promise<void> {
 		try {
 			checkIrcPort(target.port, this.opts);
 		} catch (err) {

@@ -13,6 +13,7 @@ import type { ApiMeta } from "../../../lib/api/context";
 import { unauthorized } from "../../../lib/api/errors";
 import type { Paginated } from "../../../lib/api/pagination";
 import type { PasswordHasher } from "../../../lib/crypto/passwords";
+import type { RootCredentials } from "../../../lib/start/banner";
 import type { Collection } from "../../../lib/store/collection";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { SecretsVars } from "../../../mixins/secrets.mixin";
@@ -51,6 +52,8 @@ interface AccountsVars extends SecretsVars {
 	signInsUnderWay: number;
 	loginThrottle: LoginThrottle;
 	limiterRedis: Redis | null;
+	/** root's credentials when this start created root, until `npm start`'s banner shows them (lib/start/banner.ts). */
+	createdRoot: RootCredentials | null;
 }
 
 interface AccountsMethods extends ProjectAccessMethods {
@@ -59,7 +62,7 @@ interface AccountsMethods extends ProjectAccessMethods {
 	hashPassword(password: string): Promise<string>;
 	revealToken(user: StoredUser): string;
 	insertUser(user: NewUser): Promise<{ user: StoredUser; token: string }>;
-	bootstrapRoot(): Promise<void>;
+	bootstrapRoot(): Promise<RootCredentials | null>;
 	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
 	checkGrant(access: ProjectAccess, level: number): void;
 	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;

@@ -122,10 +122,12 @@ export const Users: AccountsModule = {
 			}
 		},
 
-		/** First start: create root (id 1, admin) unless an admin exists. Never touches an existing one. */
+		/**
+		 * First start: create root (id 1, admin) unless an admin exists. Never touches an existing one.
+		 * Returns the credentials it made (null for those set by GITLAB_ROOT_*), or null when root existed.
+		 */
 		async bootstrapRoot() {
-			if ((await this.db.users.count({ is_admin: true })) > 0) return;
-			const generatedPassword = !config.rootPassword;
+			if ((await this.db.users.count({ is_admin: true })) > 0) return null;
 			const password = config.rootPassword || generateToken();
 			try {
 				const { token } = await this.insertUser({
@@ -136,15 +138,18 @@ export const Users: AccountsModule = {
 					admin: true,
 					token: config.rootToken || undefined,
 				});
+				const created = { password: config.rootPassword ? null : password, token: config.rootToken ? null : token };
 				const shown = [
-					generatedPassword ? `password ${password}` : "password from GITLAB_ROOT_PASSWORD",
-					config.rootToken ? "private token from GITLAB_ROOT_TOKEN" : `private token ${token}`,
+					created.password ? `password ${created.password}` : "password from GITLAB_ROOT_PASSWORD",
+					created.token ? `private token ${created.token}` : "private token from GITLAB_ROOT_TOKEN",
 				];
 				// Printed once, on the start that creates root; never again.
 				this.logger.info(`Created the root user: login root, ${shown.join(", ")}`);
+				return created;
 			} catch (err) {
 				// Another replica created root at the same moment: the unique index kept it single.
 				if (!(err instanceof Error && /already been taken/.test(err.message))) throw err;
+				return null;
 			}
 		},
 	},

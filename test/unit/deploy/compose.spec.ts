@@ -105,6 +105,12 @@ describe("docker-compose.yml services", () => {
 		}
 	});
 
+	it("NATS serves its monitoring port (/jsz, what KEDA's scaler reads) to the compose network", () => {
+		const { command, expose } = compose.services.nats;
+		expect(command[command.indexOf("-m") + 1]).toBe("8222");
+		expect(expose).toEqual(["8222"]);
+	});
+
 	it("only the gateway publishes a port (3000), and nothing pins a container name, so every service scales", () => {
 		for (const [name, s] of Object.entries<any>(compose.services)) {
 			expect([name, s.container_name]).toEqual([name, undefined]);

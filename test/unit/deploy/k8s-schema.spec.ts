@@ -8,7 +8,7 @@ import path from "path";
 import { K8S_DIR, ROOT, k8sYamlFiles, kustomize, parseYamlDocuments, renderOverlay, type K8sObject, type Overlay } from "../../support/deploy-manifests";
 import { unknownFieldErrors, validateWithModels } from "../../support/k8s-schema";
 
-const OVERLAYS: Overlay[] = ["base", "dev", "production"];
+const OVERLAYS: Overlay[] = ["base", "dev", "production", "production-keda"];
 const rendered = {} as Record<Overlay, K8sObject[]>;
 
 beforeAll(() => {

@@ -4,13 +4,18 @@
  * whatever way a request arrives (a request, a wait for 100 Continue, another Expect, an upgrade)
  * it goes through the one guarded entry, so a path that does not decode is a 400 every way.
  */
+import { randomUUID } from "crypto";
 import type { IncomingMessage, ServerResponse } from "http";
 import type { AddressInfo } from "net";
 import { toHttpError } from "../../../gateway/errors";
 import { createHardenedServer, isHead, sendContinue } from "../../../gateway/http-server";
+import { requestIdOf } from "../../../gateway/request-id";
 import { sendJson } from "../../../gateway/responses";
 import { Routing, SENDS_CONTINUE, type FoundRoute } from "../../../gateway/routing";
+import { loadConfig } from "../../../config";
+import { startTelemetry, stopTelemetry } from "../../../lib/tracing/telemetry";
 import { exchange, type RawAnswer } from "../../support/raw-exchange";
+import { SpanCollector } from "../../support/span-collector";
 
 /** `/things/:id` (GET, PUT) and `/uploads/:id` (PUT, sending 100 Continue itself); a segment is decoded as moleculer-web decodes it. */
 function resolve(path: string, method: string): FoundRoute | false {
@@ -19,7 +24,7 @@ function resolve(path: string, method: string): FoundRoute | false {
 	const upload = m[1] === "uploads";
 	if (!(upload ? ["PUT"] : ["GET", "PUT"]).includes(method)) return false;
 	const handler = upload ? Object.assign(() => undefined, { [SENDS_CONTINUE]: true }) : undefined;
-	return { alias: { path: `${m[1]}/:id`, handler }, params: { id: decodeURIComponent(m[2]) } };
+	return { alias: { path: `${m[1]}/:id`, fullPath: `/${m[1]}/:id`, handler }, params: { id: decodeURIComponent(m[2]) } };
 }
 
 const routed: string[] = [];
@@ -38,6 +43,7 @@ const server = createHardenedServer(
 		},
 		onBroken: () => undefined,
 		routes: new Routing(resolve),
+		requestId: req => requestIdOf(req, randomUUID),
 	},
 );
 let port = 0;
@@ -95,4 +101,38 @@ it("refuses an HTTP/1.1 request without Host in GitLab's words; HTTP/1.0 needs n
 it("says nosniff on every answer", async () => {
 	for (const head of ["GET /things/1 HTTP/1.1", "OPTIONS /things/1 HTTP/1.1", "OPTIONS /nothing HTTP/1.1"])
 		expect([head, (await send(head)).headers["x-content-type-options"]]).toEqual([head, "nosniff"]);
+});
+
+it("names and traces every request once on its way in, whichever way it arrives and whatever its answer", async () => {
+	const collector = new SpanCollector();
+	startTelemetry(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }).tracing, { services: ["api"], nodeID: "api-1" }, collector);
+	try {
+		const id = (n: number) => `X-Request-ID: req-${n}`;
+		const answers = [
+			await send(`GET /things/1 HTTP/1.1\r\n${id(1)}`),
+			await send(`HEAD /things/1 HTTP/1.1\r\n${id(2)}`, { head: true }),
+			await send(`OPTIONS /things/1 HTTP/1.1\r\n${id(3)}`),
+			await send(`OPTIONS /things/%C3%28 HTTP/1.1\r\n${id(4)}`),
+			await send(`PUT /uploads/1 HTTP/1.1\r\n${id(5)}\r\nContent-Length: 2\r\nExpect: 100-continue`, { body: "{}" }),
+			await send(`GET /things/1 HTTP/1.1\r\n${id(6)}\r\nExpect: 200-ok`),
+			await send(`GET /things/1 HTTP/1.1\r\n${id(7)}\r\nConnection: Upgrade\r\nUpgrade: websocket`),
+			await exchange(port, `GET /things/1 HTTP/1.1\r\n${id(8)}\r\n\r\n`, { timeoutMs: 10000 }),
+		];
+		expect(answers.map(a => a.status)).toEqual([200, 200, 204, 400, 200, 417, 200, 400]);
+		const spans = await collector.take();
+		const byId = (n: number) => spans.filter(s => s.attributes.correlation_id === `req-${n}`).map(s => [s.name, s.attributes["http.response.status_code"]]);
+		expect([1, 2, 3, 4, 5, 6, 7, 8].map(byId)).toEqual([
+			[["GET /things/:id", 200]],
+			[["HEAD /things/:id", 200]],
+			[["OPTIONS /things/:id", 204]],
+			[["OPTIONS", 400]],
+			[["PUT /uploads/:id", 200]],
+			[["GET /things/:id", 417]],
+			[["GET /things/:id", 200]],
+			[["GET /things/:id", 400]],
+		]);
+		expect(spans).toHaveLength(8);
+	} finally {
+		await stopTelemetry();
+	}
 });
