@@ -7,7 +7,7 @@
  *   npm run bench -- --quick            shorter runs, fewer samples (checks the harness)
  *   npm run bench -- --only 1,6         some scenarios, by number or name
  *   npm run bench -- --duration 5 --connections 10
- *   npm run bench -- --update-readme    also rewrite the table in README.md's Performance section
+ *   npm run bench -- --update-readme    also rewrite the table in docs/performance.md#bench
  *
  * Ratios are costs relative to the baseline: 1.0 is as good as the baseline, 2.0 twice as slow
  * (or half the throughput, or twice the memory).
@@ -35,8 +35,8 @@ const EXPECTED: Record<number, string> = {
 	8: "worker throughput",
 };
 const SCENARIO_TIME_LIMIT_MS = 10 * 60 * 1000;
-const README_START = "<!-- bench:table:start -->";
-const README_END = "<!-- bench:table:end -->";
+const TABLE_START = "<!-- bench:table:start -->";
+const TABLE_END = "<!-- bench:table:end -->";
 
 interface Args {
 	quick: boolean;
@@ -209,7 +209,7 @@ function goalCell(row: RowResult): string {
 	return `${g.on === "p99" ? "p99 " : ""}${bounds.join(", ")} ${row.goalMet ? "✓ met" : "✗ missed"}`;
 }
 
-/** The results as a Markdown table (also what README's Performance section shows). */
+/** The results as a Markdown table (also what docs/performance.md#bench shows). */
 export function markdownTable(results: ScenarioResult[]): string {
 	const lines = [
 		"| # | Scenario | Case | Metric | Value (median / p99) | Baseline | Baseline (median / p99) | Ratio median | Ratio p99 | Goal |",
@@ -249,13 +249,13 @@ function machine() {
 }
 
 function updateReadme(table: string, when: string, info: ReturnType<typeof machine>): void {
-	const file = path.join(ROOT, "README.md");
+	const file = path.join(ROOT, "docs", "performance.md");
 	const text = fs.readFileSync(file, "utf8");
-	const start = text.indexOf(README_START);
-	const end = text.indexOf(README_END);
-	if (start < 0 || end < start) throw new Error(`README.md has no ${README_START} … ${README_END} markers`);
-	const block = `${README_START}\n_Measured ${when} on ${info.cpus} × ${info.cpuModel}, Node ${info.node}._\n\n${table}\n${README_END}`;
-	fs.writeFileSync(file, text.slice(0, start) + block + text.slice(end + README_END.length));
+	const start = text.indexOf(TABLE_START);
+	const end = text.indexOf(TABLE_END);
+	if (start < 0 || end < start) throw new Error(`docs/performance.md has no ${TABLE_START} … ${TABLE_END} markers`);
+	const block = `${TABLE_START}\n_Measured ${when} on ${info.cpus} × ${info.cpuModel}, Node ${info.node}._\n\n${table}\n${TABLE_END}`;
+	fs.writeFileSync(file, text.slice(0, start) + block + text.slice(end + TABLE_END.length));
 }
 
 async function main(): Promise<void> {
@@ -310,7 +310,7 @@ async function main(): Promise<void> {
 	}
 	if (args.updateReadme) {
 		updateReadme(table, startedAt.toISOString().slice(0, 10), info);
-		console.log("Updated the table in README.md.");
+		console.log("Updated the table in docs/performance.md.");
 	}
 	if (results.some(r => r.status === "failed")) process.exitCode = 1;
 }

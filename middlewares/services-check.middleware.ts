@@ -26,7 +26,7 @@ export function ServicesCheckMiddleware(requested: string[]): Middleware {
 			});
 			if (!missing.length) return Promise.resolve();
 			const known = [...loaded].join(", ") || "none";
-			return Promise.reject(new Error(`SERVICES names ${missing.join(", ")}: no such service (loaded: ${known}). See README, Configuration.`));
+			return Promise.reject(new Error(`SERVICES names ${missing.join(", ")}: no such service (loaded: ${known}). See docs/configuration.md.`));
 		},
 	};
 }

@@ -16,7 +16,7 @@
  *   TRANSPORTER=nats://127.0.0.1:4222 npm run seed -- --builds 100000
  *   npm run seed -- --builds 50 --project 7          add to an existing project
  *
- * Options (defaults from the same environment the service reads, see README):
+ * Options (defaults from the same environment the service reads, see docs/configuration.md):
  *   --builds N           how many builds (required)
  *   --url URL            the API base (default http://127.0.0.1:$PORT/api/v3)
  *   --token TOKEN        an admin's private token (default GITLAB_ROOT_TOKEN)

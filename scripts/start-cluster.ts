@@ -4,7 +4,7 @@
  * process over the local NATS (JetStream) and Redis, with its own health and metrics ports; the
  * output of each is shown with its name; Ctrl-C (SIGINT), SIGTERM or SIGHUP stops them all.
  *
- * Settings come from the same environment the service reads (README, Configuration), with local
+ * Settings come from the same environment the service reads (docs/configuration.md), with local
  * defaults: TRANSPORTER nats://127.0.0.1:4222, CACHER redis://127.0.0.1:6379, NAMESPACE local,
  * LOG_FORMAT text, DATA_DIR ./data (the files `npm start` uses, so either command opens the same data), and
  * SECRETS_KEY from DATA_DIR/.secrets-key when unset (the key `npm start` generates). PORT is the

@@ -115,7 +115,7 @@ export class BuildStore {
 	/**
 	 * A keyset page, newest first, of the builds numbered below `before` (null: from the newest).
 	 * Unfiltered it is one exact range of `project_seq`, as an offset page is, whatever the page;
-	 * filtered by state it goes through the `project_status` index (see the README on NeDB).
+	 * filtered by state it goes through the `project_status` index (docs/performance.md#builds-list).
 	 * `more`: whether builds remain after it.
 	 */
 	async keysetPage(
