@@ -2,111 +2,11 @@
  * The one place that reads the environment. Every setting is parsed once, typed, given its
  * default, and a bad value stops start-up with a message that names the variable.
  */
-import net from "net";
 import path from "path";
-import { withoutCredentials } from "../lib/text/credentials";
+import { bool, bytes, cidrList, ConfigError, type Env, fraction, int, list, mongoUri, oneOf, resourceAttributes, str, url } from "./parse";
 import { dataDirOf } from "./data-dir";
 
-export class ConfigError extends Error {
-	constructor(variable: string, value: string, expected: string) {
-		super(`Invalid configuration: ${variable}=${JSON.stringify(value)} (expected ${expected})`);
-		this.name = "ConfigError";
-	}
-}
-
-type Env = Record<string, string | undefined>;
-
-function str(env: Env, name: string, fallback = ""): string {
-	const v = env[name];
-	return v === undefined || v === "" ? fallback : v;
-}
-
-function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-	const raw = env[name];
-	if (raw === undefined || raw === "") return fallback;
-	if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, raw, `an integer from ${min} to ${max}`);
-	const n = Number(raw);
-	if (n < min || n > max) throw new ConfigError(name, raw, `an integer from ${min} to ${max}`);
-	return n;
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-	const raw = env[name];
-	if (raw === undefined || raw === "") return fallback;
-	if (/^(true|1|yes)$/i.test(raw)) return true;
-	if (/^(false|0|no)$/i.test(raw)) return false;
-	throw new ConfigError(name, raw, "true or false");
-}
-
-function url(env: Env, name: string, schemes: string[], fallback = ""): string {
-	const raw = str(env, name, fallback);
-	if (!raw) return raw;
-	const invalid = () => new ConfigError(name, withoutCredentials(raw), `a URL with scheme ${schemes.join(" or ")}`);
-	// Several comma-separated URLs are allowed for NATS clusters.
-	for (const part of raw.split(",")) {
-		let parsed: URL;
-		try {
-			parsed = new URL(part.trim());
-		} catch {
-			throw invalid();
-		}
-		if (!schemes.includes(parsed.protocol.replace(/:$/, ""))) throw invalid();
-	}
-	return raw;
-}
-
-/**
- * A MongoDB connection string. A replica set lists several hosts (`mongodb://u:p@a:27017,b:27017/db`),
- * which is not one WHATWG URL, so only the form is checked here; the driver parses the rest. The
- * value carries credentials, so an error does not repeat it.
- */
-function mongoUri(env: Env, name: string): string {
-	const raw = str(env, name);
-	if (raw && !/^mongodb(\+srv)?:\/\/[^\s/?#]+(\/[^\s]*)?$/.test(raw))
-		throw new ConfigError(name, "<hidden>", "a mongodb:// or mongodb+srv:// connection string");
-	return raw;
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-	const raw = str(env, name, fallback);
-	if (!values.includes(raw as T)) throw new ConfigError(name, raw, `one of ${values.join(", ")}`);
-	return raw as T;
-}
-
-const BYTE_UNITS: Record<string, number> = { "": 1, b: 1, kb: 1024, k: 1024, mb: 1024 ** 2, m: 1024 ** 2, gb: 1024 ** 3, g: 1024 ** 3 };
-
-function bytes(env: Env, name: string, fallback: number): number {
-	const raw = env[name];
-	if (raw === undefined || raw === "") return fallback;
-	const m = /^(\d+)\s*([a-z]*)$/i.exec(raw.trim());
-	if (!m || !(m[2].toLowerCase() in BYTE_UNITS)) throw new ConfigError(name, raw, "a size such as 1048576, 512kb or 1mb");
-	return Number(m[1]) * BYTE_UNITS[m[2].toLowerCase()];
-}
-
-/** A comma-separated list, entries trimmed, empty ones dropped. */
-function list(env: Env, name: string): string[] {
-	return str(env, name)
-		.split(",")
-		.map(part => part.trim())
-		.filter(Boolean);
-}
-
-/**
- * A comma-separated list of IP addresses and CIDR blocks (`10.0.0.0/8, fd00::/8, 192.0.2.7`),
- * normalised to `address/bits` entries. Nothing else is accepted.
- */
-function cidrList(env: Env, name: string): string[] {
-	const raw = str(env, name);
-	return list(env, name).map(part => {
-		const [address, bitsText, extra] = part.split("/");
-		const family = net.isIP(address);
-		const maxBits = family === 4 ? 32 : 128;
-		const bits = bitsText === undefined ? maxBits : /^\d{1,3}$/.test(bitsText) ? Number(bitsText) : NaN;
-		const valid = family && extra === undefined && bits >= 0 && bits <= maxBits;
-		if (!valid) throw new ConfigError(name, raw, "IP addresses or CIDR blocks, comma-separated");
-		return `${address}/${bits}`;
-	});
-}
+export { ConfigError } from "./parse";
 
 /** OpenTelemetry's standard trace samplers (OTEL_TRACES_SAMPLER), docs/operations.md#traces. */
 export const TRACE_SAMPLERS = [
@@ -117,32 +17,6 @@ export const TRACE_SAMPLERS = [
 	"parentbased_always_off",
 	"parentbased_traceidratio",
 ] as const;
-
-/** A fraction from 0 to 1 (a sampling ratio). */
-function fraction(env: Env, name: string, fallback: number): number {
-	const raw = env[name];
-	if (raw === undefined || raw === "") return fallback;
-	const n = /^\s*(0(\.\d+)?|1(\.0+)?|\.\d+)\s*$/.test(raw) ? Number(raw) : NaN;
-	if (!(n >= 0 && n <= 1)) throw new ConfigError(name, raw, "a number from 0 to 1");
-	return n;
-}
-
-/** OTEL_RESOURCE_ATTRIBUTES: `key=value,…`, values percent-encoded (the OpenTelemetry format). */
-function resourceAttributes(env: Env, name: string): Record<string, string> {
-	const attributes: Record<string, string> = {};
-	for (const pair of list(env, name)) {
-		const at = pair.indexOf("=");
-		let value: string | null;
-		try {
-			value = at > 0 ? decodeURIComponent(pair.slice(at + 1).trim()) : null;
-		} catch {
-			value = null;
-		}
-		if (value === null) throw new ConfigError(name, str(env, name), "key=value pairs, comma-separated");
-		attributes[pair.slice(0, at).trim()] = value;
-	}
-	return attributes;
-}
 
 /**
  * Traces (docs/operations.md#traces), from the standard OTEL_* variables: exported over OTLP/HTTP
@@ -172,13 +46,14 @@ const SECRET_SETTINGS = ["SECRETS_KEY", "INTERNAL_API_SECRET", "GITLAB_ROOT_PASS
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
 
-export function loadConfig(env: Env = process.env) {
-	// The Secret template's placeholders (k8s/base/config/secret.yaml) never run as a known value.
+/** The Secret template's placeholders (k8s/base/config/secret.yaml) never run as a known value. */
+function rejectPlaceholders(env: Env): void {
 	for (const name of SECRET_SETTINGS)
 		if (/^change-?me$/i.test(str(env, name).trim())) throw new ConfigError(name, "CHANGE-ME", "a value of your own, not the template's placeholder");
-	const dataDir = dataDirOf(env);
-	const cacher = url(env, "CACHER", ["redis", "rediss"]);
-	const transporter = url(env, "TRANSPORTER", ["nats", "redis", "rediss", "tcp"]);
+}
+
+/** The secrets and the root account, checked before the settings that follow them are read. */
+function secrets(env: Env, transporter: string) {
 	const secretsKey = str(env, "SECRETS_KEY");
 	if (secretsKey && Buffer.byteLength(secretsKey) < 16) throw new ConfigError("SECRETS_KEY", "<hidden>", "at least 16 characters");
 	// Every node must read what another encrypted: a generated per-node key would not do.
@@ -188,7 +63,22 @@ export function loadConfig(env: Env = process.env) {
 	const internalApiSecret = str(env, "INTERNAL_API_SECRET");
 	const rootPassword = str(env, "GITLAB_ROOT_PASSWORD");
 	if (rootPassword && rootPassword.length < 8) throw new ConfigError("GITLAB_ROOT_PASSWORD", "<hidden>", "at least 8 characters");
+	return {
+		rootPassword,
+		rootToken,
+		internalApiSecret,
+		/**
+		 * Long enough that guessing it is infeasible: its holder is never refused for others' wrong
+		 * guesses from the same address. A shorter one still starts (warned about at start-up) and is
+		 * guarded by refusing an address that guessed wrong too often (docs/api.md#internal).
+		 */
+		internalApiSecretStrong: internalApiSecret.length >= MIN_INTERNAL_SECRET_LENGTH,
+		secretsKey,
+	};
+}
 
+/** Ports and which processes run (the transporter is read earlier: the secrets' check needs it). */
+function processes(env: Env, transporter: string) {
 	return {
 		env: str(env, "NODE_ENV", "development"),
 		port: int(env, "PORT", 3000, 0, 65535),
@@ -200,6 +90,12 @@ export function loadConfig(env: Env = process.env) {
 		nodeID: str(env, "NODE_ID") || undefined,
 		/** What moleculer-runner loads (empty: everything); checked against what it loaded (middlewares/services-check.middleware.ts). */
 		services: list(env, "SERVICES"),
+	};
+}
+
+/** Where data lives: the cacher, Redis, MongoDB, the data directory and the durable channels. */
+function storage(env: Env, cacher: string, dataDir: string) {
+	return {
 		/** Empty: in-memory cacher. `redis://…`: the Redis cacher shared by every node. */
 		cacher,
 		/** Redis used by the rate limiter and the workers' delivery records (the cacher's Redis by default). */
@@ -209,21 +105,23 @@ export function loadConfig(env: Env = process.env) {
 		artifactsDir: path.join(dataDir, "artifacts"),
 		/** Durable channel adapter: empty means JetStream on the NATS transporter, or in-process without one. */
 		channels: url(env, "CHANNELS", ["nats", "redis", "rediss"]),
+	};
+}
+
+/** How the service names itself to the outside: its mail sender and the base of its links. */
+function addresses(env: Env) {
+	return {
 		smtpUrl: url(env, "SMTP_URL", ["smtp", "smtps"]),
 		mailFrom: str(env, "MAIL_FROM", "gitlab@localhost"),
 		gitlabUrl: url(env, "GITLAB_URL", ["http", "https"], "http://localhost").replace(/\/+$/, ""),
 		/** GITLAB_URL was given: links (pagination) use it instead of the request's Host. */
 		gitlabUrlSet: !!str(env, "GITLAB_URL"),
-		rootPassword,
-		rootToken,
-		internalApiSecret,
-		/**
-		 * Long enough that guessing it is infeasible: its holder is never refused for others' wrong
-		 * guesses from the same address. A shorter one still starts (warned about at start-up) and is
-		 * guarded by refusing an address that guessed wrong too often (docs/api.md#internal).
-		 */
-		internalApiSecretStrong: internalApiSecret.length >= MIN_INTERNAL_SECRET_LENGTH,
-		secretsKey,
+	};
+}
+
+/** The push channel and the workers behind it: their outbound calls, windows, caches and retries. */
+function push(env: Env) {
+	return {
 		taskTrackerApiUrl: url(env, "TASK_TRACKER_API_URL", ["http", "https"], "https://app.asana.com/api/1.0").replace(/\/+$/, ""),
 		allowLocalRequests: bool(env, "ALLOW_LOCAL_REQUESTS", false),
 		/**
@@ -250,6 +148,12 @@ export function loadConfig(env: Env = process.env) {
 		ircNick: str(env, "IRC_NICK", "gitlab"),
 		/** Pause between two IRC lines on one connection (flood protection). */
 		ircMessageIntervalMs: int(env, "IRC_MESSAGE_INTERVAL_MS", 1000, 0, 60000),
+	};
+}
+
+/** The edge's limits: rates, connections, timeouts and body sizes (docs/configuration.md). */
+function edgeLimits(env: Env) {
+	return {
 		rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 2000),
 		/** Proxies whose X-Forwarded-For is believed (the Ingress); nobody's by default. */
 		trustedProxies: cidrList(env, "TRUSTED_PROXIES"),
@@ -274,6 +178,23 @@ export function loadConfig(env: Env = process.env) {
 		maxArtifactBytes: bytes(env, "MAX_ARTIFACT_BYTES", 2 * 1024 ** 3),
 		requestTimeoutMs: int(env, "REQUEST_TIMEOUT_MS", 10000, 100),
 		shutdownTimeoutMs: int(env, "SHUTDOWN_TIMEOUT_MS", 10000, 0),
+	};
+}
+
+export function loadConfig(env: Env = process.env) {
+	// Read in this order so that the first bad setting named is the same as it always was.
+	rejectPlaceholders(env);
+	const dataDir = dataDirOf(env);
+	const cacher = url(env, "CACHER", ["redis", "rediss"]);
+	const transporter = url(env, "TRANSPORTER", ["nats", "redis", "rediss", "tcp"]);
+	const secretSettings = secrets(env, transporter);
+	return {
+		...processes(env, transporter),
+		...storage(env, cacher, dataDir),
+		...addresses(env),
+		...secretSettings,
+		...push(env),
+		...edgeLimits(env),
 		logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
 		logFormat: oneOf(env, "LOG_FORMAT", ["json", "text"] as const, "json"),
 		tracing: tracing(env),

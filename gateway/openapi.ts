@@ -11,10 +11,8 @@
  * (docs/architecture.md#the-api-document).
  */
 import { components, ERROR_SCHEMAS } from "./openapi-components";
-import { isOptional, objectSchema, pageSchema, ruleSchema } from "./openapi-rules";
-import { operationSummary } from "./openapi-summaries";
+import { operation } from "./openapi-operation";
 import type { JsonSchema } from "../presenters/json-schema";
-import type { Answers } from "./routes/answers";
 import type { AliasTarget, RouteKind, RouteTable } from "./routes/types";
 
 /** What the document needs of an action definition (as the registry holds it). */
@@ -36,39 +34,27 @@ export interface OpenApiOptions {
 	title?: string;
 }
 
-/** How each kind of route table is mounted by the gateway (services/api.service.ts). */
-const KINDS: Record<RouteKind, { prefix: string; security: "token" | "secret" | "none"; body: "parsed" | "text" | "stream" | "none" }> = {
+/** How a kind of route table is mounted by the gateway (services/api.service.ts). */
+export interface Mount {
+	prefix: string;
+	security: "token" | "secret" | "none";
+	body: "parsed" | "text" | "stream" | "none";
+}
+
+const KINDS: Record<RouteKind, Mount> = {
 	api: { prefix: "", security: "token", body: "parsed" },
 	internal: { prefix: "/internal", security: "secret", body: "text" },
 	internalStream: { prefix: "/internal", security: "secret", body: "stream" },
 	docs: { prefix: "", security: "none", body: "none" },
 };
 
-const PROJECT_ROUTE = /^\/projects\/:id(\/|$)/;
-const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
-const ACCESS_LEVELS: Record<number, string> = { 10: "guest", 20: "reporter", 30: "developer", 40: "master", 50: "owner" };
-
 type Schema = Record<string, unknown>;
 
-const pathParams = (aliasPath: string) => [...aliasPath.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map(m => m[1]);
 const openApiPath = (aliasPath: string) => aliasPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
 
 /** The action an alias calls: "labels.list", "stream:builds.x" → its name; an alias function → the action it names, or null. */
 function actionName(target: AliasTarget): string | null {
 	return typeof target === "string" ? target.replace(/^(stream|multipart):/, "") : (target.action ?? null);
-}
-
-/** Optional OpenAPI details an alias function may carry (`fn.openapi`), merged into its operation. */
-type DescribedFunction = { openapi?: Schema };
-
-const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
-
-function securityFor(kind: "token" | "secret" | "none", auth: string | undefined): Record<string, string[]>[] {
-	if (kind === "secret") return [{ sharedSecret: [] }];
-	if (kind === "none" || auth === "none") return [];
-	const token: Record<string, string[]>[] = [{ privateToken: [] }, { privateTokenQuery: [] }, { bearer: [] }];
-	// An empty requirement: the operation also answers without a token.
-	return auth === "optional" ? [{}, ...token] : token;
 }
 
 /** Tag of a table: the service most of its actions belong to (a function alias gets its table's). */
@@ -86,7 +72,7 @@ function tableTag(table: RouteTable): string {
  * The document's named schemas: a schema with a `title` is kept once in `components.schemas` and
  * referred to by `$ref`, wherever it appears; two different schemas may not share a title.
  */
-class NamedSchemas {
+export class NamedSchemas {
 	readonly schemas: Record<string, Schema> = {};
 
 	use(schema: JsonSchema): Schema {
@@ -119,7 +105,7 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 	for (const table of tables) {
 		const defaultTag = tableTag(table);
 		const unused = new Set(Object.keys(table.answers ?? {}));
-		for (const [kind, how] of Object.entries(KINDS) as [RouteKind, (typeof KINDS)[RouteKind]][]) {
+		for (const [kind, how] of Object.entries(KINDS) as [RouteKind, Mount][]) {
 			for (const [alias, target] of Object.entries(table[kind] ?? {})) {
 				unused.delete(alias);
 				const [rawMethod, aliasPath] = alias.trim().split(/\s+/);
@@ -193,128 +179,4 @@ export function addVersion(base: Schema, other: Schema, version: string): Schema
 		tags: [...tags].sort().map(name => ({ name })),
 		paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
 	};
-}
-
-interface OperationInput {
-	kind: RouteKind;
-	how: (typeof KINDS)[RouteKind];
-	method: string;
-	aliasPath: string;
-	fullPath: string;
-	name: string | null;
-	action: ActionDefinition | undefined;
-	target: AliasTarget;
-	tag: string;
-	/** What the route's table declares it answers (none: a general success). */
-	answers: Answers | undefined;
-	named: NamedSchemas;
-	opts: OpenApiOptions;
-}
-
-const SUCCESS: Record<number, string> = { 200: "Success.", 201: "Created.", 202: "Accepted: done later." };
-
-/** The declared answers: each success with its body, each refusal particular to the route by its name in the components. */
-function declared(answers: Answers, named: NamedSchemas, successHeaders: Schema | undefined): Record<string, unknown> {
-	const out: Record<string, unknown> = {};
-	for (const [status, answer] of Object.entries(answers)) {
-		if (typeof answer === "string") {
-			out[status] = ref(answer);
-			continue;
-		}
-		const type = answer.contentType ?? "application/json";
-		out[status] = {
-			description: SUCCESS[Number(status)] ?? "Success.",
-			...(successHeaders ? { headers: successHeaders } : {}),
-			content: { [type]: { schema: named.use(answer.schema) } },
-		};
-	}
-	return out;
-}
-
-function operation(input: OperationInput): Schema {
-	const { kind, how, method, aliasPath, fullPath, name, action, target, tag, answers, named, opts } = input;
-	const params = action?.params ?? {};
-	const inPath = pathParams(aliasPath);
-	const isProject = PROJECT_ROUTE.test(aliasPath) && how.security === "token";
-	const parameters: Schema[] = inPath.map(p => ({
-		name: p,
-		in: "path",
-		required: true,
-		schema: p in params ? ruleSchema(params[p]) : { type: "string" },
-		...(p === "id" && isProject ? { description: "The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`)." } : {}),
-	}));
-	const rest = Object.keys(params).filter(p => !p.startsWith("$$") && !inPath.includes(p));
-	const hasBody = BODY_METHODS.has(method) && how.body !== "none";
-	let requestBody: Schema | undefined;
-	if (hasBody && how.body === "stream") {
-		requestBody = { required: true, description: "The raw bytes, streamed.", content: { "application/octet-stream": {} } };
-	} else if (hasBody) {
-		const schema = { type: "object", ...objectSchema(params, inPath) };
-		const content: Record<string, Schema> =
-			how.body === "parsed"
-				? { "application/json": { schema }, "application/x-www-form-urlencoded": { schema }, "multipart/form-data": { schema } }
-				: { "application/json": { schema }, "text/plain": { schema: { type: "string" } } };
-		requestBody = { required: rest.some(p => !isOptional(params[p])), content };
-	}
-	const paginated = rest.includes("page") && rest.includes("per_page");
-	// GitLab clients send parameters in the query string as readily as in the body; both are merged.
-	if (!hasBody || how.body === "stream")
-		for (const p of rest)
-			parameters.push({ name: p, in: "query", required: !isOptional(params[p]), schema: paginated ? pageSchema(p, params[p]) : ruleSchema(params[p]) });
-
-	// A function serving a file (a download); one that takes a body describes it like an action.
-	const isFunction = typeof target === "function" && !hasBody;
-	const pageHeaders = paginated
-		? Object.fromEntries(
-				["X-Total", "X-Total-Pages", "X-Per-Page", "X-Page", "X-Next-Page", "X-Prev-Page", "Link"].map(h => [h, { $ref: `#/components/headers/${h}` }]),
-			)
-		: undefined;
-	const success: Schema = { description: "Success. A POST answers 201 as GitLab does, except where docs/api.md says otherwise." };
-	if (isFunction) success.content = { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
-	if (pageHeaders) success.headers = pageHeaders;
-	// A route that declares only its refusals keeps the general success.
-	const declaresSuccess = answers !== undefined && Object.keys(answers).some(status => Number(status) < 400);
-	const responses: Record<string, unknown> = declaresSuccess ? {} : { "2XX": success };
-	// A path segment whose escapes do not decode is a 400 too (docs/architecture.md#the-guarded-entry).
-	if (rest.length || requestBody || inPath.length) responses["400"] = ref("BadRequest");
-	// Parameters in the URL can make the request's head longer than the server reads.
-	if (parameters.length) responses["431"] = ref("HeadTooLarge");
-	if (how.security !== "none") responses["401"] = ref(how.security === "secret" ? "WrongSecret" : "Unauthorized");
-	if (isProject && action?.auth !== "none") responses["403"] = ref("Forbidden");
-	if (inPath.length || how.security === "secret") responses["404"] = ref(how.security === "secret" ? "InternalOffOrNotFound" : "NotFound");
-	if (requestBody) responses["413"] = ref("TooLarge");
-	if (requestBody && how.body === "parsed") responses["415"] = ref("UnsupportedType");
-	if (opts.rateLimitPerMinute > 0) responses["429"] = ref("RateLimited");
-	// Wrong shared secrets are limited per address whatever the request limit (gateway/rate-limit.ts).
-	if (how.security === "secret") responses["429"] = ref(opts.rateLimitPerMinute > 0 ? "RateLimited" : "SecretGuessing");
-	if (kind !== "docs") responses["503"] = ref("Unavailable");
-	if (answers) Object.assign(responses, declared(answers, named, pageHeaders));
-
-	const notes: string[] = [];
-	if (name && !action) notes.push("No node of the cluster offered this action when the document was generated: only its path parameters are shown.");
-	if (action?.auth === "optional") notes.push("Without a token it answers for public projects (and their public records) only.");
-	if (typeof action?.access === "number") notes.push(`Needs ${ACCESS_LEVELS[action.access] ?? `level ${action.access}`} access to the project or more.`);
-	if (isFunction) notes.push("A file, streamed by the gateway.");
-	if (paginated) notes.push("A page of the list: `page` (from 1) and `per_page`, with the pagination headers.");
-
-	const op: Schema = {
-		operationId: `${method.toLowerCase()}${fullPath.replace(/[^A-Za-z0-9]+/g, "_").replace(/_$/, "")}`,
-		summary: operationSummary(method, aliasPath, name) ?? name ?? `${method} ${fullPath}`,
-		...(notes.length ? { description: notes.join(" ") } : {}),
-		tags: [tag],
-		...(name ? { "x-moleculer-action": name } : {}),
-		parameters,
-		...(requestBody ? { requestBody } : {}),
-		responses,
-		security: securityFor(how.security, action?.auth),
-	};
-	const extra = isFunction ? (target as DescribedFunction).openapi : undefined;
-	if (!extra) return op;
-	const merged: Schema = { ...op, ...extra };
-	// Its own responses replace the general success, and keep the errors.
-	if (extra.responses) {
-		const errors = Object.fromEntries(Object.entries(responses).filter(([status]) => status !== "2XX"));
-		merged.responses = { ...(extra.responses as Schema), ...errors };
-	}
-	return merged;
 }

@@ -1,7 +1,7 @@
 /**
  * What every integration worker shares: its own consumer group on the durable `push` channel,
- * the integration's settings (active, event flags, secrets decrypted here), and idempotent
- * delivery. A worker only says which deliveries a push needs (`deliveries(event, settings)`:
+ * the integration's settings (active, event flags, secrets decrypted: push-settings.mixin.ts), and
+ * idempotent delivery. A worker only says which deliveries a push needs (`deliveries(event, settings)`:
  * one per target, e.g. a recipient or a task comment); for each one this mixin
  * - skips it when the delivery log says it was delivered already (its target is claimed first;
  *   only an event's surely first delivery, on the in-process channel, has nothing to skip),
@@ -12,16 +12,13 @@
  */
 import type { Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
-import { decryptSecret, isEncrypted } from "../lib/crypto/secrets";
-import { SecretsMixin, type SecretsVars } from "./secrets.mixin";
 import { PushBacklogMixin } from "./push-backlog.mixin";
+import { PushSettingsMixin, type IntegrationSettings, type PushSettingsMethods } from "./push-settings.mixin";
 import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "../lib/push/delivery-log";
 import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { KvDeliveryLog } from "../lib/push/kv-delivery-log";
-import { findIntegration, isSecret } from "../lib/integrations/catalogue";
+import { findIntegration } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
-import { changedProject, FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION } from "../lib/integrations/settings-cache";
-import { ProjectCache } from "../lib/cache/project-cache";
 import { PermanentError } from "../lib/outbound/errors";
 import {
 	channelBackendIfValid,
@@ -45,11 +42,7 @@ export interface Delivery {
 	run(): Promise<void>;
 }
 
-export interface IntegrationSettings {
-	active: boolean;
-	properties: Record<string, unknown>;
-	[flag: string]: unknown;
-}
+export type { IntegrationSettings } from "./push-settings.mixin";
 
 /** What a worker provides: the deliveries one push event needs (one per target). */
 export interface PushWorkerMethods {
@@ -64,31 +57,39 @@ export interface PushWorkerOptions {
 }
 
 /** What the mixin keeps on the worker instance. */
-interface PushWorkerVars extends SecretsVars {
-	settingsCache: ProjectCache<IntegrationSettings | null>;
+interface PushWorkerVars {
 	/** Set when the worker starts. */
 	deliveryPrefix: string;
 	deliveryLog: DeliveryLog;
 	/** Where the events live, read once (null: a configuration the channels middleware refuses). */
 	backend: ChannelBackend | null;
 	attempts: AttemptsInFlight;
-	settingsReachable?: boolean;
-	settingsReachableCheck?: Promise<void> | null;
-	settingsReachableNext?: number;
 }
 
-interface PushWorkerMixinMethods extends PushWorkerMethods {
+/**
+ * One event's deliveries under way: their keys and claims, what failed (the channel retries the
+ * event for those), and each record's outcome, taken at once (null, or its error): a record that
+ * fails while a later delivery is still running must not be an unhandled rejection, which ends the process.
+ */
+interface EventRun {
+	event: PushEvent;
+	keys: string[];
+	claims: PromiseSettledResult<ClaimResult>[];
+	failures: string[];
+	records: Promise<Error | null>[];
+}
+
+interface PushWorkerMixinMethods extends PushWorkerMethods, PushSettingsMethods {
 	claimDelivery(log: DeliveryLog, key: string): Promise<ClaimResult>;
-	loadSettings(projectId: number): Promise<IntegrationSettings | null>;
-	checkReachable(): Promise<void>;
-	fetchSettings(projectId: number): Promise<IntegrationSettings | null>;
 	handlePush(event: PushEvent, attempt: Attempt): Promise<void>;
+	acceptsEvent(event: PushEvent): boolean;
+	claimAll(keys: string[], first: boolean): Promise<PromiseSettledResult<ClaimResult>[]>;
+	runDelivery(run: EventRun, d: Delivery, i: number): Promise<void>;
+	recordDelivered(run: EventRun, key: string): void;
+	failForRetry(run: EventRun, count: number): Promise<void>;
 }
 
 type PushWorkerService = Service & PushWorkerVars & PushWorkerMixinMethods;
-
-/** How often a worker asks whether `integrations` can reach it yet (it keeps no settings until then). */
-const REACHABLE_CHECK_MS = 1000;
 
 /** A claim must outlast the slowest delivery (lib/push/channel.ts). */
 const claimMs = () => slowestDeliveryMs(config);
@@ -118,25 +119,9 @@ function deliveryLogFor(broker: { namespace?: string; channelAdapter?: unknown }
 export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema> {
 	const def = findIntegration(opts.slug)!;
 	const schema: Partial<ServiceSchema<ServiceSettingSchema, PushWorkerMixinMethods, PushWorkerVars>> = {
-		mixins: [SecretsMixin(), PushBacklogMixin(opts.group)],
-		actions: {
-			/** `integrations` changed a project's settings: read them again (lib/integrations/settings-cache.ts). Called on each instance. */
-			[FORGET_SETTINGS_ACTION]: {
-				visibility: "public",
-				params: { projectId: { type: "number", integer: true, positive: true } },
-				handler(ctx: { params: unknown }) {
-					const projectId = changedProject(ctx.params);
-					if (projectId !== null) this.settingsCache.invalidate(projectId);
-					return true;
-				},
-			},
-		},
+		mixins: [PushSettingsMixin(opts.slug), PushBacklogMixin(opts.group)],
 
 		created() {
-			this.settingsCache = new ProjectCache<IntegrationSettings | null>({
-				ttlMs: config.pushSettingsCacheTtlMs,
-				maxEntries: config.pushSettingsCacheMaxEntries,
-			});
 			this.backend = channelBackendIfValid(config);
 			// Only the in-process channel's delivery count is exact; JetStream can deliver a message again
 			// as a first delivery (lib/push/attempts-in-flight.ts). Elsewhere every attempt claims.
@@ -186,113 +171,84 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 				}
 			},
 
-			/** The project's settings for this integration with secrets in clear, or null; kept a while (see settings-cache.ts). */
-			loadSettings(projectId: number): Promise<IntegrationSettings | null> {
-				// Until every `integrations` node can reach this instance, a change could miss it: no keeping yet.
-				if (!this.settingsReachable) {
-					void this.checkReachable();
-					return this.fetchSettings(projectId);
-				}
-				return this.settingsCache.get(projectId, () => this.fetchSettings(projectId));
-			},
-
-			/**
-			 * Whether every `integrations` node has discovered this instance's forget action (a new node
-			 * is discovered a moment after it starts consuming). Asked at most every REACHABLE_CHECK_MS.
-			 */
-			checkReachable(): Promise<void> {
-				try {
-					if (this.settingsReachableCheck || Date.now() < (this.settingsReachableNext ?? 0)) return Promise.resolve();
-					this.settingsReachableNext = Date.now() + REACHABLE_CHECK_MS;
-					const action = `${this.name}.${FORGET_SETTINGS_ACTION}`;
-					const endpoints = this.broker.registry.getActionEndpoints(KNOWS_WORKER_ACTION) as { endpoints?: { id: string }[] } | undefined;
-					const nodes = (endpoints?.endpoints ?? []).map(ep => ep.id);
-					this.settingsReachableCheck = Promise.all(
-						nodes.map(nodeID => this.broker.call(KNOWS_WORKER_ACTION, { action }, { nodeID, timeout: REACHABLE_CHECK_MS, retries: 0 })),
-					)
-						.then(answers => {
-							if (answers.length > 0 && answers.every(Boolean)) this.settingsReachable = true;
-						})
-						.catch(() => undefined)
-						.finally(() => (this.settingsReachableCheck = null));
-					return Promise.resolve();
-				} catch (err) {
-					// As from an async function: the caller gets a rejected promise, never a throw.
-					return Promise.reject(err as Error);
-				}
-			},
-
-			async fetchSettings(projectId: number): Promise<IntegrationSettings | null> {
-				const doc: IntegrationSettings | null = await this.broker.call("integrations.settingsFor", { projectKey: String(projectId), slug: opts.slug });
-				if (!doc) return null;
-				const properties: Record<string, unknown> = { ...doc.properties };
-				for (const f of def.fields)
-					if (isSecret(f) && isEncrypted(properties[f.name])) properties[f.name] = decryptSecret(String(properties[f.name]), this.secretsKey);
-				return { ...doc, properties };
-			},
-
 			/** `attempt`: whether this is surely the event's first delivery to this group (lib/push/attempts-in-flight.ts). */
 			async handlePush(event: PushEvent, attempt: Attempt): Promise<void> {
-				if (!event || typeof event.id !== "string" || !event.push) {
-					this.logger.error("Dropped a malformed push event", event && (event as { id?: unknown }).id);
-					return;
-				}
-				// A replayed dead letter is for the group that failed it only.
-				if (event.replay_group && event.replay_group !== opts.group) return;
+				if (!this.acceptsEvent(event)) return;
 				const push = event.push;
 				const settings: IntegrationSettings | null = await this.loadSettings(push.project_id);
 				if (!handlesEvent(def, settings, push.object_kind)) return;
 
 				const deliveries: Delivery[] = await this.deliveries(event, settings!);
-				const log: DeliveryLog = this.deliveryLog;
-				const failures: string[] = [];
 				const keys = deliveries.map(d => deliveryKey(this.deliveryPrefix, opts.group, event.id, d.target));
-				// An event's surely first delivery to this group (an exact count, not a replay, not late: see
-				// lib/push/attempts-in-flight.ts) has nothing recorded and nobody else working on it: no claim,
-				// one write per delivery. Any other claims every target at once (one round trip for the
-				// event). Each delivery is recorded without holding up the next one; all are recorded before
-				// the event is acknowledged.
-				const first = !event.replay_group && attempt.surelyFirst();
-				const claims: PromiseSettledResult<ClaimResult>[] = first
-					? keys.map(() => ({ status: "fulfilled", value: "go" }))
-					: await Promise.allSettled(keys.map(key => this.claimDelivery(log, key)));
-				// Each record's outcome is taken at once (null, or its error): a record that fails while a
-				// later delivery is still running must not be an unhandled rejection, which ends the process.
-				const records: Promise<Error | null>[] = [];
-				const record = (key: string) =>
-					records.push(
-						log.complete(key).then(
-							() => null,
-							(err: unknown) => (err instanceof Error ? err : new Error(String(err))),
-						),
-					);
-				const runOne = async (d: Delivery, i: number) => {
-					const shown = d.label ?? d.target;
-					const claim = claims[i];
-					if (claim.status === "rejected") return void failures.push(`${shown}: ${(claim.reason as Error)?.message ?? claim.reason}`);
-					if (claim.value === "done") return;
-					if (claim.value === "busy") return void failures.push(`${shown}: in progress elsewhere`);
-					try {
-						await d.run();
-						record(keys[i]);
-					} catch (err) {
-						if (err instanceof PermanentError) {
-							this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${shown} not delivered (${err.message}); not retried`);
-							record(keys[i]);
-						} else {
-							await log.release(keys[i]).catch(() => undefined);
-							failures.push(`${shown}: ${(err as Error).message}`);
-						}
+				const claims = await this.claimAll(keys, !event.replay_group && attempt.surelyFirst());
+				const run: EventRun = { event, keys, claims, failures: [], records: [] };
+				if (opts.parallel) await Promise.all(deliveries.map((d, i) => this.runDelivery(run, d, i)));
+				else for (const [i, d] of deliveries.entries()) await this.runDelivery(run, d, i);
+				await this.failForRetry(run, deliveries.length);
+			},
+
+			/** A well-formed event for this group: a replayed dead letter is for the group that failed it only. */
+			acceptsEvent(event: PushEvent): boolean {
+				if (!event || typeof event.id !== "string" || !event.push) {
+					this.logger.error("Dropped a malformed push event", event && (event as { id?: unknown }).id);
+					return false;
+				}
+				return !event.replay_group || event.replay_group === opts.group;
+			},
+
+			/**
+			 * An event's surely first delivery to this group (an exact count, not a replay, not late: see
+			 * lib/push/attempts-in-flight.ts) has nothing recorded and nobody else working on it: no claim,
+			 * one write per delivery. Any other claims every target at once (one round trip for the event).
+			 */
+			async claimAll(keys: string[], first: boolean): Promise<PromiseSettledResult<ClaimResult>[]> {
+				if (first) return keys.map(() => ({ status: "fulfilled", value: "go" }));
+				return Promise.allSettled(keys.map(key => this.claimDelivery(this.deliveryLog, key)));
+			},
+
+			/** Runs one claimed delivery and records it; a PermanentError is final (recorded, not retried), another failure releases the claim. */
+			async runDelivery(run: EventRun, d: Delivery, i: number): Promise<void> {
+				const { event, keys, claims, failures } = run;
+				const shown = d.label ?? d.target;
+				const claim = claims[i];
+				if (claim.status === "rejected") return void failures.push(`${shown}: ${(claim.reason as Error)?.message ?? claim.reason}`);
+				if (claim.value === "done") return;
+				if (claim.value === "busy") return void failures.push(`${shown}: in progress elsewhere`);
+				try {
+					await d.run();
+					this.recordDelivered(run, keys[i]);
+				} catch (err) {
+					if (err instanceof PermanentError) {
+						this.logger.warn(`Push ${event.id}, project ${event.push.project_id}: ${shown} not delivered (${err.message}); not retried`);
+						this.recordDelivered(run, keys[i]);
+					} else {
+						await this.deliveryLog.release(keys[i]).catch(() => undefined);
+						failures.push(`${shown}: ${(err as Error).message}`);
 					}
-				};
-				if (opts.parallel) await Promise.all(deliveries.map(runOne));
-				else for (const [i, d] of deliveries.entries()) await runOne(d, i);
-				const unrecorded = (await Promise.all(records)).filter(err => err !== null);
+				}
+			},
+
+			/** Records a delivery as done without holding up the next one; all are awaited before the event is acknowledged. */
+			recordDelivered(run: EventRun, key: string): void {
+				run.records.push(
+					this.deliveryLog.complete(key).then(
+						() => null,
+						(err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+					),
+				);
+			},
+
+			/** Once every record is in: any failure fails the message, so that the channel retries it with backoff, then dead-letters it. */
+			async failForRetry(run: EventRun, count: number): Promise<void> {
+				const { event, failures } = run;
+				const unrecorded = (await Promise.all(run.records)).filter(err => err !== null);
 				if (unrecorded.length) failures.push(`${unrecorded.length} deliveries made but not recorded: ${unrecorded[0].toString()}`);
 
 				if (failures.length) {
-					this.logger.warn(`Push ${event.id}, project ${push.project_id}: ${failures.length} deliveries failed, will retry: ${failures.join("; ")}`);
-					throw new Error(`${failures.length} of ${deliveries.length} deliveries failed`);
+					this.logger.warn(
+						`Push ${event.id}, project ${event.push.project_id}: ${failures.length} deliveries failed, will retry: ${failures.join("; ")}`,
+					);
+					throw new Error(`${failures.length} of ${count} deliveries failed`);
 				}
 			},
 		},

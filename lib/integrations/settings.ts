@@ -100,30 +100,21 @@ function sentValue(f: FieldDef, input: Record<string, unknown>, byGitLabName: bo
 	return { sent: false };
 }
 
-/**
- * The settings a PUT leaves: `stored` (the current properties, secrets still encrypted) with
- * the declared fields of `input` applied. Unknown input keys are ignored. Throws a 400 ApiError
- * and changes nothing when the input is not acceptable.
- */
-export function mergeSettings(
-	def: IntegrationDef,
-	stored: Properties | null | undefined,
-	input: Record<string, unknown>,
-	opts: MergeOptions = {},
-): MergeResult {
-	const byGitLabName = !!opts.byGitLabName;
+type Given = Map<string, unknown>;
+type Label = (f: FieldDef) => string;
+
+/** The stored values of the declared fields that are set (secrets still encrypted). */
+function storedValues(def: IntegrationDef, stored: Properties | null | undefined): Properties {
 	const current: Properties = {};
 	for (const f of def.fields) if (stored && !isBlank(stored[f.name])) current[f.name] = stored[f.name];
+	return current;
+}
 
-	// GitLab's own parameters that stand for several of the spec's fields (jira's url and project_key).
-	const fromGitLab = def.fromGitLab?.(input) ?? { fields: {}, missing: [] };
-	const sources = fromGitLab.sources ?? {};
-	const label = (f: FieldDef) => sources[f.name] ?? fieldLabel(f, byGitLabName);
-	const sentInput: Record<string, unknown> = { ...fromGitLab.fields, ...input };
-
-	const given = new Map<string, unknown>();
-	const paramErrors: string[] = fromGitLab.missing.map(name => `${name} is missing`);
+/** Each sent field, coerced (BLANK when sent empty); the ones that do not coerce become parameter errors. */
+function readSent(def: IntegrationDef, sentInput: Record<string, unknown>, current: Properties, label: Label, byGitLabName: boolean) {
+	const given: Given = new Map();
 	const invalid = new Set<string>();
+	const errors: string[] = [];
 	for (const f of def.fields) {
 		const { sent, raw } = sentValue(f, sentInput, byGitLabName);
 		if (!sent) continue;
@@ -133,7 +124,7 @@ export function mergeSettings(
 		}
 		const c = coerce(f, raw, label(f));
 		if ("error" in c) {
-			paramErrors.push(c.error);
+			errors.push(c.error);
 			invalid.add(f.name);
 		} else {
 			// Secrets inside the text that GET did not show come back from what is stored.
@@ -144,26 +135,32 @@ export function mergeSettings(
 			);
 		}
 	}
+	return { given, invalid, errors };
+}
 
-	// reset_password: a changed URL without the password drops the stored one.
+/** reset_password: a changed URL without the password drops the stored one. */
+function dropMovedPasswords(def: IntegrationDef, given: Given, current: Properties): void {
 	for (const f of def.fields) {
 		if (!f.resetWhenChanged || given.has(f.name)) continue;
 		const moved = f.resetWhenChanged.some(other => given.has(other) && given.get(other) !== BLANK && given.get(other) !== current[other]);
 		if (moved) delete current[f.name];
 	}
+}
 
-	const missingFields = fromGitLab.missing.length
-		? []
-		: def.fields
-				.filter(f => f.required && !invalid.has(f.name))
-				.filter(f => {
-					const v = given.get(f.name);
-					if (v !== undefined && v !== BLANK) return false;
-					return !(isSecret(f) && v === undefined && current[f.name] !== undefined);
-				})
-				.map(f => `${label(f)} is missing`);
-	if (missingFields.length || paramErrors.length) throw paramError([...missingFields, ...paramErrors].join(", "));
+/** Required fields neither sent nor stored (a stored secret counts), named as the request knows them. */
+function missingFields(def: IntegrationDef, given: Given, current: Properties, invalid: Set<string>, label: Label): string[] {
+	return def.fields
+		.filter(f => f.required && !invalid.has(f.name))
+		.filter(f => {
+			const v = given.get(f.name);
+			if (v !== undefined && v !== BLANK) return false;
+			return !(isSecret(f) && v === undefined && current[f.name] !== undefined);
+		})
+		.map(f => `${label(f)} is missing`);
+}
 
+/** The stored values with the sent ones applied (BLANK removes), and which secrets now hold plain values. */
+function applySent(def: IntegrationDef, current: Properties, given: Given): MergeResult {
 	const properties: Properties = { ...current };
 	const secretsChanged: string[] = [];
 	for (const f of def.fields) {
@@ -175,7 +172,11 @@ export function mergeSettings(
 			if (isSecret(f)) secretsChanged.push(f.name);
 		}
 	}
+	return { properties, secretsChanged };
+}
 
+/** The model validations (length, URL, pattern, then the integration's own rules), as GitLab's 400 `message`. */
+function checkModel(def: IntegrationDef, given: Given, properties: Properties, label: Label): void {
 	const modelErrors: Record<string, string[]> = {};
 	const add = (field: string, msg: string) => {
 		const list = (modelErrors[field] ??= []);
@@ -195,8 +196,38 @@ export function mergeSettings(
 		if (extra) for (const [field, msgs] of Object.entries(extra)) for (const m of msgs) add(field, m);
 	}
 	if (Object.keys(modelErrors).length) throw validation(modelErrors);
+}
 
-	return { properties, secretsChanged };
+/**
+ * The settings a PUT leaves: `stored` (the current properties, secrets still encrypted) with
+ * the declared fields of `input` applied. Unknown input keys are ignored. Throws a 400 ApiError
+ * and changes nothing when the input is not acceptable.
+ */
+export function mergeSettings(
+	def: IntegrationDef,
+	stored: Properties | null | undefined,
+	input: Record<string, unknown>,
+	opts: MergeOptions = {},
+): MergeResult {
+	const byGitLabName = !!opts.byGitLabName;
+	const current = storedValues(def, stored);
+
+	// GitLab's own parameters that stand for several of the spec's fields (jira's url and project_key).
+	const fromGitLab = def.fromGitLab?.(input) ?? { fields: {}, missing: [] };
+	const sources = fromGitLab.sources ?? {};
+	const label = (f: FieldDef) => sources[f.name] ?? fieldLabel(f, byGitLabName);
+	const sentInput: Record<string, unknown> = { ...fromGitLab.fields, ...input };
+
+	const { given, invalid, errors } = readSent(def, sentInput, current, label, byGitLabName);
+	const paramErrors = [...fromGitLab.missing.map(name => `${name} is missing`), ...errors];
+	dropMovedPasswords(def, given, current);
+	// GitLab's own parameters that are missing are named instead of the spec's required fields.
+	const missing = fromGitLab.missing.length ? [] : missingFields(def, given, current, invalid, label);
+	if (missing.length || paramErrors.length) throw paramError([...missing, ...paramErrors].join(", "));
+
+	const merged = applySent(def, current, given);
+	checkModel(def, given, merged.properties, label);
+	return merged;
 }
 
 const FLAG_OF_KIND: Record<string, EventFlag | undefined> = {
