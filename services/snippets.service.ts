@@ -57,13 +57,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: { id: "string", ...PAGE_PARAMS },
 			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
 			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
-				const access = this.access(ctx);
-				const query = visibleSnippetsQuery(access.project.id, ctx.meta.user ?? null, access);
-				if (!query) throw notFound("Project");
-				const page = parsePage(ctx.params);
-				// The list shows no content (up to MAX_SNIPPET_CONTENT_BYTES each): it stays in the store.
-				const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page), omit: ["content", "more_files"] });
-				const [found, total] = await Promise.all([rows, this.db.snippets.count(query)]);
+				const { found, total, page } = await this.visiblePage(ctx);
 				return paginated(await this.present(ctx, found), total, page);
 			},
 		},
@@ -162,6 +156,18 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	},
 
 	methods: {
+		/** A page of the snippets the caller may see, newest first, for either version's list. */
+		async visiblePage(ctx: Ctx<{ page?: number; per_page?: number }>) {
+			const access = this.access(ctx);
+			const query = visibleSnippetsQuery(access.project.id, ctx.meta.user ?? null, access);
+			if (!query) throw notFound("Project");
+			const page = parsePage(ctx.params);
+			// Lists show no content (up to MAX_SNIPPET_CONTENT_BYTES each): it stays in the store.
+			const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page), omit: ["content", "more_files"] });
+			const [found, total] = await Promise.all([rows, this.db.snippets.count(query)]);
+			return { found, total, page };
+		},
+
 		/** The snippet of this project the caller may see, or null (missing, elsewhere or hidden alike). */
 		async visibleSnippet(ctx: Ctx, rawId: string): Promise<SnippetDoc | null> {
 			const access: ProjectAccess = this.access(ctx);

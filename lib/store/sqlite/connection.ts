@@ -33,6 +33,12 @@ function sqliteCode(err: unknown): number | undefined {
 
 export const isUniqueError = (err: unknown) => UNIQUE_CODES.has(sqliteCode(err) ?? 0);
 
+/** Another connection holds the lock (SQLITE_BUSY or SQLITE_LOCKED). */
+export function isLockContention(err: unknown): boolean {
+	const code = (sqliteCode(err) ?? 0) & 0xff;
+	return code === SQLITE.BUSY || code === SQLITE.LOCKED;
+}
+
 /** The storage cannot take the operation now (full, read-only or failing disk, locked too long): a 503, never a lost answer. */
 export function isStorageFault(err: unknown): boolean {
 	const code = sqliteCode(err);

@@ -8,7 +8,7 @@
  * rolls the whole transaction back and answers each of its requests as unavailable.
  */
 import { parentPort, receiveMessageOnPort, workerData } from "worker_threads";
-import { isStorageFault, isUniqueError, openConnection } from "./connection";
+import { isLockContention, isStorageFault, isUniqueError, openConnection, type Connection } from "./connection";
 import { createStoreTables } from "./schema";
 import { Writes, type WriteRequest } from "./writes";
 
@@ -17,6 +17,32 @@ type Reply = { id: number; value?: unknown; failure?: Failure };
 export type Envelope = { id: number; request: WriteRequest };
 /** What the thread posts: its start, or the answers of one transaction. */
 export type ThreadMessage = { started: true } | { startFailed: Failure } | { replies: Reply[] };
+
+/**
+ * How long the start waits for other processes on the same DATA_DIR. Replicas that start together
+ * contend for its first writes (the journal mode, the layout), and SQLite answers some of those
+ * BUSY at once, without its busy timeout: the start tries again meanwhile.
+ */
+const START_WAIT_MS = 30000;
+
+/** The writer's connection with the store's tables, once no other process's start holds the lock. */
+function openForWriting(file: string): Connection {
+	const until = Date.now() + START_WAIT_MS;
+	const pause = new Int32Array(new SharedArrayBuffer(4));
+	for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
+		let conn: Connection | undefined;
+		try {
+			conn = openConnection(file, "writer");
+			createStoreTables(conn.db);
+			return conn;
+		} catch (err) {
+			conn?.close();
+			if (!isLockContention(err) || Date.now() + wait > until) throw err;
+			// This thread only writes: waiting here blocks no request.
+			Atomics.wait(pause, 0, 0, wait);
+		}
+	}
+}
 
 /** Requests in one transaction at most (more wait for the next). */
 const MAX_BATCH = 2000;
@@ -29,10 +55,9 @@ const describe = (err: unknown): Failure => ({
 function main(): void {
 	const port = parentPort!;
 	const { file } = workerData as { file: string };
-	let conn: ReturnType<typeof openConnection>;
+	let conn: Connection;
 	try {
-		conn = openConnection(file, "writer");
-		createStoreTables(conn.db);
+		conn = openForWriting(file);
 	} catch (err) {
 		port.postMessage({ startFailed: describe(err) } satisfies ThreadMessage);
 		return;

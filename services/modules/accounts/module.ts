@@ -62,6 +62,8 @@ interface AccountsMethods extends ProjectAccessMethods {
 	hashPassword(password: string): Promise<string>;
 	revealToken(user: StoredUser): string;
 	insertUser(user: NewUser): Promise<{ user: StoredUser; token: string }>;
+	createUserAsAdmin(ctx: Ctx<NewUser>): Promise<UserDoc>;
+	shownUser(userId: number): Promise<UserDoc>;
 	bootstrapRoot(): Promise<RootCredentials | null>;
 	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
 	checkGrant(access: ProjectAccess, level: number): void;

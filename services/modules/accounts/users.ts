@@ -41,12 +41,7 @@ export const Users: AccountsModule = {
 			params: userParams,
 			/** 201 with GitLab's full user (UserPublic). */
 			async handler(ctx: Ctx<NewUser>) {
-				if (!callerOf(ctx).is_admin) throw forbidden();
-				const errors = validateNewUser(ctx.params);
-				if (errors) throw validation(errors);
-				const { user } = await this.insertUser({ ...ctx.params, token: undefined });
-				ctx.meta.$statusCode = 201;
-				return presentUserPublic(publicUser(user), config.gitlabUrl);
+				return presentUserPublic(await this.createUserAsAdmin(ctx), config.gitlabUrl);
 			},
 		},
 
@@ -55,9 +50,7 @@ export const Users: AccountsModule = {
 			hedge: true,
 			params: { user_id: USER_ID_PARAM },
 			async handler(ctx: Ctx<{ user_id: number }>) {
-				const user = await this.db.users.findOne({ id: ctx.params.user_id });
-				if (!user) throw notFound("User");
-				const shown = publicUser(user);
+				const shown = await this.shownUser(ctx.params.user_id);
 				return callerOf(ctx).is_admin ? presentUserPublic(shown, config.gitlabUrl) : presentUser(shown, config.gitlabUrl);
 			},
 		},
@@ -86,6 +79,23 @@ export const Users: AccountsModule = {
 	},
 
 	methods: {
+		/** `POST /users` in both versions: admins only, the rules checked, 201; the user as stored, for either version's presenter. */
+		async createUserAsAdmin(ctx: Ctx<NewUser>) {
+			if (!callerOf(ctx).is_admin) throw forbidden();
+			const errors = validateNewUser(ctx.params);
+			if (errors) throw validation(errors);
+			const { user } = await this.insertUser({ ...ctx.params, token: undefined });
+			ctx.meta.$statusCode = 201;
+			return publicUser(user);
+		},
+
+		/** `GET /users/:user_id` in both versions: the user, or 404. */
+		async shownUser(userId: number) {
+			const user = await this.db.users.findOne({ id: userId });
+			if (!user) throw notFound("User");
+			return publicUser(user);
+		},
+
 		async insertUser(p: NewUser) {
 			const token = p.token ?? generateToken();
 			const at = now();

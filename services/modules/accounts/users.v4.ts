@@ -4,9 +4,8 @@
  * v4's entities: admins see UserWithAdmin, others UserPublic (themselves), User or UserBasic.
  */
 import { config } from "../../../config";
-import { validateNewUser } from "../../../lib/accounts/account-rules";
 import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/accounts/listing";
-import { ApiError, forbidden, notFound, unauthorized, validation } from "../../../lib/api/errors";
+import { ApiError, unauthorized } from "../../../lib/api/errors";
 import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { publicUser } from "../../../models/user";
 import { presentUserBasicV4, presentUserPublicV4, presentUserV4, presentUserWithAdminV4 } from "../../../presenters/user.v4";
@@ -29,12 +28,7 @@ export const UsersV4: AccountsModule = {
 		createUserV4: {
 			params: userParams,
 			async handler(ctx: Ctx<NewUser>) {
-				if (!callerOf(ctx).is_admin) throw forbidden();
-				const errors = validateNewUser(ctx.params);
-				if (errors) throw validation(errors);
-				const { user } = await this.insertUser({ ...ctx.params, token: undefined });
-				ctx.meta.$statusCode = 201;
-				return presentUserWithAdminV4(publicUser(user), config.gitlabUrl);
+				return presentUserWithAdminV4(await this.createUserAsAdmin(ctx), config.gitlabUrl);
 			},
 		},
 
@@ -43,9 +37,7 @@ export const UsersV4: AccountsModule = {
 			hedge: true,
 			params: { user_id: USER_ID_PARAM },
 			async handler(ctx: Ctx<{ user_id: number }>) {
-				const user = await this.db.users.findOne({ id: ctx.params.user_id });
-				if (!user) throw notFound("User");
-				return (callerOf(ctx).is_admin ? presentUserWithAdminV4 : presentUserV4)(publicUser(user), config.gitlabUrl);
+				return (callerOf(ctx).is_admin ? presentUserWithAdminV4 : presentUserV4)(await this.shownUser(ctx.params.user_id), config.gitlabUrl);
 			},
 		},
 

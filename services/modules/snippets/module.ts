@@ -5,6 +5,7 @@
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ApiMeta } from "../../../lib/api/context";
 import type { ApiError } from "../../../lib/api/errors";
+import type { PageRequest } from "../../../lib/api/pagination";
 import type { Collection } from "../../../lib/store/collection";
 import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
@@ -19,6 +20,7 @@ export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
 export interface SnippetsMethods extends ProjectAccessMethods, CacheCleanerMethods {
 	visibleSnippet(ctx: Ctx, rawId: string): Promise<SnippetDoc | null>;
+	visiblePage(ctx: Ctx<{ page?: number; per_page?: number }>): Promise<{ found: SnippetDoc[]; total: number; page: PageRequest }>;
 	hidden(ctx: Ctx, notFoundError: ApiError): ApiError;
 	present(ctx: Ctx, snippets: SnippetDoc[]): Promise<ReturnType<typeof presentSnippet>[]>;
 	/** The snippets' authors, from accounts in one call. */

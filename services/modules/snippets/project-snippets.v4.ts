@@ -8,9 +8,9 @@ import { config } from "../../../config";
 import { AccessLevel, VISIBILITY_LEVELS } from "../../../lib/accounts/access";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
 import { forbidden, notFound, paramError } from "../../../lib/api/errors";
-import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
+import { PAGE_PARAMS, paginated } from "../../../lib/api/pagination";
 import { applyFileActions, checkFiles, filesOf, readCreateFiles, storedFiles, type SnippetFile } from "../../../lib/snippets/snippet-files";
-import { canCreateSnippet, canModifySnippet, checkSnippetFields, visibleSnippetsQuery } from "../../../lib/snippets/snippet-rules";
+import { canCreateSnippet, canModifySnippet, checkSnippetFields } from "../../../lib/snippets/snippet-rules";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { SnippetDoc } from "../../../models/snippet";
 import { SNIPPET_REF, presentSnippetV4 } from "../../../presenters/snippet.v4";
@@ -22,7 +22,6 @@ const any = { type: "any", optional: true } as const;
 const fieldParams = { title: any, description: any, visibility: any, files: any, content: any, file_name: any } as const;
 /** What a caller sees depends on who they are: cache entries are per project and per caller. */
 const callerKeys = [PROJECT_CACHE_KEY, "#user.id", "#user.is_admin"];
-const NEWEST_FIRST = ["-created_at", "-id"];
 /** Snippets here have no repository: the refs a file is read at, all naming its one state. */
 const REFS = [SNIPPET_REF, "master", "HEAD"];
 const VISIBILITIES = ["private", "internal", "public"];
@@ -58,13 +57,7 @@ export const ProjectSnippetsV4: SnippetsModule = {
 			params: { id: "string", ...PAGE_PARAMS },
 			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
 			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
-				const access = this.access(ctx);
-				const query = visibleSnippetsQuery(access.project.id, ctx.meta.user ?? null, access);
-				if (!query) throw notFound("Project");
-				const page = parsePage(ctx.params);
-				// Lists show no content: it stays in the store.
-				const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page), omit: ["content", "more_files"] });
-				const [found, total] = await Promise.all([rows, this.db.snippets.count(query)]);
+				const { found, total, page } = await this.visiblePage(ctx);
 				return paginated(await this.presentV4(ctx, found), total, page);
 			},
 		},
