@@ -12,7 +12,7 @@ import path from "path";
 import { generateToken } from "../../../lib/crypto/tokens";
 import { DATABASE_FILE } from "../../../lib/store/sqlite/connection";
 import { createProject } from "../../support/fixtures";
-import { client } from "../../support/http";
+import { client, waitFor } from "../../support/http";
 import { freePort, healthReady, launch, runnerArgs, SERVICE_DIR, stopProcess, waitUntilReady, type ManagedProcess } from "../../support/processes";
 import { KINDS, writeOne, type Kind, type Target } from "../../support/store-writes";
 
@@ -105,7 +105,17 @@ it("answers every write only after the write-ahead log holding it has been synce
 	);
 	expect(answered).toHaveLength(KINDS.length * 20);
 
-	const calls = parseTrace(fs.readFileSync(traceFile, "utf8"));
+	// strace writes its log through a buffer: read it once it holds every answer's socket write.
+	const answersIn = (text: string) => answered.every(({ tag }) => text.split(tag).length > 2);
+	const text = await waitFor(
+		"the trace to hold every answer",
+		() => {
+			const now = fs.readFileSync(traceFile, "utf8");
+			return answersIn(now) && now;
+		},
+		30000,
+	);
+	const calls = parseTrace(text);
 	const store = path.join(dataDir, DATABASE_FILE);
 	const storeFile = (c: Call) => c.fd === store || c.fd === `${store}-wal`;
 	const syncs = calls.filter(c => (c.name === "fsync" || c.name === "fdatasync") && storeFile(c));
