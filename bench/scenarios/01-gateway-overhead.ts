@@ -27,7 +27,7 @@
  * over NATS, with the same data.
  */
 import type { BenchContext, Goal, Row, Scenario } from "../scenario";
-import { NATS_URL, type StackOptions } from "../support/stack";
+import { BENCH_INTERNAL_SECRET, NATS_URL, type StackOptions } from "../support/stack";
 import { single, round } from "../support/stats";
 import { mergeLoads, type LoadResult } from "../support/load";
 import { addCpuSamples, cpuShares, deploymentCpuAccount, type CpuSample } from "../support/cpu";
@@ -145,7 +145,7 @@ async function makeBuilds(base: string, projectId: number, count: number): Promi
 	for (let i = 0; i < count; i++) {
 		const res = await fetch(`${base}/internal/builds`, {
 			method: "POST",
-			headers: { "Gitlab-Shared-Secret": "bench-internal-secret", "Content-Type": "application/json" },
+			headers: { "Gitlab-Shared-Secret": BENCH_INTERNAL_SECRET, "Content-Type": "application/json" },
 			body: JSON.stringify({
 				project_id: projectId,
 				name: `job-${i}`,

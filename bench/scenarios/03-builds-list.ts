@@ -20,7 +20,7 @@
  */
 import type { BenchContext, Row, Scenario } from "../scenario";
 import type { LoadResult } from "../support/load";
-import type { Stack } from "../support/stack";
+import { BENCH_INTERNAL_SECRET, type Stack } from "../support/stack";
 import { single } from "../support/stats";
 import { encodeCursor } from "../../lib/builds/job-listing";
 import { rssBytes } from "../../test/support/processes";
@@ -55,7 +55,7 @@ const scenario: Scenario = {
 				dataDir: stack.dataDir,
 				url: stack.url,
 				token: stack.rootToken,
-				secret: "bench-internal-secret",
+				secret: BENCH_INTERNAL_SECRET,
 				traceEvery: 0,
 				artifactsEvery: 0,
 				onProgress: done => {

@@ -20,10 +20,10 @@ import { Writable } from "stream";
 import { pipeline } from "stream/promises";
 import type { BenchContext, Row, Scenario } from "../scenario";
 import { single, summarize } from "../support/stats";
+import { BENCH_INTERNAL_SECRET } from "../support/stack";
 import type { ServiceProcess } from "../../test/support/processes";
 
 const MiB = 1024 * 1024;
-const SECRET = "bench-internal-secret";
 /** The RSS goal: at most this much above rest. */
 const RSS_BUDGET = 64 * MiB;
 /** What the processes move before their rest is measured: their first transfer grows them once (see the e2e test). */
@@ -122,7 +122,7 @@ const scenario: Scenario = {
 		await stack.waitForRoute(`/projects/${project.id}/builds`);
 		const created = await fetch(`${stack.url}/internal/builds`, {
 			method: "POST",
-			headers: { "Gitlab-Shared-Secret": SECRET, "Content-Type": "application/json" },
+			headers: { "Gitlab-Shared-Secret": BENCH_INTERNAL_SECRET, "Content-Type": "application/json" },
 			body: JSON.stringify({
 				project_id: project.id,
 				name: "bench",
@@ -152,7 +152,7 @@ const scenario: Scenario = {
 				"-T",
 				file,
 				"-H",
-				`Gitlab-Shared-Secret: ${SECRET}`,
+				`Gitlab-Shared-Secret: ${BENCH_INTERNAL_SECRET}`,
 				"-o",
 				"/dev/null",
 				"-w",

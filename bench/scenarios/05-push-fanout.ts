@@ -35,11 +35,10 @@ import type { BenchContext, Row, Scenario } from "../scenario";
 import { addCpuSamples, cpuShares, deploymentCost, deploymentCpuAccount, syscallsPerEvent, type CpuSample } from "../support/cpu";
 import { startPushBaseline, type PushBaseline } from "../support/push-baseline";
 import { marker, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
-import { NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
+import { BENCH_INTERNAL_SECRET, NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
 import { round, single, summarize, type Summary } from "../support/stats";
 import { startCollector, TRACED_CASES, tracingEnv } from "../support/tracing";
 
-const SECRET = "bench-internal-secret";
 /** POSTs in flight during the burst: at 32 the gateway accepted half as many a second as at 128 (each POST waits on four processes). */
 const CONCURRENCY = 128;
 const RATE = 200;
@@ -136,7 +135,11 @@ function post(url: string, body: unknown): Promise<number> {
 	return new Promise((resolve, reject) => {
 		const req = http.request(
 			url,
-			{ method: "POST", agent, headers: { "Content-Type": "application/json", "Content-Length": data.length, "Gitlab-Shared-Secret": SECRET } },
+			{
+				method: "POST",
+				agent,
+				headers: { "Content-Type": "application/json", "Content-Length": data.length, "Gitlab-Shared-Secret": BENCH_INTERNAL_SECRET },
+			},
 			res => {
 				res.resume();
 				res.on("end", () => resolve(res.statusCode ?? 0));

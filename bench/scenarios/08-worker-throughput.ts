@@ -18,10 +18,9 @@ import { pushBody } from "../../test/support/push-fixtures";
 import type { BenchContext, Row, Scenario } from "../scenario";
 import { cpuShares, deploymentCpuAccount } from "../support/cpu";
 import { marker, startRemotePeers, type PeerKind, type RemotePeers } from "../support/remote-peers";
-import { NATS_URL, REDIS_URL, type Stack } from "../support/stack";
+import { BENCH_INTERNAL_SECRET, NATS_URL, REDIS_URL, type Stack } from "../support/stack";
 import { round, single } from "../support/stats";
 
-const SECRET = "bench-internal-secret";
 /** POSTs in flight while the burst is accepted. */
 const CONCURRENCY = 64;
 /** Which peer each worker's deliveries reach. */
@@ -33,7 +32,7 @@ const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 async function postPush(stack: Stack, body: unknown): Promise<number> {
 	const res = await fetch(`${stack.url}/internal/push`, {
 		method: "POST",
-		headers: { "Content-Type": "application/json", "Gitlab-Shared-Secret": SECRET },
+		headers: { "Content-Type": "application/json", "Gitlab-Shared-Secret": BENCH_INTERNAL_SECRET },
 		body: JSON.stringify(body),
 	});
 	await res.arrayBuffer();

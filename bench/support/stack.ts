@@ -31,6 +31,9 @@ export interface StackOptions {
 	rootToken?: string;
 }
 
+/** The deployments' internal API secret: long enough that the gateway does not limit it as a guessable one (docs/configuration.md#limits). */
+export const BENCH_INTERNAL_SECRET = "bench-internal-secret-0123456789abcdef";
+
 export class Stack {
 	readonly processes: ServiceProcess[] = [];
 	readonly rootToken: string;
@@ -59,7 +62,7 @@ export class Stack {
 			GITLAB_ROOT_TOKEN: this.rootToken,
 			GITLAB_ROOT_PASSWORD: "bench-root-password",
 			SECRETS_KEY: "bench-secrets-key-0123456789",
-			INTERNAL_API_SECRET: "bench-internal-secret-0123456789abcdef",
+			INTERNAL_API_SECRET: BENCH_INTERNAL_SECRET,
 			RATE_LIMIT_PER_MINUTE: String(1e9),
 			LOG_LEVEL: "warn",
 			LOG_FORMAT: "text",
