@@ -36,6 +36,12 @@ export interface NewUser extends ProfileFields {
 	token?: string;
 }
 
+/** A version's entities of a projects list: `simple=true`'s, and the full one with the caller's `permissions`. */
+export interface ProjectListPresenters {
+	basic(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string): unknown;
+	withAccess(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string, memberLevel: number | null): unknown;
+}
+
 /** What a new project is asked to be (`visibility_level`: v4's word read into its number). */
 export interface NewProject {
 	name: string;
@@ -69,7 +75,8 @@ interface AccountsMethods extends ProjectAccessMethods {
 	checkGrant(access: ProjectAccess, level: number): void;
 	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;
 	membersPage<T>(ctx: Ctx<{ query?: string; page?: number; per_page?: number }>, present: (m: MemberDoc, user: UserDoc) => T): Promise<Paginated<T>>;
-	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, version?: "v3" | "v4"): Promise<Paginated<unknown>>;
+	projectWithAccess(ctx: Ctx): Promise<{ project: ProjectDoc; owner: UserDoc | null; memberLevel: number | null }>;
+	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, present: ProjectListPresenters): Promise<Paginated<unknown>>;
 	insertProject(ctx: Ctx<unknown>, asked: NewProject): Promise<{ project: ProjectDoc; owner: UserDoc }>;
 }
 
