@@ -74,6 +74,10 @@ interface AccountsMethods extends ProjectAccessMethods {
 	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
 	checkGrant(access: ProjectAccess, level: number): void;
 	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;
+	shownMember(ctx: Ctx, userId: number): Promise<{ member: MemberDoc; user: UserDoc }>;
+	userToAdd(userId: number): Promise<UserDoc>;
+	insertMember(ctx: Ctx, access: ProjectAccess, userId: number, level: number): Promise<MemberDoc>;
+	changeMember(ctx: Ctx, userId: number, level: number): Promise<{ member: MemberDoc; user: UserDoc }>;
 	membersPage<T>(ctx: Ctx<{ query?: string; page?: number; per_page?: number }>, present: (m: MemberDoc, user: UserDoc) => T): Promise<Paginated<T>>;
 	projectWithAccess(ctx: Ctx): Promise<{ project: ProjectDoc; owner: UserDoc | null; memberLevel: number | null }>;
 	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, present: ProjectListPresenters): Promise<Paginated<unknown>>;
