@@ -7,7 +7,7 @@
 import type Redis from "ioredis";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Caller, ProjectAccess } from "../../../lib/accounts/access";
-import type { ProjectListParams } from "../../../lib/accounts/listing";
+import type { ProjectListParams, UserListParams } from "../../../lib/accounts/listing";
 import type { LoginThrottle } from "../../../lib/accounts/login-throttle";
 import type { ApiMeta } from "../../../lib/api/context";
 import { unauthorized } from "../../../lib/api/errors";
@@ -38,8 +38,14 @@ export interface NewUser extends ProfileFields {
 
 /** A version's entities of a projects list: `simple=true`'s, and the full one with the caller's `permissions`. */
 export interface ProjectListPresenters {
-	basic(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string): unknown;
-	withAccess(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string, memberLevel: number | null): unknown;
+	basic: (p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string) => unknown;
+	withAccess: (p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string, memberLevel: number | null) => unknown;
+}
+
+/** A version's entities of a users list: what admins see, and what everyone else sees. */
+export interface UserListPresenters {
+	admin: (u: UserDoc, gitlabUrl: string) => unknown;
+	others: (u: UserDoc, gitlabUrl: string) => unknown;
 }
 
 /** What a new project is asked to be (`visibility_level`: v4's word read into its number). */
@@ -70,6 +76,7 @@ interface AccountsMethods extends ProjectAccessMethods {
 	insertUser(user: NewUser): Promise<{ user: StoredUser; token: string }>;
 	createUserAsAdmin(ctx: Ctx<NewUser>): Promise<UserDoc>;
 	shownUser(userId: number): Promise<UserDoc>;
+	usersPage(ctx: Ctx<UserListParams>, present: UserListPresenters): Promise<Paginated<unknown>>;
 	bootstrapRoot(): Promise<RootCredentials | null>;
 	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
 	checkGrant(access: ProjectAccess, level: number): void;
