@@ -4,7 +4,8 @@
  * which path (lib/builds/transfer-grants.ts `EntryGrant`); the gateway reads the archive's central
  * directory from the artifact store, finds the entry and streams its bytes (inflated when
  * deflated), with the download headers of gateway/file-download.ts: Content-Length, a strong ETag
- * (the archive's and the entry's place in it), `If-None-Match` → 304, one byte range → 206, 416.
+ * (the archive's and the entry's place in it), `If-None-Match` → 304, and gateway/byte-ranges.ts's
+ * answer to a Range (206, 416), as for a whole file.
  */
 import type { ServerResponse } from "http";
 import path from "path";
@@ -13,8 +14,8 @@ import { notFound } from "../lib/api/errors";
 import { attachmentDisposition } from "../lib/builds/build-input";
 import type { EntryGrant } from "../lib/builds/transfer-grants";
 import { openArchive, type OpenArchive } from "../lib/builds/zip-entries";
-import { contentRange } from "./byte-ranges";
-import { DOWNLOAD_OPENAPI, noneMatch, rangeNotSatisfiable, wantedRange, type FileHost, type Req } from "./file-download";
+import { rangeAnswer } from "./byte-ranges";
+import { DOWNLOAD_OPENAPI, noneMatch, type FileHost, type Req } from "./file-download";
 import { isHead } from "./http-server";
 import type { AliasFunction } from "./routes/types";
 
@@ -50,7 +51,7 @@ async function serve(host: FileHost, req: Req, res: ServerResponse, grantAction:
 		const entry = await archive.find(grant.entry);
 		if (!entry) throw notFound();
 		const etag = `"${grant.etag.replace(/"/g, "")}-${entry.offset}"`;
-		const headers: Record<string, string> = {
+		const headers = {
 			"Content-Type": "application/octet-stream",
 			"Content-Disposition": attachmentDisposition(path.posix.basename(grant.entry)),
 			"X-Content-Type-Options": "nosniff",
@@ -62,17 +63,15 @@ async function serve(host: FileHost, req: Req, res: ServerResponse, grantAction:
 			res.end();
 			return;
 		}
-		const range = wantedRange(req, { size: entry.size, etag });
-		if (range.kind === "unsatisfiable") throw rangeNotSatisfiable(entry.size);
-		const [start, end] = range.kind === "partial" ? [range.start, range.end] : [0, entry.size - 1];
-		if (range.kind === "partial") headers["Content-Range"] = contentRange(start, end, entry.size);
-		headers["Content-Length"] = String(end - start + 1);
-		res.writeHead(range.kind === "partial" ? 206 : 200, headers);
-		if (entry.size === 0 || isHead(req)) {
+		const answer = rangeAnswer(req, { size: entry.size, etag });
+		if (answer.status === 416) throw answer.refusal;
+		res.writeHead(answer.status, { ...headers, ...answer.headers });
+		if (!answer.bytes || isHead(req)) {
 			res.end();
 			return;
 		}
-		await pipeline(await entry.open(range.kind === "partial" ? { start, end } : undefined), res);
+		// The whole entry is read as a stream of its own, not as a range of it.
+		await pipeline(await entry.open(answer.status === 206 ? answer.bytes : undefined), res);
 	} finally {
 		// The file closes once the entry's stream has ended too.
 		archive.close();

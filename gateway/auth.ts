@@ -1,5 +1,6 @@
 /** Where a GitLab v3 client puts its token: header, query, form body or Bearer. */
 import type { IncomingMessage } from "http";
+import { LRUCache } from "lru-cache";
 import type { Caller } from "../lib/accounts/access";
 import { MAX_SUDO_REF } from "../lib/accounts/auth-cache";
 import { forbidden, notFound } from "../lib/api/errors";
@@ -71,23 +72,27 @@ export const OWNER_KEPT_MS = 30_000;
 /**
  * The look-ups of the tokens seen most recently: a client sends the same token with every
  * request, and hashing it and naming its cache entry is a good part of a cached answer's cost;
- * once resolved, its owner is kept a while too (OWNER_KEPT_MS). Bounded (the oldest goes first),
- * so made-up tokens only push out each other and the real ones, which are then read again.
+ * once resolved, its owner is kept a while too (OWNER_KEPT_MS). Bounded by lru-cache (the least
+ * recently used goes first), so made-up tokens push out each other and the real ones not in use,
+ * which are then read again (docs/architecture.md#access-cache).
  */
 export class RecentTokens {
-	private readonly recent = new Map<string, TokenLookup>();
+	/** No TTL: a look-up never goes stale; only its owner does, checked by ownerOf. */
+	private readonly recent: LRUCache<string, TokenLookup>;
 
 	constructor(
 		private readonly keyOf: (tokenHash: string) => string | null,
-		private readonly max = 1000,
-	) {}
+		max = 1000,
+	) {
+		this.recent = new LRUCache({ max });
+	}
 
+	/** Read on every request, the fast path's too (docs/architecture.md#the-fast-path): no options object per get. */
 	lookup(token: string): TokenLookup {
 		let found = this.recent.get(token);
 		if (!found) {
 			const hash = hashToken(token);
 			found = { hash, key: this.keyOf(hash) };
-			if (this.recent.size >= this.max) this.recent.delete(this.recent.keys().next().value!);
 			this.recent.set(token, found);
 		}
 		return found;

@@ -15,7 +15,7 @@
  * leaves its connection idle, so the idle timeout alone would let it hold the connection for the
  * whole request time).
  */
-import busboy from "busboy";
+import Busboy, { type BusboyInstance } from "@fastify/busboy";
 import type { IncomingMessage, ServerResponse } from "http";
 import qs from "qs";
 import type { Readable } from "stream";
@@ -104,25 +104,29 @@ export function parseForm(text: string): Record<string, unknown> {
 	return qs.parse(text, QS_OPTIONS);
 }
 
+/** Of a part's headers, at most this much is read (busboy 1's bound; @fastify/busboy's default is 80 KiB). */
+const MAX_PART_HEADER = 16 * 1024;
+
 /**
  * A multipart/form-data body's text fields, named and nested as in a urlencoded form (the same qs
- * bounds); file parts are skipped unread. No boundary, or parts that do not parse: 400.
+ * bounds); file parts are skipped unread. No boundary, or parts that do not parse: 400. Parsed by
+ * @fastify/busboy, the maintained fork of busboy (docs/api.md#request-bodies); names and values
+ * are UTF-8 unless a part says otherwise.
  */
 export function parseMultipart(body: Buffer, contentType: string): Promise<Record<string, unknown>> {
 	return new Promise((resolve, reject) => {
-		let parser: busboy.Busboy;
+		let parser: BusboyInstance;
 		try {
 			const limit = QS_OPTIONS.parameterLimit!;
-			const limits = { fields: limit, parts: 2 * limit, files: 0, fieldSize: body.length };
-			parser = busboy({ headers: { "content-type": contentType }, defParamCharset: "utf8", limits });
+			const limits = { fields: limit, parts: 2 * limit, files: 0, fieldSize: body.length, headerSize: MAX_PART_HEADER };
+			parser = Busboy({ headers: { "content-type": contentType }, limits });
 		} catch {
 			return reject(invalidBody("a multipart body needs a boundary in its Content-Type"));
 		}
 		const fields = new URLSearchParams();
 		parser.on("field", (name, value) => fields.append(name, value));
-		parser.on("file", (_name, file) => file.resume());
 		parser.on("error", () => reject(invalidBody("the multipart body does not parse")));
-		parser.on("close", () => resolve(parseForm(fields.toString())));
+		parser.on("finish", () => resolve(parseForm(fields.toString())));
 		parser.end(body);
 	});
 }

@@ -8,15 +8,15 @@
  * The answer has Content-Length, the grant's Content-Type (with `nosniff` and a sandboxing CSP)
  * and Content-Disposition, a strong ETag (If-None-Match → 304) and `Accept-Ranges: bytes`: one
  * byte range is a 206 with exactly those bytes, a range the file cannot satisfy a 416
- * (gateway/byte-ranges.ts), so `curl -C -` resumes.
+ * (gateway/byte-ranges.ts, as for one file of an archive), so `curl -C -` resumes.
  * A HEAD gets the same answer without reading the file (`curl -I` for its size).
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Context } from "moleculer";
-import { ApiError, notFound } from "../lib/api/errors";
+import { notFound } from "../lib/api/errors";
 import type { ArtifactStorage } from "../lib/builds/artifact-store";
 import type { DownloadGrant } from "../lib/builds/transfer-grants";
-import { contentRange, parseRange, unsatisfiedRange, type RangeRequest } from "./byte-ranges";
+import { MAX_VALIDATOR_HEADER, rangeAnswer } from "./byte-ranges";
 import { isHead } from "./http-server";
 import { USER_CONTENT_HEADERS } from "./responses";
 import type { AliasFunction } from "./routes/types";
@@ -28,28 +28,12 @@ export interface FileHost {
 	artifactStore: ArtifactStorage;
 }
 
-/** Longer If-None-Match and If-Range headers are not read (an ETag here is a few dozen characters). */
-const MAX_VALIDATOR_HEADER = 1024;
-
-export const rangeNotSatisfiable = (size: number) =>
-	new ApiError(416, { message: "416 Requested Range Not Satisfiable" }, { "Content-Range": unsatisfiedRange(size), "Accept-Ranges": "bytes" });
-
 /** Whether an If-None-Match header names `etag` (weak comparison, RFC 9110 §13.1.2), or is `*`. */
 export function noneMatch(header: string | undefined, etag: string): boolean {
 	if (header === undefined || header.length > MAX_VALIDATOR_HEADER) return false;
 	if (header.trim() === "*") return true;
 	const bare = etag.replace(/^W\//, "");
 	return header.split(",").some(tag => tag.trim().replace(/^W\//, "") === bare);
-}
-
-/** The range to serve: If-Range (strong comparison) drops the Range when the file is no longer the one the client has. */
-export function wantedRange(req: IncomingMessage, grant: Pick<DownloadGrant, "size" | "etag">): RangeRequest {
-	const range = parseRange(req.headers.range, grant.size);
-	if (range.kind === "whole") return range;
-	const ifRange = req.headers["if-range"];
-	if (typeof ifRange === "string" && (ifRange.length > MAX_VALIDATOR_HEADER || ifRange.trim() !== grant.etag || grant.etag.startsWith("W/")))
-		return { kind: "whole" };
-	return range;
 }
 
 /**
@@ -90,10 +74,8 @@ export const DOWNLOAD_OPENAPI = {
 
 async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, grantAction: string, callOpts: object): Promise<void> {
 	const grant = await req.$ctx.call<DownloadGrant, Record<string, unknown>>(grantAction, { ...req.$params }, callOpts);
-	const range = wantedRange(req, grant);
-	const [start, end] = range.kind === "partial" ? [range.start, range.end] : [0, grant.size - 1];
-	const length = range.kind === "unsatisfiable" ? 0 : end - start + 1;
-	const opened = grant.key === null ? null : await store.openObject(grant.key, length > 0 ? { start, end } : undefined);
+	const answer = rangeAnswer(req, grant);
+	const opened = grant.key === null ? null : await store.openObject(grant.key, answer.bytes ?? undefined);
 	try {
 		// Gone since the grant (erased, replaced), or shorter than granted: not the file that was authorized.
 		if (grant.key !== null && (!opened || opened.size < grant.size)) throw notFound();
@@ -110,11 +92,9 @@ async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, gran
 			res.end();
 			return;
 		}
-		if (range.kind === "unsatisfiable") throw rangeNotSatisfiable(grant.size);
-		if (range.kind === "partial") headers["Content-Range"] = contentRange(start, end, grant.size);
-		headers["Content-Length"] = String(length);
-		res.writeHead(range.kind === "partial" ? 206 : 200, headers);
-		if (!opened || length === 0 || isHead(req)) {
+		if (answer.status === 416) throw answer.refusal;
+		res.writeHead(answer.status, { ...headers, ...answer.headers });
+		if (!opened || !answer.bytes || isHead(req)) {
 			res.end();
 			return;
 		}

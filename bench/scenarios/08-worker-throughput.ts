@@ -80,6 +80,8 @@ const scenario: Scenario = {
 		const run = `w${Date.now().toString(36)}`;
 		const project = (await stack.expect(201, "POST", "/projects", { json: { name: run } })).body as { id: number; path_with_namespace: string };
 		const services = `/projects/${project.id}/services`;
+		// The gateway discovers integrations a moment after /ready: 503 until then.
+		await stack.waitForRoute(`${services}/task-tracker-comments`);
 		await stack.expect(200, "PUT", `${services}/task-tracker-comments`, { json: { api_key: "bench-token" } });
 		await stack.expect(200, "PUT", `${services}/emails-on-push`, { json: { recipients: "bench@example.com" } });
 		await stack.expect(200, "PUT", `${services}/irc-gateway`, { json: { recipients: `irc://127.0.0.1:${peers.ircPort}/${peers.ircChannel}` } });

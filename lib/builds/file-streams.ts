@@ -87,7 +87,8 @@ export class EarlyFlush {
 	}
 }
 
-export async function openForRead(file: string, range?: ByteRange): Promise<OpenedFile | null> {
+/** A stored file open for reads, with its size; null when it is not there. */
+async function openStored(file: string): Promise<{ handle: fs.promises.FileHandle; size: number } | null> {
 	let handle: fs.promises.FileHandle;
 	try {
 		handle = await fs.promises.open(file, "r");
@@ -97,12 +98,16 @@ export async function openForRead(file: string, range?: ByteRange): Promise<Open
 	}
 	try {
 		// Size and bytes from the same open file: a concurrent replace or removal cannot split them.
-		const { size } = await handle.stat();
-		return new LocalFile(handle, size, range ?? { start: 0, end: size - 1 });
+		return { handle, size: (await handle.stat()).size };
 	} catch (err) {
 		await handle.close();
 		throw err;
 	}
+}
+
+export async function openForRead(file: string, range?: ByteRange): Promise<OpenedFile | null> {
+	const stored = await openStored(file);
+	return stored && new LocalFile(stored.handle, stored.size, range ?? { start: 0, end: stored.size - 1 });
 }
 
 /** A stored file open for reads anywhere in it (a zip archive's entries: lib/builds/zip-entries.ts). */
@@ -114,26 +119,16 @@ export interface RandomAccessFile {
 }
 
 export async function openForRandomAccess(file: string): Promise<RandomAccessFile | null> {
-	let handle: fs.promises.FileHandle;
-	try {
-		handle = await fs.promises.open(file, "r");
-	} catch (err) {
-		if (isMissing(err)) return null;
-		throw err;
-	}
-	try {
-		const { size } = await handle.stat();
-		let closed: Promise<void> | null = null;
-		return {
-			size,
-			read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
-			// Closing twice closes once.
-			close: () => (closed ??= handle.close()),
-		};
-	} catch (err) {
-		await handle.close();
-		throw err;
-	}
+	const stored = await openStored(file);
+	if (!stored) return null;
+	const { handle, size } = stored;
+	let closed: Promise<void> | null = null;
+	return {
+		size,
+		read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
+		// Closing twice closes once.
+		close: () => (closed ??= handle.close()),
+	};
 }
 
 /** A file of the shared volume, open for one send. */

@@ -92,7 +92,17 @@ it("one push is one trace: gateway, events, the publish, the three workers and t
 	const clientSpans = (t: JaegerTrace, service: string) =>
 		t.spans.filter(s => s.service === service && s.kind === "client").sort((a, b) => a.startTime - b.startTime);
 	// The tracker's three calls (GET, comment, completion), one mail, one IRC send.
-	const t = await traceOf(requestId, x => clientSpans(x, "task-tracker-commenter").length === 3 && WORKERS.every(w => clientSpans(x, w).length >= 1));
+	// Each process exports its spans in batches of its own: the trace is read once every span the
+	// push makes has reached Jaeger (a child may arrive before its parent from another process).
+	const t = await traceOf(
+		requestId,
+		x =>
+			x.spans.some(s => s.service === "events" && s.operationName === "events.push") &&
+			x.spans.some(s => s.kind === "producer") &&
+			WORKERS.every(w => x.spans.some(s => s.service === w && s.kind === "consumer")) &&
+			clientSpans(x, "task-tracker-commenter").length === 3 &&
+			WORKERS.every(w => clientSpans(x, w).length >= 1),
+	);
 	console.info(`The push's trace (${t.traceID}), as Jaeger's query API returned it:\n${spanTree(t).join("\n")}`);
 
 	// Connected: one root, every other span's parent in the trace.

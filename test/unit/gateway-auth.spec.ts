@@ -54,6 +54,28 @@ describe("recent tokens", () => {
 		expect(recent.ownerOf(recent.lookup("abcdefghij1234567890"), 50_000)).toBeUndefined();
 	});
 
+	it("push out the least recently used look-up: a token in use stays, with its owner, while made-up ones come and go", () => {
+		const named: string[] = [];
+		const recent = new RecentTokens(hash => (named.push(hash), `accounts.resolveToken:"${hash}"`), 3);
+		const owner = { id: 7, username: "jane", is_admin: false };
+		const real = recent.lookup("real-token-00000000000");
+		recent.keepOwner(real, owner, 1_000);
+		for (let i = 0; i < 5; i++) {
+			recent.lookup(`made-up-${i}-a-0000000000`);
+			recent.lookup(`made-up-${i}-b-0000000000`); // the two of the round before go
+			expect(recent.lookup("real-token-00000000000")).toBe(real);
+		}
+		expect(recent.ownerOf(real, 1_001)).toBe(owner);
+		expect(named).toHaveLength(11);
+		// Once three other tokens were used after it, the real one goes, its owner with it.
+		for (const token of ["made-up-4-b-0000000000", "other-token-a-00000000", "other-token-b-00000000"]) recent.lookup(token);
+		expect(named).toHaveLength(13);
+		const again = recent.lookup("real-token-00000000000");
+		expect(again).not.toBe(real);
+		expect(recent.ownerOf(again, 1_001)).toBeUndefined();
+		expect(named).toHaveLength(14);
+	});
+
 	it("forget the owners of the look-ups a change of access cleans: those it names, every one for a pattern", () => {
 		const recent = new RecentTokens(hash => `accounts.resolveToken:"${hash}"`);
 		const owner = { id: 7, username: "jane", is_admin: false };

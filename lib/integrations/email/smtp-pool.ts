@@ -6,7 +6,8 @@
  *
  * A session that fails in any way is closed, never reused: the next mail opens a fresh one. One
  * that the server closes while idle leaves the pool at once. A session is replaced after
- * `maxMessages` mails, as some servers limit the mails per connection.
+ * `maxMessages` mails, as some servers limit the mails per connection. Not nodemailer's own pool,
+ * which keeps a session after a refused mail (docs/architecture.md#smtp-pool-not-nodemailer).
  */
 import net from "net";
 import SMTPConnection from "nodemailer/lib/smtp-connection";
