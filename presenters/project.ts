@@ -5,9 +5,9 @@ import { alwaysNull, arrayOf, boolean, integer, nullable, object, propertiesOf, 
 import { presentUserBasic, USER_BASIC } from "./user";
 
 /** GitLab's notification level of a membership no one has changed: `global` (NotificationSetting.levels). */
-export const GLOBAL_NOTIFICATION_LEVEL = 3;
+const GLOBAL_NOTIFICATION_LEVEL = 3;
 
-const webUrlOf = (p: ProjectDoc, gitlabUrl: string) => `${gitlabUrl}/${p.path_with_namespace}`;
+export const webUrlOf = (p: ProjectDoc, gitlabUrl: string) => `${gitlabUrl}/${p.path_with_namespace}`;
 
 /** BasicProjectDetails: what `simple=true` lists. */
 export function presentBasicProject(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string) {
@@ -78,12 +78,14 @@ export function presentProject(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: 
  * included); `group_access` is null, as projects here belong to users, not groups.
  */
 export function presentProjectWithAccess(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string, memberLevel: number | null) {
+	return { ...presentProject(p, owner, gitlabUrl), permissions: presentPermissions(memberLevel) };
+}
+
+/** ProjectWithAccess's `permissions`, alike in v3 and v4 (presenters/project.v4.ts). */
+export function presentPermissions(memberLevel: number | null) {
 	return {
-		...presentProject(p, owner, gitlabUrl),
-		permissions: {
-			project_access: memberLevel ? { access_level: memberLevel, notification_level: GLOBAL_NOTIFICATION_LEVEL } : null,
-			group_access: null,
-		},
+		project_access: memberLevel ? { access_level: memberLevel, notification_level: GLOBAL_NOTIFICATION_LEVEL } : null,
+		group_access: null,
 	};
 }
 

@@ -5,15 +5,13 @@
  */
 import type { ProjectDoc } from "../models/project";
 import type { UserDoc } from "../models/user";
-import { GLOBAL_NOTIFICATION_LEVEL } from "./project";
+import { presentPermissions, webUrlOf } from "./project";
 import { presentUserBasicV4 } from "./user.v4";
 
 const VISIBILITY_NAMES: Record<number, "private" | "internal" | "public"> = { 0: "private", 10: "internal", 20: "public" };
 
 /** `private`, `internal` or `public`, as v4 names a visibility level. */
 export const visibilityOf = (level: number) => VISIBILITY_NAMES[level] ?? "private";
-
-const webUrlOf = (p: ProjectDoc, gitlabUrl: string) => `${gitlabUrl}/${p.path_with_namespace}`;
 
 /** The project's namespace: its creator's, a user namespace (the creator's id stands for the namespace's). */
 function namespaceOf(p: ProjectDoc, gitlabUrl: string) {
@@ -94,13 +92,7 @@ export function presentProjectV4(p: ProjectDoc, owner: UserDoc | null, gitlabUrl
 
 /** ProjectWithAccess (`GET /projects/:id`, and the lists of a signed-in caller): the caller's own membership in `permissions`. */
 export function presentProjectWithAccessV4(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string, memberLevel: number | null) {
-	return {
-		...presentProjectV4(p, owner, gitlabUrl),
-		permissions: {
-			project_access: memberLevel ? { access_level: memberLevel, notification_level: GLOBAL_NOTIFICATION_LEVEL } : null,
-			group_access: null,
-		},
-	};
+	return { ...presentProjectV4(p, owner, gitlabUrl), permissions: presentPermissions(memberLevel) };
 }
 
 /** The Member entity: UserBasic with the membership (`membership_state` active: there are no invitations here). */

@@ -2,13 +2,8 @@
 import type { SnippetDoc } from "../models/snippet";
 import type { UserDoc } from "../models/user";
 import { integer, nullable, object, oneValue, string, timestamp } from "./json-schema";
+import type { ProjectPlace } from "./pipeline";
 import { presentUserBasic } from "./user";
-
-/** Where a snippet's links point: the GITLAB_URL base and its project's `namespace/path`. */
-export interface SnippetPlace {
-	gitlabUrl: string;
-	projectPath: string;
-}
 
 /**
  * The author as docs/api.md#snippet-entity shows it: `{id, username, email, name, state,
@@ -33,7 +28,7 @@ export function presentSnippetAuthor(u: UserDoc, gitlabUrl: string) {
  * `{id, title, file_name, author, expires_at, updated_at, created_at, web_url}` (`web_url` as
  * GitLab 8.16's ProjectSnippet entity has it). Content is only served by the raw endpoint.
  */
-export function presentSnippet(s: SnippetDoc, author: UserDoc | null, place: SnippetPlace) {
+export function presentSnippet(s: SnippetDoc, author: UserDoc | null, place: ProjectPlace) {
 	return {
 		id: s.id,
 		title: s.title,

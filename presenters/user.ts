@@ -4,7 +4,7 @@ import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, type UserDoc } from "../mode
 import { arrayOf, boolean, integer, nullable, object, propertiesOf, string, timestamp } from "./json-schema";
 
 /** Projects a user may create: no limit is kept here, so a number no one reaches. */
-export const PROJECTS_LIMIT = 100000;
+const PROJECTS_LIMIT = 100000;
 
 export function avatarUrl(email: string): string {
 	const hash = crypto.createHash("md5").update(email.trim().toLowerCase()).digest("hex");
@@ -41,6 +41,13 @@ export function presentUserPublic(u: UserDoc, gitlabUrl: string) {
 		...presentUser(u, gitlabUrl),
 		last_sign_in_at: u.last_sign_in_at ?? null,
 		confirmed_at: u.confirmed_at ?? u.created_at,
+		...presentAccount(u),
+	};
+}
+
+/** The account's part of UserPublic, alike in v3 and v4 (presenters/user.v4.ts), in GitLab's order. */
+export function presentAccount(u: UserDoc) {
+	return {
 		email: u.email,
 		theme_id: u.theme_id ?? DEFAULT_THEME_ID,
 		color_scheme_id: u.color_scheme_id ?? DEFAULT_COLOR_SCHEME_ID,

@@ -3,8 +3,8 @@
  * beside v3's in presenters/user.ts; pure. What this service does not keep shows as GitLab shows a
  * user without it (docs/api.md#v4-accounts).
  */
-import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, type UserDoc } from "../models/user";
-import { avatarUrl, PROJECTS_LIMIT } from "./user";
+import type { UserDoc } from "../models/user";
+import { avatarUrl, presentAccount } from "./user";
 
 /** UserBasic: `{id, username, name, state, locked, avatar_url, web_url}` (an author, a member, a list for non-admins). */
 export function presentUserBasicV4(u: UserDoc, gitlabUrl: string) {
@@ -50,16 +50,7 @@ export function presentUserPublicV4(u: UserDoc, gitlabUrl: string) {
 		last_sign_in_at: u.last_sign_in_at ?? null,
 		confirmed_at: u.confirmed_at ?? u.created_at,
 		last_activity_on: null as string | null,
-		email: u.email,
-		theme_id: u.theme_id ?? DEFAULT_THEME_ID,
-		color_scheme_id: u.color_scheme_id ?? DEFAULT_COLOR_SCHEME_ID,
-		projects_limit: u.projects_limit ?? PROJECTS_LIMIT,
-		current_sign_in_at: u.current_sign_in_at ?? null,
-		identities: [] as { provider: string; extern_uid: string }[],
-		can_create_group: true,
-		can_create_project: true,
-		two_factor_enabled: false,
-		external: false,
+		...presentAccount(u),
 		private_profile: false,
 		commit_email: u.email,
 	};

@@ -14,6 +14,22 @@ export interface ZipEntry {
 const DOS_TIME = 0;
 const DOS_DATE = ((2017 - 1980) << 9) | (1 << 5) | 1;
 
+/**
+ * The fields a local header and its central directory entry share, in the same order from
+ * `version needed` to the name's length (each header's extra field is empty: the zeros it holds).
+ */
+function describeFile(header: Buffer, at: number, crc: number, size: number, nameLength: number): void {
+	header.writeUInt16LE(10, at); // version needed: 1.0 (stored)
+	header.writeUInt16LE(0x0800, at + 2); // flags: UTF-8 names
+	header.writeUInt16LE(0, at + 4); // method: stored
+	header.writeUInt16LE(DOS_TIME, at + 6);
+	header.writeUInt16LE(DOS_DATE, at + 8);
+	header.writeUInt32LE(crc, at + 10);
+	header.writeUInt32LE(size, at + 14); // compressed
+	header.writeUInt32LE(size, at + 18); // uncompressed
+	header.writeUInt16LE(nameLength, at + 22);
+}
+
 export function storedZip(entries: ZipEntry[]): Buffer {
 	const locals: Buffer[] = [];
 	const centrals: Buffer[] = [];
@@ -23,28 +39,11 @@ export function storedZip(entries: ZipEntry[]): Buffer {
 		const crc = zlib.crc32(data);
 		const local = Buffer.alloc(30);
 		local.writeUInt32LE(0x04034b50, 0);
-		local.writeUInt16LE(10, 4); // version needed: 1.0 (stored)
-		local.writeUInt16LE(0x0800, 6); // flags: UTF-8 names
-		local.writeUInt16LE(0, 8); // method: stored
-		local.writeUInt16LE(DOS_TIME, 10);
-		local.writeUInt16LE(DOS_DATE, 12);
-		local.writeUInt32LE(crc, 14);
-		local.writeUInt32LE(data.length, 18);
-		local.writeUInt32LE(data.length, 22);
-		local.writeUInt16LE(fileName.length, 26);
-		local.writeUInt16LE(0, 28);
+		describeFile(local, 4, crc, data.length, fileName.length);
 		const central = Buffer.alloc(46);
 		central.writeUInt32LE(0x02014b50, 0);
 		central.writeUInt16LE((3 << 8) | 20, 4); // made by: Unix, 2.0
-		central.writeUInt16LE(10, 6);
-		central.writeUInt16LE(0x0800, 8);
-		central.writeUInt16LE(0, 10);
-		central.writeUInt16LE(DOS_TIME, 12);
-		central.writeUInt16LE(DOS_DATE, 14);
-		central.writeUInt32LE(crc, 16);
-		central.writeUInt32LE(data.length, 20);
-		central.writeUInt32LE(data.length, 24);
-		central.writeUInt16LE(fileName.length, 28);
+		describeFile(central, 6, crc, data.length, fileName.length);
 		central.writeUInt32LE((0o100644 << 16) >>> 0, 38); // external attributes: a regular file, rw-r--r--
 		central.writeUInt32LE(offset, 42);
 		locals.push(local, fileName, data);

@@ -11,7 +11,7 @@ import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/api/errors";
-import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../lib/api/pagination";
+import { PAGE_PARAMS, paginated, parsePage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
 import {
 	canCreateSnippet,
@@ -27,8 +27,7 @@ import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { presentDeletedSnippet, presentSnippet } from "../presenters/snippet";
 import { snippetsCollection, type SnippetDoc } from "../models/snippet";
-import type { UserDoc } from "../models/user";
-import type { Ctx, SnippetsMethods as Methods, SnippetsVars as Vars } from "./modules/snippets/module";
+import type { Ctx, NewSnippet, SnippetPresenter, SnippetsMethods as Methods, SnippetsVars as Vars } from "./modules/snippets/module";
 import { ProjectSnippetsV4 } from "./modules/snippets/project-snippets.v4";
 import { usersById } from "../lib/accounts/lookups";
 
@@ -58,7 +57,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
 			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
 				const { found, total, page } = await this.visiblePage(ctx);
-				return paginated(await this.present(ctx, found), total, page);
+				return paginated(await this.present(ctx, found, presentSnippet), total, page);
 			},
 		},
 
@@ -70,7 +69,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(ctx: Ctx<{ snippet_id: string }>) {
 				const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
 				if (!snippet) throw this.hidden(ctx, recordNotFound());
-				return (await this.present(ctx, [snippet]))[0];
+				return (await this.present(ctx, [snippet], presentSnippet))[0];
 			},
 		},
 
@@ -100,18 +99,9 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const fields = readSnippetCreate(ctx.params);
 				if (!canCreateSnippet(ctx.meta.user ?? null, access)) throw forbidden();
 				checkSnippetFields(fields, access.project.visibility_level);
-				const now = new Date().toISOString();
-				const snippet: SnippetDoc = await this.db.snippets.insert({
-					project_id: access.project.id,
-					...fields,
-					author_id: ctx.meta.user!.id,
-					expires_at: null,
-					created_at: now,
-					updated_at: now,
-				});
-				await this.cleanProjectCache(access.project.id);
+				const snippet = await this.insertSnippet(ctx, fields);
 				ctx.meta.$statusCode = 201;
-				return (await this.present(ctx, [snippet]))[0];
+				return (await this.present(ctx, [snippet], presentSnippet))[0];
 			},
 		},
 
@@ -126,13 +116,8 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (!snippet) throw notFound("Snippet");
 				if (!canModifySnippet(snippet, ctx.meta.user ?? null, access)) throw forbidden();
 				checkSnippetFields(changes, access.project.visibility_level);
-				let updated: SnippetDoc | null = snippet;
-				if (Object.keys(changes).length) {
-					updated = await this.db.snippets.updateOne({ id: snippet.id }, { ...changes, updated_at: new Date().toISOString() });
-					if (!updated) throw notFound("Snippet");
-					await this.cleanProjectCache(access.project.id);
-				}
-				return (await this.present(ctx, [updated]))[0];
+				const updated = Object.keys(changes).length ? await this.updateSnippet(snippet, changes) : snippet;
+				return (await this.present(ctx, [updated], presentSnippet))[0];
 			},
 		},
 
@@ -163,8 +148,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			if (!query) throw notFound("Project");
 			const page = parsePage(ctx.params);
 			// Lists show no content (up to MAX_SNIPPET_CONTENT_BYTES each): it stays in the store.
-			const rows = this.db.snippets.find(query, { sort: NEWEST_FIRST, ...pageWindow(page), omit: ["content", "more_files"] });
-			const [found, total] = await Promise.all([rows, this.db.snippets.count(query)]);
+			const [found, total] = await this.db.snippets.findPage(query, page, { sort: NEWEST_FIRST, omit: ["content", "more_files"] });
 			return { found, total, page };
 		},
 
@@ -187,18 +171,41 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			return ctx.meta.user ? notFoundError : unauthorized();
 		},
 
-		/** Entities with their authors, fetched from accounts in one call. */
-		async present(ctx: Ctx, snippets: SnippetDoc[]) {
-			const byId = await this.authors(ctx, snippets);
-			const place = { gitlabUrl: config.gitlabUrl, projectPath: this.access(ctx).project.path_with_namespace };
-			return snippets.map(s => presentSnippet(s, byId.get(s.author_id) ?? null, place));
+		/**
+		 * A new snippet of the caller's in this project, for both versions' create (each reads its
+		 * own parameters into `fields`); the project's cached reads are cleaned.
+		 */
+		async insertSnippet(ctx: Ctx<unknown>, fields: NewSnippet): Promise<SnippetDoc> {
+			const projectId = this.access(ctx).project.id;
+			const now = new Date().toISOString();
+			const snippet = await this.db.snippets.insert({
+				project_id: projectId,
+				...fields,
+				author_id: ctx.meta.user!.id,
+				expires_at: null,
+				created_at: now,
+				updated_at: now,
+			});
+			await this.cleanProjectCache(projectId);
+			return snippet;
 		},
 
-		authors(ctx: Ctx, snippets: SnippetDoc[]): Promise<Map<number, UserDoc>> {
-			return usersById(
+		/** Both versions' update: the changes stored with a new `updated_at`, the cached reads cleaned; 404 when it was deleted meanwhile. */
+		async updateSnippet(snippet: SnippetDoc, changes: Partial<SnippetDoc>): Promise<SnippetDoc> {
+			const updated = await this.db.snippets.updateOne({ id: snippet.id }, { ...changes, updated_at: new Date().toISOString() });
+			if (!updated) throw notFound("Snippet");
+			await this.cleanProjectCache(snippet.project_id);
+			return updated;
+		},
+
+		/** The snippets in the version's entity (`presenter`), their authors fetched from accounts in one call. */
+		async present<E>(ctx: Ctx<unknown>, snippets: SnippetDoc[], presenter: SnippetPresenter<E>): Promise<E[]> {
+			const byId = await usersById(
 				ctx,
 				snippets.map(s => s.author_id),
 			);
+			const place = { gitlabUrl: config.gitlabUrl, projectPath: this.access(ctx).project.path_with_namespace };
+			return snippets.map(s => presenter(s, byId.get(s.author_id) ?? null, place));
 		},
 	},
 };

@@ -101,19 +101,23 @@ export function assertErasable(build: BuildStateView, has: { artifacts: boolean;
 }
 
 /**
- * The `scope` parameter as the list actions declare it: one build state or a list of them (an
- * empty value means every state). Anything else is a 400 `scope does not have a valid value`,
+ * A `scope` parameter as the list actions declare it (v3's builds, v4's jobs and pipelines): one
+ * of `values` or a list of them. Anything else is a 400 `scope does not have a valid value`,
  * before any cache or store sees it.
  */
-const SCOPE_VALUES = [...BUILD_STATUSES, ""];
-export const SCOPE_PARAM = {
-	type: "multi",
-	optional: true,
-	rules: [
-		{ type: "enum", values: SCOPE_VALUES },
-		{ type: "array", max: 20, items: { type: "enum", values: SCOPE_VALUES } },
-	],
-} as const;
+export function scopeParam(values: string[]) {
+	return {
+		type: "multi",
+		optional: true,
+		rules: [
+			{ type: "enum", values },
+			{ type: "array", max: 20, items: { type: "enum", values } },
+		],
+	} as const;
+}
+
+/** v3's: a build state (an empty value means every state). */
+export const SCOPE_PARAM = scopeParam([...BUILD_STATUSES, ""]);
 
 /**
  * The `scope` filter: absent, one value, or a list (`scope=a`, `scope[]=a&scope[]=b`, and

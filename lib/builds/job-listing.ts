@@ -5,19 +5,13 @@
  */
 import { BUILD_STATUSES, type BuildStatus } from "../../models/build";
 import { ApiError, invalidValue, paramError } from "../api/errors";
+import { scopeParam } from "./build-state";
 
 /** Every state a v4 client may ask for (GitLab's); the ones builds never have here match nothing. */
 const JOB_STATES = ["created", "waiting_for_resource", "preparing", "pending", "running", "success", "failed", "canceled", "skipped", "manual", "scheduled"];
 
 /** `scope`: one state or a list (`scope[]=running&scope[]=pending`). */
-export const JOB_SCOPE_PARAM = {
-	type: "multi",
-	optional: true,
-	rules: [
-		{ type: "enum", values: JOB_STATES },
-		{ type: "array", max: 20, items: { type: "enum", values: JOB_STATES } },
-	],
-} as const;
+export const JOB_SCOPE_PARAM = scopeParam(JOB_STATES);
 
 /** The states asked for among those builds have (an empty list: none of them), or null for every state. */
 export function parseJobScope(raw: unknown): BuildStatus[] | null {

@@ -6,7 +6,7 @@
  */
 import { BUILD_STATUSES, pipelineStatusKey, type BuildDoc, type BuildStatus } from "../../models/build";
 import { pipelineKey, refKey, type PipelineCounterDoc, type PipelineDoc } from "../../models/pipeline";
-import { pageWindow, type PageRequest } from "../api/pagination";
+import type { PageRequest } from "../api/pagination";
 import { UniqueViolation, type Collection, type Doc } from "../store/collection";
 import { isFinished } from "./build-state";
 import { compositeStatus } from "./pipeline-status";
@@ -132,7 +132,7 @@ export class PipelineStore {
 		const dir = filters.order?.direction === "asc" ? "" : "-";
 		const field = filters.order?.field ?? "id";
 		const sort = field === "id" ? [`${dir}id`] : [`${dir}${field}`, `${dir}id`];
-		const [rows, total] = await Promise.all([this.pipelines.find(query, { sort, ...pageWindow(page) }), this.pipelines.count(query)]);
+		const [rows, total] = await this.pipelines.findPage(query, page, { sort });
 		return { rows, total };
 	}
 

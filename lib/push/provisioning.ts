@@ -45,31 +45,37 @@ async function patiently<T>(call: () => Promise<T>, deadline: number): Promise<T
 const alreadyExists = (err: unknown) => /already in use|already exists|BUSYGROUP/i.test(String((err as Error)?.message ?? err));
 const notFound = (err: unknown) => /not found/i.test(String((err as Error)?.message ?? err)) || (err as { code?: string })?.code === "404";
 
-async function ensureStream(jsm: JetStreamManager, name: string, subject: string, maxMsgs: number, replicas: number, deadline: number): Promise<void> {
+/** Adds what `info` does not find; what exists, or what another process adds meanwhile, is kept as it is. */
+async function ensure(info: () => Promise<unknown>, add: () => Promise<unknown>, deadline: number): Promise<void> {
 	try {
-		await patiently(() => jsm.streams.info(name), deadline);
+		await patiently(info, deadline);
 		return;
 	} catch (err) {
 		if (!notFound(err)) throw err;
 	}
 	try {
-		await patiently(
-			() =>
-				jsm.streams.add({
-					name,
-					subjects: [subject],
-					storage: "file" as never,
-					retention: "limits" as never,
-					max_age: nanos(RETENTION_MS),
-					max_msgs: maxMsgs,
-					duplicate_window: nanos(120_000),
-					num_replicas: replicas,
-				}),
-			deadline,
-		);
+		await patiently(add, deadline);
 	} catch (err) {
 		if (!alreadyExists(err)) throw err;
 	}
+}
+
+function ensureStream(jsm: JetStreamManager, name: string, subject: string, maxMsgs: number, replicas: number, deadline: number): Promise<void> {
+	return ensure(
+		() => jsm.streams.info(name),
+		() =>
+			jsm.streams.add({
+				name,
+				subjects: [subject],
+				storage: "file" as never,
+				retention: "limits" as never,
+				max_age: nanos(RETENTION_MS),
+				max_msgs: maxMsgs,
+				duplicate_window: nanos(120_000),
+				num_replicas: replicas,
+			}),
+		deadline,
+	);
 }
 
 export async function provisionJetStream(url: string, opts: ProvisionOptions): Promise<void> {
@@ -80,33 +86,23 @@ export async function provisionJetStream(url: string, opts: ProvisionOptions): P
 		const jsm = await patiently(() => nc.jetstreamManager({ timeout: 10_000 }), deadline);
 		await ensureStream(jsm, names.stream, names.channel, MAX_RETAINED_EVENTS, opts.replicas ?? 1, deadline);
 		await ensureStream(jsm, names.deadLetterStream, names.deadLetterSubject, MAX_RETAINED_EVENTS, opts.replicas ?? 1, deadline);
-		for (const group of opts.groups ?? PUSH_GROUPS) {
-			try {
-				await patiently(() => jsm.consumers.info(names.stream, group), deadline);
-				continue;
-			} catch (err) {
-				if (!notFound(err)) throw err;
-			}
-			try {
-				await patiently(
-					() =>
-						jsm.consumers.add(names.stream, {
-							durable_name: group,
-							// The adapter's queue subscription: deliver_group must be the stream name.
-							deliver_subject: `_deliver.${names.stream}.${group}`,
-							deliver_group: names.stream,
-							deliver_policy: "all" as never,
-							ack_policy: "explicit" as never,
-							ack_wait: nanos(opts.ackWaitMs),
-							max_ack_pending: opts.maxInFlight,
-							max_deliver: -1,
-						}),
-					deadline,
-				);
-			} catch (err) {
-				if (!alreadyExists(err)) throw err;
-			}
-		}
+		for (const group of opts.groups ?? PUSH_GROUPS)
+			await ensure(
+				() => jsm.consumers.info(names.stream, group),
+				() =>
+					jsm.consumers.add(names.stream, {
+						durable_name: group,
+						// The adapter's queue subscription: deliver_group must be the stream name.
+						deliver_subject: `_deliver.${names.stream}.${group}`,
+						deliver_group: names.stream,
+						deliver_policy: "all" as never,
+						ack_policy: "explicit" as never,
+						ack_wait: nanos(opts.ackWaitMs),
+						max_ack_pending: opts.maxInFlight,
+						max_deliver: -1,
+					}),
+				deadline,
+			);
 	} finally {
 		await nc.close();
 	}

@@ -10,6 +10,7 @@
  * unique-index refusal into UniqueViolation.
  */
 import type { ServiceBroker } from "moleculer";
+import { pageWindow, type PageRequest } from "../api/pagination";
 import { MongoCollection } from "./mongo-collection";
 import { SqliteCollection } from "./sqlite/sqlite-collection";
 import { UniqueViolation, type CollectionOptions, type CounterMove, type Doc, type FindOptions, type StoreLocation } from "./types";
@@ -67,6 +68,11 @@ export class Collection<T extends Doc = Doc> {
 
 	find(query: Doc, opts: FindOptions = {}): Promise<T[]> {
 		return this.backend.find(query, opts);
+	}
+
+	/** One page of what `query` finds, in `opts`' order, and how many it finds in all: both of the one query, read at once. */
+	findPage(query: Doc, page: PageRequest, opts: Omit<FindOptions, "offset" | "limit"> = {}): Promise<[T[], number]> {
+		return Promise.all([this.find(query, { ...opts, ...pageWindow(page) }), this.count(query)]);
 	}
 
 	findOne(query: Doc): Promise<T | null> {

@@ -14,13 +14,14 @@
  * - With any one node down, the gateway and the services serve reads and writes and take push
  *   events, and a process started meanwhile (its first URL pointing at the dead node) joins.
  */
-import { startCluster, type Cluster } from "../support/cluster";
+import type { Cluster } from "../support/cluster";
 import { client, waitFor } from "../support/http";
 import { NatsCluster } from "../support/nats-cluster";
 import { pushBody } from "../support/push-fixtures";
-import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../support/peers/irc-server";
-import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
-import { startTaskTracker, type TaskTracker } from "../support/peers/task-tracker";
+import { PushPeers, startPushStack } from "../support/push-stack";
+import type { IrcListener } from "../support/peers/irc-server";
+import type { SmtpSink } from "../support/peers/smtp-sink";
+import type { TaskTracker } from "../support/peers/task-tracker";
 
 const REQUEST_TIMEOUT_MS = 15000;
 /** An answer may take the request timeout plus scheduling slack, never more. */
@@ -28,10 +29,10 @@ const MAX_ANSWER_MS = REQUEST_TIMEOUT_MS + 3000;
 const MAX_PUSHES = 600;
 
 let nats: NatsCluster;
+let peers: PushPeers;
 let cluster: Cluster;
 let tracker: TaskTracker;
 let smtp: SmtpSink;
-let irc: IrcServer;
 let dev: IrcListener;
 let projectId: number;
 let projectPath: string;
@@ -42,31 +43,16 @@ const messageOf = (i: number) => `fix #${1000 + i} over the cluster ${i}`;
 const secret = () => ({ "Gitlab-Shared-Secret": cluster.internalSecret });
 
 beforeAll(async () => {
-	[nats, tracker, smtp, irc] = await Promise.all([
-		NatsCluster.start(3),
-		startTaskTracker(Array.from({ length: MAX_PUSHES }, (_, i) => String(1000 + i))),
-		startSmtpSink(),
-		startIrcServer(),
-	]);
-	dev = await listenOnIrc(irc, "#dev");
-	cluster = await startCluster({
-		nodes: {
-			api: "api",
-			accounts: "accounts",
-			labels: "labels",
-			integrations: "integrations",
-			events: "events",
-			tracker: "workers/task-tracker-commenter",
-			mailer: "workers/push-mailer",
-			irc: "workers/irc-sender",
-		},
+	[nats, peers] = await Promise.all([NatsCluster.start(3), PushPeers.start(Array.from({ length: MAX_PUSHES }, (_, i) => String(1000 + i)))]);
+	({ tracker, smtp, dev } = peers);
+	const stack = await startPushStack(peers, {
+		name: "clustered",
+		trackerKey: "tracker-token",
+		recipients: "dev@example.com ops@example.com",
 		env: {
 			TRANSPORTER: nats.url,
 			PUSH_STREAM_REPLICAS: "3",
 			REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
-			TASK_TRACKER_API_URL: tracker.apiUrl,
-			SMTP_URL: smtp.url,
-			ALLOW_LOCAL_REQUESTS: "true",
 			IRC_MESSAGE_INTERVAL_MS: "5",
 			PUSH_RETRY_DELAY_MS: "200",
 			PUSH_MAX_DELIVERIES: "20",
@@ -74,26 +60,18 @@ beforeAll(async () => {
 			OUTBOUND_TIMEOUT_MS: "3000",
 		},
 	});
-	const project = (await cluster.api().post("/projects", { body: { name: "clustered" } })).body;
-	projectId = project.id;
-	projectPath = project.path_with_namespace;
-	// Every service discovered before the first request that needs it (processes become ready one by one).
-	await cluster.waitForRoute("GET", `/projects/${projectId}/services/emails-on-push`);
+	cluster = stack.cluster;
+	projectId = stack.project.id;
+	projectPath = stack.project.path_with_namespace;
 	await cluster.waitForRoute("GET", `/projects/${projectId}/labels`);
-	const put = (slug: string, form: Record<string, string>) => cluster.api().put(`/projects/${projectId}/services/${slug}`, { form });
-	expect((await put("task-tracker-comments", { api_key: "tracker-token" })).status).toBe(200);
-	expect((await put("emails-on-push", { recipients: "dev@example.com ops@example.com" })).status).toBe(200);
-	expect((await put("irc-gateway", { recipients: `irc://127.0.0.1:${irc.port}/#dev` })).status).toBe(200);
 	expect((await cluster.api().post(`/projects/${projectId}/labels`, { body: { name: "steady", color: "#00ff00" } })).status).toBe(200);
-	await waitFor("events to be served", async () => (await client(cluster.url).post("/internal/push", { body: {}, headers: secret() })).status === 400, 30000);
 	// Provisioned with three replicas, as PUSH_STREAM_REPLICAS asks.
 	await nats.waitForReplicas(stream());
 }, 180000);
 
 afterAll(async () => {
 	await cluster?.stop();
-	await dev?.close();
-	await Promise.all([tracker?.stop(), smtp?.stop(), irc?.stop()]);
+	await peers?.stop();
 	await nats?.destroy();
 }, 60000);
 

@@ -9,15 +9,17 @@
  * - Every log line written for a push, in every process it crossed, names its correlation id: the
  *   X-Request-Id its answer carries.
  */
-import { startCluster, type Cluster } from "../support/cluster";
+import type { Cluster } from "../support/cluster";
 import { client, waitFor } from "../support/http";
 import { Jaeger, parentOf, spanTree, tag, type JaegerSpan, type JaegerTrace } from "../support/jaeger";
-import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../support/peers/irc-server";
-import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
-import { startTaskTracker, type TaskTracker } from "../support/peers/task-tracker";
+import type { IrcListener, IrcServer } from "../support/peers/irc-server";
+import type { SmtpSink } from "../support/peers/smtp-sink";
+import type { TaskTracker } from "../support/peers/task-tracker";
 import { pushBody } from "../support/push-fixtures";
+import { PushPeers, startPushStack } from "../support/push-stack";
 
 let jaeger: Jaeger;
+let peers: PushPeers;
 let cluster: Cluster;
 let tracker: TaskTracker;
 let smtp: SmtpSink;
@@ -58,44 +60,26 @@ const ancestors = (span: JaegerSpan, all: JaegerSpan[]) => {
 
 beforeAll(async () => {
 	jaeger = await Jaeger.start();
-	[tracker, smtp, irc] = await Promise.all([startTaskTracker(["7"]), startSmtpSink(), startIrcServer()]);
-	dev = await listenOnIrc(irc, "#dev");
-	cluster = await startCluster({
-		nodes: {
-			api: "api",
-			accounts: "accounts",
-			labels: "labels",
-			integrations: "integrations",
-			events: "events",
-			tracker: "workers/task-tracker-commenter",
-			mailer: "workers/push-mailer",
-			irc: "workers/irc-sender",
-		},
+	peers = await PushPeers.start(["7"]);
+	({ tracker, smtp, irc, dev } = peers);
+	({ cluster, project } = await startPushStack(peers, {
+		name: "traced",
+		trackerKey: TRACKER_KEY,
+		recipients: "dev@example.com not-an-address",
 		keepAllOutput: true,
 		env: {
 			OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
 			LOG_FORMAT: "json",
 			LOG_LEVEL: "info",
-			TASK_TRACKER_API_URL: tracker.apiUrl,
-			SMTP_URL: smtp.url,
-			ALLOW_LOCAL_REQUESTS: "true",
 			IRC_MESSAGE_INTERVAL_MS: "20",
 			PUSH_RETRY_DELAY_MS: "200",
 		},
-	});
-	await cluster.waitForRoute("GET", "/projects/1/services/emails-on-push");
-	project = (await cluster.api().post("/projects", { body: { name: "traced" } })).body;
-	const put = (slug: string, form: Record<string, string>) => cluster.api().put(`/projects/${project.id}/services/${slug}`, { form });
-	expect((await put("task-tracker-comments", { api_key: TRACKER_KEY })).status).toBe(200);
-	expect((await put("emails-on-push", { recipients: "dev@example.com not-an-address" })).status).toBe(200);
-	expect((await put("irc-gateway", { recipients: `irc://127.0.0.1:${irc.port}/#dev` })).status).toBe(200);
-	await waitFor("events to be served", async () => (await client(cluster.url).post("/internal/push", { body: {}, headers: secret() })).status === 400, 30000);
+	}));
 }, 180000);
 
 afterAll(async () => {
 	await cluster?.stop();
-	await dev?.close();
-	await Promise.all([tracker?.stop(), smtp?.stop(), irc?.stop(), jaeger?.stop()]);
+	await Promise.all([peers?.stop(), jaeger?.stop()]);
 }, 60000);
 
 it("one push is one trace: gateway, events, the publish, the three workers and their outbound calls, connected", async () => {

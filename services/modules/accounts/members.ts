@@ -9,7 +9,7 @@ import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../
 import { ACCESS_CHANGED_EVENT, memberAccessKeys, projectRefs, type AccessChange } from "../../../lib/accounts/auth-cache";
 import { forbidden, notFound, recordNotFound, unprocessable } from "../../../lib/api/errors";
 import { allOf, MEMBER_LIST_PARAMS, searchesMembers, userSearch } from "../../../lib/accounts/listing";
-import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
+import { paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { bumpGenerations, deleteTwice } from "../../../mixins/cache-cleaner.mixin";
 import { memberKey, type MemberDoc } from "../../../models/project";
@@ -18,8 +18,9 @@ import { presentMember } from "../../../presenters/project";
 import { now, type AccountsModule, type Ctx } from "./module";
 import { USER_ID_PARAM } from "./users";
 
-type MemberParams = { user_id: number; access_level: number };
-const MEMBER_PARAMS = { id: "string", user_id: USER_ID_PARAM, access_level: { type: "number", integer: true, convert: true } } as const;
+/** A member's parameters in both versions (v4 then allows the member levels only: members.v4.ts). */
+export type MemberParams = { user_id: number; access_level: number };
+export const MEMBER_PARAMS = { id: "string", user_id: USER_ID_PARAM, access_level: { type: "number", integer: true, convert: true } } as const;
 
 export const Members: AccountsModule = {
 	actions: {
@@ -42,10 +43,8 @@ export const Members: AccountsModule = {
 			hedge: true,
 			params: { id: "string", user_id: USER_ID_PARAM },
 			async handler(ctx: Ctx<{ user_id: number }>) {
-				const member = await this.db.members.findOne({ member_key: memberKey(this.access(ctx).project.id, ctx.params.user_id) });
-				const user = member ? await this.db.users.findOne({ id: member.user_id }) : null;
-				if (!member || !user) throw recordNotFound();
-				return presentMember(publicUser(user), member.access_level, config.gitlabUrl);
+				const { member, user } = await this.shownMember(ctx, ctx.params.user_id);
+				return presentMember(user, member.access_level, config.gitlabUrl);
 			},
 		},
 
@@ -55,24 +54,21 @@ export const Members: AccountsModule = {
 			params: MEMBER_PARAMS,
 			async handler(ctx: Ctx<MemberParams>) {
 				const access = this.access(ctx);
-				const user = await this.db.users.findOne({ id: ctx.params.user_id });
-				if (!user) throw notFound("User");
+				const user = await this.userToAdd(ctx.params.user_id);
 				ctx.meta.$statusCode = 201;
 				const key = memberKey(access.project.id, user.id);
 				const existing = await this.db.members.findOne({ member_key: key });
-				if (existing) return presentMember(publicUser(user), existing.access_level, config.gitlabUrl);
-				this.checkGrant(access, ctx.params.access_level);
+				if (existing) return presentMember(user, existing.access_level, config.gitlabUrl);
 				try {
-					await this.db.members.insert(this.memberDoc(access.project.id, user.id, ctx.params.access_level));
+					await this.insertMember(ctx, access, user.id, ctx.params.access_level);
 				} catch (err) {
 					if (!(err instanceof UniqueViolation)) throw err;
 					// Added by another request a moment ago: answered as an existing member.
 					const added = await this.db.members.findOne({ member_key: key });
 					if (!added) throw err;
-					return presentMember(publicUser(user), added.access_level, config.gitlabUrl);
+					return presentMember(user, added.access_level, config.gitlabUrl);
 				}
-				await this.memberChanged(ctx, access, user.id);
-				return presentMember(publicUser(user), ctx.params.access_level, config.gitlabUrl);
+				return presentMember(user, ctx.params.access_level, config.gitlabUrl);
 			},
 		},
 
@@ -80,17 +76,8 @@ export const Members: AccountsModule = {
 			access: AccessLevel.MASTER,
 			params: MEMBER_PARAMS,
 			async handler(ctx: Ctx<MemberParams>) {
-				const access = this.access(ctx);
-				const member = await this.db.members.findOne({ member_key: memberKey(access.project.id, ctx.params.user_id) });
-				if (!member) throw recordNotFound();
-				this.checkGrant(access, ctx.params.access_level);
-				if (member.user_id === access.project.creator_id) throw forbidden();
-				// A removal that came between the look-up and this write: answered as if it came after it.
-				if (!(await this.db.members.update({ id: member.id }, { access_level: ctx.params.access_level, updated_at: now() }))) throw recordNotFound();
-				await this.memberChanged(ctx, access, member.user_id);
-				const user = await this.db.users.findOne({ id: member.user_id });
-				if (!user) throw notFound("User");
-				return presentMember(publicUser(user), ctx.params.access_level, config.gitlabUrl);
+				const { member, user } = await this.changeMember(ctx, ctx.params.user_id, ctx.params.access_level);
+				return presentMember(user, member.access_level, config.gitlabUrl);
 			},
 		},
 
@@ -115,6 +102,51 @@ export const Members: AccountsModule = {
 	},
 
 	methods: {
+		/** A member of the project and their user, for either version's entity: 404 `Not found` (GitLab's record look-up) when the user is not one. */
+		async shownMember(ctx: Ctx, userId: number) {
+			const member = await this.db.members.findOne({ member_key: memberKey(this.access(ctx).project.id, userId) });
+			const user = member ? await this.db.users.findOne({ id: member.user_id }) : null;
+			if (!member || !user) throw recordNotFound();
+			return { member, user: publicUser(user) };
+		},
+
+		/** The user a member is to be made of: 404 `User Not Found` when there is none. */
+		async userToAdd(userId: number) {
+			const user = await this.db.users.findOne({ id: userId });
+			if (!user) throw notFound("User");
+			return publicUser(user);
+		},
+
+		/**
+		 * Makes the user a member at `level` (a level the caller may grant) and cleans their cached
+		 * access; a membership that a racing request made first throws UniqueViolation, which each
+		 * version answers its own way (v3: the member as they are, v4: 409).
+		 */
+		async insertMember(ctx: Ctx, access: ProjectAccess, userId: number, level: number) {
+			this.checkGrant(access, level);
+			const member = await this.db.members.insert(this.memberDoc(access.project.id, userId, level));
+			await this.memberChanged(ctx, access, userId);
+			return member;
+		},
+
+		/**
+		 * Both versions' change of a member's level (the creator's own ownership is not changed
+		 * here): the member with its new level, and their user.
+		 */
+		async changeMember(ctx: Ctx, userId: number, level: number) {
+			const access = this.access(ctx);
+			const member = await this.db.members.findOne({ member_key: memberKey(access.project.id, userId) });
+			if (!member) throw recordNotFound();
+			this.checkGrant(access, level);
+			if (member.user_id === access.project.creator_id) throw forbidden();
+			// A removal that came between the look-up and this write: answered as if it came after it.
+			if (!(await this.db.members.update({ id: member.id }, { access_level: level, updated_at: now() }))) throw recordNotFound();
+			await this.memberChanged(ctx, access, member.user_id);
+			const user = await this.db.users.findOne({ id: member.user_id });
+			if (!user) throw notFound("User");
+			return { member: { ...member, access_level: level }, user: publicUser(user) };
+		},
+
 		/** A page of the project's members by user id (`query`: those whose username or name holds it), in an entity of either version. */
 		async membersPage<T>(ctx: Ctx<{ query?: string; page?: number; per_page?: number }>, present: (m: MemberDoc, user: UserDoc) => T) {
 			const access = this.access(ctx);
@@ -126,7 +158,7 @@ export const Members: AccountsModule = {
 				query.user_id = { $in: matching.map(u => u.id) };
 			}
 			const page = parsePage(ctx.params);
-			const [members, total] = await Promise.all([this.db.members.find(query, { sort: "user_id", ...pageWindow(page) }), this.db.members.count(query)]);
+			const [members, total] = await this.db.members.findPage(query, page, { sort: "user_id" });
 			const users = new Map((await this.db.users.find({ id: { $in: members.map(m => m.user_id) } })).map(u => [u.id, u]));
 			const rows = members.filter(m => users.has(m.user_id)).map(m => present(m, publicUser(users.get(m.user_id)!)));
 			return paginated(rows, total, page);

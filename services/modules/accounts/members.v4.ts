@@ -8,16 +8,14 @@ import { config } from "../../../config";
 import { AccessLevel, MEMBER_LEVELS } from "../../../lib/accounts/access";
 import { MEMBER_LIST_PARAMS } from "../../../lib/accounts/listing";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
-import { conflict, forbidden, notFound, paramError, recordNotFound } from "../../../lib/api/errors";
+import { conflict, forbidden, paramError, recordNotFound } from "../../../lib/api/errors";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { memberKey, type MemberDoc } from "../../../models/project";
-import { publicUser, type UserDoc } from "../../../models/user";
+import type { UserDoc } from "../../../models/user";
 import { presentMemberV4 } from "../../../presenters/project.v4";
-import { now, type AccountsModule, type Ctx } from "./module";
+import { MEMBER_PARAMS, type MemberParams } from "./members";
+import type { AccountsModule, Ctx } from "./module";
 import { USER_ID_PARAM } from "./users";
-
-type MemberParams = { user_id: number; access_level: number };
-const MEMBER_PARAMS = { id: "string", user_id: USER_ID_PARAM, access_level: { type: "number", integer: true, convert: true } } as const;
 
 const present = (m: Pick<MemberDoc, "access_level" | "created_at">, user: UserDoc) => presentMemberV4(user, m.access_level, m.created_at, config.gitlabUrl);
 
@@ -43,10 +41,8 @@ export const MembersV4: AccountsModule = {
 			hedge: true,
 			params: { id: "string", user_id: USER_ID_PARAM },
 			async handler(ctx: Ctx<{ user_id: number }>) {
-				const member = await this.db.members.findOne({ member_key: memberKey(this.access(ctx).project.id, ctx.params.user_id) });
-				const user = member ? await this.db.users.findOne({ id: member.user_id }) : null;
-				if (!member || !user) throw recordNotFound();
-				return present(member, publicUser(user));
+				const { member, user } = await this.shownMember(ctx, ctx.params.user_id);
+				return present(member, user);
 			},
 		},
 
@@ -57,21 +53,17 @@ export const MembersV4: AccountsModule = {
 			async handler(ctx: Ctx<MemberParams>) {
 				const access = this.access(ctx);
 				const level = memberLevel(ctx.params.access_level);
-				const user = await this.db.users.findOne({ id: ctx.params.user_id });
-				if (!user) throw notFound("User");
-				const key = memberKey(access.project.id, user.id);
-				if (await this.db.members.findOne({ member_key: key })) throw conflict("Member already exists");
-				this.checkGrant(access, level);
+				const user = await this.userToAdd(ctx.params.user_id);
+				if (await this.db.members.findOne({ member_key: memberKey(access.project.id, user.id) })) throw conflict("Member already exists");
 				let member: MemberDoc;
 				try {
-					member = await this.db.members.insert(this.memberDoc(access.project.id, user.id, level));
+					member = await this.insertMember(ctx, access, user.id, level);
 				} catch (err) {
 					if (err instanceof UniqueViolation) throw conflict("Member already exists");
 					throw err;
 				}
-				await this.memberChanged(ctx, access, user.id);
 				ctx.meta.$statusCode = 201;
-				return present(member, publicUser(user));
+				return present(member, user);
 			},
 		},
 
@@ -79,17 +71,8 @@ export const MembersV4: AccountsModule = {
 			access: AccessLevel.MASTER,
 			params: MEMBER_PARAMS,
 			async handler(ctx: Ctx<MemberParams>) {
-				const access = this.access(ctx);
-				const level = memberLevel(ctx.params.access_level);
-				const member = await this.db.members.findOne({ member_key: memberKey(access.project.id, ctx.params.user_id) });
-				if (!member) throw recordNotFound();
-				this.checkGrant(access, level);
-				if (member.user_id === access.project.creator_id) throw forbidden();
-				if (!(await this.db.members.update({ id: member.id }, { access_level: level, updated_at: now() }))) throw recordNotFound();
-				await this.memberChanged(ctx, access, member.user_id);
-				const user = await this.db.users.findOne({ id: member.user_id });
-				if (!user) throw notFound("User");
-				return present({ ...member, access_level: level }, publicUser(user));
+				const { member, user } = await this.changeMember(ctx, ctx.params.user_id, memberLevel(ctx.params.access_level));
+				return present(member, user);
 			},
 		},
 

@@ -7,7 +7,7 @@
 import type Redis from "ioredis";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Caller, ProjectAccess } from "../../../lib/accounts/access";
-import type { ProjectListParams } from "../../../lib/accounts/listing";
+import type { ProjectListParams, UserListParams } from "../../../lib/accounts/listing";
 import type { LoginThrottle } from "../../../lib/accounts/login-throttle";
 import type { ApiMeta } from "../../../lib/api/context";
 import { unauthorized } from "../../../lib/api/errors";
@@ -34,6 +34,18 @@ export interface NewUser extends ProfileFields {
 	admin?: boolean;
 	/** A chosen private token (root's GITLAB_ROOT_TOKEN); generated otherwise. */
 	token?: string;
+}
+
+/** A version's entities of a projects list: `simple=true`'s, and the full one with the caller's `permissions`. */
+export interface ProjectListPresenters {
+	basic: (p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string) => unknown;
+	withAccess: (p: ProjectDoc, owner: UserDoc | null, gitlabUrl: string, memberLevel: number | null) => unknown;
+}
+
+/** A version's entities of a users list: what admins see, and what everyone else sees. */
+export interface UserListPresenters {
+	admin: (u: UserDoc, gitlabUrl: string) => unknown;
+	others: (u: UserDoc, gitlabUrl: string) => unknown;
 }
 
 /** What a new project is asked to be (`visibility_level`: v4's word read into its number). */
@@ -64,12 +76,18 @@ interface AccountsMethods extends ProjectAccessMethods {
 	insertUser(user: NewUser): Promise<{ user: StoredUser; token: string }>;
 	createUserAsAdmin(ctx: Ctx<NewUser>): Promise<UserDoc>;
 	shownUser(userId: number): Promise<UserDoc>;
+	usersPage(ctx: Ctx<UserListParams>, present: UserListPresenters): Promise<Paginated<unknown>>;
 	bootstrapRoot(): Promise<RootCredentials | null>;
 	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
 	checkGrant(access: ProjectAccess, level: number): void;
 	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;
+	shownMember(ctx: Ctx, userId: number): Promise<{ member: MemberDoc; user: UserDoc }>;
+	userToAdd(userId: number): Promise<UserDoc>;
+	insertMember(ctx: Ctx, access: ProjectAccess, userId: number, level: number): Promise<MemberDoc>;
+	changeMember(ctx: Ctx, userId: number, level: number): Promise<{ member: MemberDoc; user: UserDoc }>;
 	membersPage<T>(ctx: Ctx<{ query?: string; page?: number; per_page?: number }>, present: (m: MemberDoc, user: UserDoc) => T): Promise<Paginated<T>>;
-	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, version?: "v3" | "v4"): Promise<Paginated<unknown>>;
+	projectWithAccess(ctx: Ctx): Promise<{ project: ProjectDoc; owner: UserDoc | null; memberLevel: number | null }>;
+	projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, present: ProjectListPresenters): Promise<Paginated<unknown>>;
 	insertProject(ctx: Ctx<unknown>, asked: NewProject): Promise<{ project: ProjectDoc; owner: UserDoc }>;
 }
 

@@ -8,19 +8,15 @@ import { AccessLevel, Visibility } from "../../../lib/accounts/access";
 import { validateNewProject } from "../../../lib/accounts/account-rules";
 import { allOf, PROJECT_LIST_PARAMS, projectFilters, projectSort, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
 import { forbidden, notFound, unauthorized, validation } from "../../../lib/api/errors";
-import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
+import { paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { memberKey, type ProjectDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
 import { presentBasicProject, presentProject, presentProjectWithAccess } from "../../../presenters/project";
-import { presentBasicProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
-import { callerOf, now, type AccountsModule, type Ctx, type NewProject } from "./module";
+import { callerOf, now, type AccountsModule, type Ctx, type NewProject, type ProjectListPresenters } from "./module";
 
-/** Each version's entities of a projects list (v4's: presenters/project.v4.ts). */
-const LIST_PRESENTERS = {
-	v3: { basic: presentBasicProject, withAccess: presentProjectWithAccess },
-	v4: { basic: presentBasicProjectV4, withAccess: presentProjectWithAccessV4 },
-};
+/** v3's entities of a projects list. */
+const LIST_PRESENTERS: ProjectListPresenters = { basic: presentBasicProject, withAccess: presentProjectWithAccess };
 
 export const Projects: AccountsModule = {
 	actions: {
@@ -49,13 +45,8 @@ export const Projects: AccountsModule = {
 			hedge: true,
 			params: { id: "string" },
 			async handler(ctx: Ctx) {
-				const project = await this.db.projects.findOne({ id: this.access(ctx).project.id });
-				if (!project) throw notFound("Project");
-				const [owner, member] = await Promise.all([
-					this.db.users.findOne({ id: project.creator_id }),
-					this.db.members.findOne({ member_key: memberKey(project.id, callerOf(ctx).id) }),
-				]);
-				return presentProjectWithAccess(project, owner ? publicUser(owner) : null, config.gitlabUrl, member?.access_level ?? null);
+				const { project, owner, memberLevel } = await this.projectWithAccess(ctx);
+				return presentProjectWithAccess(project, owner, config.gitlabUrl, memberLevel);
 			},
 		},
 
@@ -65,7 +56,7 @@ export const Projects: AccountsModule = {
 			params: PROJECT_LIST_PARAMS,
 			async handler(ctx: Ctx<ProjectListParams>) {
 				const memberships = await this.db.members.find({ user_id: callerOf(ctx).id });
-				return this.projectsPage(ctx, visibleProjectsCondition(memberships.map(m => m.project_id)));
+				return this.projectsPage(ctx, visibleProjectsCondition(memberships.map(m => m.project_id)), LIST_PRESENTERS);
 			},
 		},
 
@@ -74,7 +65,7 @@ export const Projects: AccountsModule = {
 			hedge: true,
 			params: PROJECT_LIST_PARAMS,
 			async handler(ctx: Ctx<ProjectListParams>) {
-				return this.projectsPage(ctx, { creator_id: callerOf(ctx).id });
+				return this.projectsPage(ctx, { creator_id: callerOf(ctx).id }, LIST_PRESENTERS);
 			},
 		},
 
@@ -84,7 +75,7 @@ export const Projects: AccountsModule = {
 			params: PROJECT_LIST_PARAMS,
 			async handler(ctx: Ctx<ProjectListParams>) {
 				if (!callerOf(ctx).is_admin) throw forbidden();
-				return this.projectsPage(ctx, {});
+				return this.projectsPage(ctx, {}, LIST_PRESENTERS);
 			},
 		},
 	},
@@ -131,20 +122,27 @@ export const Projects: AccountsModule = {
 			}
 		},
 
+		/** `GET /projects/:id` in both versions: the project, its owner and the caller's own membership level (null: none). */
+		async projectWithAccess(ctx: Ctx) {
+			const project = await this.db.projects.findOne({ id: this.access(ctx).project.id });
+			if (!project) throw notFound("Project");
+			const [owner, member] = await Promise.all([
+				this.db.users.findOne({ id: project.creator_id }),
+				this.db.members.findOne({ member_key: memberKey(project.id, callerOf(ctx).id) }),
+			]);
+			return { project, owner: owner ? publicUser(owner) : null, memberLevel: member?.access_level ?? null };
+		},
+
 		/**
 		 * One page of the projects in `scope` after GitLab's filters, in its order: filtered, sorted
 		 * and windowed by the store, then the page's owners and the caller's memberships in one
-		 * look-up each (a page is at most 100 projects).
+		 * look-up each (a page is at most 100 projects), in the version's entities.
 		 */
-		async projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, version: "v3" | "v4" = "v3") {
-			const present = LIST_PRESENTERS[version];
+		async projectsPage(ctx: Ctx<ProjectListParams>, scope: Record<string, unknown>, present: ProjectListPresenters) {
 			const params = ctx.params;
 			const query = allOf([scope, ...projectFilters(params)].filter(q => Object.keys(q).length > 0));
 			const page = parsePage(params);
-			const [rows, total] = await Promise.all([
-				this.db.projects.find(query, { sort: projectSort(params), ...pageWindow(page) }),
-				this.db.projects.count(query),
-			]);
+			const [rows, total] = await this.db.projects.findPage(query, page, { sort: projectSort(params) });
 			const creatorIds = [...new Set(rows.map(p => p.creator_id))];
 			const owners = new Map<number, UserDoc>(
 				creatorIds.length ? (await this.db.users.find({ id: { $in: creatorIds } })).map(u => [u.id, publicUser(u)] as const) : [],

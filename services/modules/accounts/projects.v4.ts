@@ -7,11 +7,9 @@ import { config } from "../../../config";
 import { AccessLevel, Visibility } from "../../../lib/accounts/access";
 import { PROJECT_LIST_PARAMS, PROJECT_VISIBILITIES, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
-import { notFound, paramError } from "../../../lib/api/errors";
-import { memberKey } from "../../../models/project";
-import { publicUser } from "../../../models/user";
-import { presentProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
-import { callerOf, type AccountsModule, type Ctx } from "./module";
+import { paramError } from "../../../lib/api/errors";
+import { presentBasicProjectV4, presentProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
+import { callerOf, type AccountsModule, type Ctx, type ProjectListPresenters } from "./module";
 
 const LEVEL_OF: Record<(typeof PROJECT_VISIBILITIES)[number], number> = {
 	private: Visibility.PRIVATE,
@@ -27,6 +25,9 @@ interface NewProjectV4 {
 	public_jobs?: unknown;
 	public_builds?: unknown;
 }
+
+/** v4's entities of a projects list. */
+const LIST_PRESENTERS: ProjectListPresenters = { basic: presentBasicProjectV4, withAccess: presentProjectWithAccessV4 };
 
 type ListParams = Omit<ProjectListParams, "archived" | "simple"> & { archived?: unknown; simple?: unknown; membership?: unknown; owned?: unknown };
 
@@ -64,13 +65,8 @@ export const ProjectsV4: AccountsModule = {
 			hedge: true,
 			params: { id: "string" },
 			async handler(ctx: Ctx) {
-				const project = await this.db.projects.findOne({ id: this.access(ctx).project.id });
-				if (!project) throw notFound("Project");
-				const [owner, member] = await Promise.all([
-					this.db.users.findOne({ id: project.creator_id }),
-					this.db.members.findOne({ member_key: memberKey(project.id, callerOf(ctx).id) }),
-				]);
-				return presentProjectWithAccessV4(project, owner ? publicUser(owner) : null, config.gitlabUrl, member?.access_level ?? null);
+				const { project, owner, memberLevel } = await this.projectWithAccess(ctx);
+				return presentProjectWithAccessV4(project, owner, config.gitlabUrl, memberLevel);
 			},
 		},
 
@@ -83,10 +79,10 @@ export const ProjectsV4: AccountsModule = {
 				// The lists' own booleans, as v3's listing reads them (lib/accounts/listing.ts).
 				Object.assign(ctx.params, { archived: isTrue(ctx.params.archived), simple: isTrue(ctx.params.simple) });
 				const listing = ctx as unknown as Ctx<ProjectListParams>;
-				if (isTrue(ctx.params.owned)) return this.projectsPage(listing, { creator_id: callerId }, "v4");
+				if (isTrue(ctx.params.owned)) return this.projectsPage(listing, { creator_id: callerId }, LIST_PRESENTERS);
 				const memberships = (await this.db.members.find({ user_id: callerId })).map(m => m.project_id);
 				const scope = isTrue(ctx.params.membership) ? { id: { $in: memberships } } : visibleProjectsCondition(memberships);
-				return this.projectsPage(listing, scope, "v4");
+				return this.projectsPage(listing, scope, LIST_PRESENTERS);
 			},
 		},
 	},

@@ -6,13 +6,13 @@ import { config } from "../../../config";
 import { validateNewUser } from "../../../lib/accounts/account-rules";
 import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/accounts/listing";
 import { ApiError, conflict, forbidden, notFound, validation } from "../../../lib/api/errors";
-import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
+import { paginated, parsePage } from "../../../lib/api/pagination";
 import { encryptSecret } from "../../../lib/crypto/secrets";
 import { generateToken, hashToken } from "../../../lib/crypto/tokens";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, publicUser, type StoredUser } from "../../../models/user";
 import { presentUser, presentUserBasic, presentUserPublic } from "../../../presenters/user";
-import { callerOf, now, PROFILE_FIELDS, type AccountsModule, type Ctx, type NewUser } from "./module";
+import { callerOf, now, PROFILE_FIELDS, type AccountsModule, type Ctx, type NewUser, type UserListPresenters } from "./module";
 
 export const USER_ID_PARAM = { type: "number", integer: true, positive: true, convert: true } as const;
 
@@ -31,9 +31,6 @@ export const userParams = {
 	admin: { type: "boolean", optional: true, convert: true },
 	...profileParams,
 } as const;
-
-/** GitLab 8.16's answer to a user who may not list users. */
-const notAuthorizedToList = () => new ApiError(403, { message: "Not authorized." });
 
 export const Users: AccountsModule = {
 	actions: {
@@ -63,17 +60,7 @@ export const Users: AccountsModule = {
 			hedge: true,
 			params: USER_LIST_PARAMS,
 			async handler(ctx: Ctx<UserListParams>) {
-				const isAdmin = callerOf(ctx).is_admin;
-				const query = usersQuery(ctx.params, isAdmin);
-				if (!query) throw notAuthorizedToList();
-				const page = parsePage(ctx.params);
-				const [rows, total] = await Promise.all([this.db.users.find(query, { sort: "id", ...pageWindow(page) }), this.db.users.count(query)]);
-				const present = isAdmin ? presentUserPublic : presentUserBasic;
-				return paginated(
-					rows.map(u => present(publicUser(u), config.gitlabUrl)),
-					total,
-					page,
-				);
+				return this.usersPage(ctx, { admin: presentUserPublic, others: presentUserBasic });
 			},
 		},
 	},
@@ -87,6 +74,25 @@ export const Users: AccountsModule = {
 			const { user } = await this.insertUser({ ...ctx.params, token: undefined });
 			ctx.meta.$statusCode = 201;
 			return publicUser(user);
+		},
+
+		/**
+		 * `GET /users` in both versions: the users `usersQuery` lets this caller list (403 `Not
+		 * authorized.` as GitLab 8.16 answers it), by id, paged, each in the entity the version shows
+		 * admins or others.
+		 */
+		async usersPage(ctx: Ctx<UserListParams>, present: UserListPresenters) {
+			const isAdmin = callerOf(ctx).is_admin;
+			const query = usersQuery(ctx.params, isAdmin);
+			if (!query) throw new ApiError(403, { message: "Not authorized." });
+			const page = parsePage(ctx.params);
+			const [rows, total] = await this.db.users.findPage(query, page, { sort: "id" });
+			const shown = isAdmin ? present.admin : present.others;
+			return paginated(
+				rows.map(u => shown(publicUser(u), config.gitlabUrl)),
+				total,
+				page,
+			);
 		},
 
 		/** `GET /users/:user_id` in both versions: the user, or 404. */

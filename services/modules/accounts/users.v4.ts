@@ -4,9 +4,8 @@
  * v4's entities: admins see UserWithAdmin, others UserPublic (themselves), User or UserBasic.
  */
 import { config } from "../../../config";
-import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/accounts/listing";
-import { ApiError, unauthorized } from "../../../lib/api/errors";
-import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
+import { USER_LIST_PARAMS, type UserListParams } from "../../../lib/accounts/listing";
+import { unauthorized } from "../../../lib/api/errors";
 import { publicUser } from "../../../models/user";
 import { presentUserBasicV4, presentUserPublicV4, presentUserV4, presentUserWithAdminV4 } from "../../../presenters/user.v4";
 import { callerOf, type AccountsModule, type Ctx, type NewUser } from "./module";
@@ -46,17 +45,7 @@ export const UsersV4: AccountsModule = {
 			hedge: true,
 			params: USER_LIST_PARAMS,
 			async handler(ctx: Ctx<UserListParams>) {
-				const isAdmin = callerOf(ctx).is_admin;
-				const query = usersQuery(ctx.params, isAdmin);
-				if (!query) throw new ApiError(403, { message: "Not authorized." });
-				const page = parsePage(ctx.params);
-				const [rows, total] = await Promise.all([this.db.users.find(query, { sort: "id", ...pageWindow(page) }), this.db.users.count(query)]);
-				const present = isAdmin ? presentUserWithAdminV4 : presentUserBasicV4;
-				return paginated(
-					rows.map(u => present(publicUser(u), config.gitlabUrl)),
-					total,
-					page,
-				);
+				return this.usersPage(ctx, { admin: presentUserWithAdminV4, others: presentUserBasicV4 });
 			},
 		},
 	},

@@ -11,23 +11,25 @@ import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { SnippetDoc } from "../../../models/snippet";
 import type { UserDoc } from "../../../models/user";
-import type { presentSnippet } from "../../../presenters/snippet";
-import type { presentSnippetV4 } from "../../../presenters/snippet.v4";
-
-type SnippetV4Entity = ReturnType<typeof presentSnippetV4>;
+import type { ProjectPlace } from "../../../presenters/pipeline";
 
 export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
+
+/** A snippet as one version's entity shows it (presenters/snippet.ts, presenters/snippet.v4.ts). */
+export type SnippetPresenter<E> = (snippet: SnippetDoc, author: UserDoc | null, place: ProjectPlace) => E;
+
+/** What a version's create reads from its parameters; the rest of a new snippet is the same in both. */
+export type NewSnippet = Omit<SnippetDoc, "id" | "project_id" | "author_id" | "expires_at" | "created_at" | "updated_at">;
 
 export interface SnippetsMethods extends ProjectAccessMethods, CacheCleanerMethods {
 	visibleSnippet(ctx: Ctx, rawId: string): Promise<SnippetDoc | null>;
 	visiblePage(ctx: Ctx<{ page?: number; per_page?: number }>): Promise<{ found: SnippetDoc[]; total: number; page: PageRequest }>;
 	hidden(ctx: Ctx, notFoundError: ApiError): ApiError;
-	present(ctx: Ctx, snippets: SnippetDoc[]): Promise<ReturnType<typeof presentSnippet>[]>;
-	/** The snippets' authors, from accounts in one call. */
-	authors(ctx: Ctx, snippets: SnippetDoc[]): Promise<Map<number, UserDoc>>;
+	insertSnippet(ctx: Ctx<unknown>, fields: NewSnippet): Promise<SnippetDoc>;
+	updateSnippet(snippet: SnippetDoc, changes: Partial<SnippetDoc>): Promise<SnippetDoc>;
+	present<E>(ctx: Ctx<unknown>, snippets: SnippetDoc[], presenter: SnippetPresenter<E>): Promise<E[]>;
 	// v4's (services/modules/snippets/project-snippets.v4.ts):
 	readableV4(ctx: Ctx<{ snippet_id: string }>): Promise<SnippetDoc>;
-	presentV4(ctx: Ctx<unknown>, snippets: SnippetDoc[]): Promise<SnippetV4Entity[]>;
 }
 
 export interface SnippetsVars {

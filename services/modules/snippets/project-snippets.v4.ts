@@ -4,7 +4,6 @@
  * them, and to create, update, move and delete them in an edit; lib/snippets/snippet-files.ts):
  * v3 keeps showing a snippet's first file. DELETE answers 204 (If-Unmodified-Since).
  */
-import { config } from "../../../config";
 import { AccessLevel, VISIBILITY_LEVELS } from "../../../lib/accounts/access";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
 import { forbidden, notFound, paramError } from "../../../lib/api/errors";
@@ -58,7 +57,7 @@ export const ProjectSnippetsV4: SnippetsModule = {
 			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
 			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
 				const { found, total, page } = await this.visiblePage(ctx);
-				return paginated(await this.presentV4(ctx, found), total, page);
+				return paginated(await this.present(ctx, found, presentSnippetV4), total, page);
 			},
 		},
 
@@ -68,7 +67,7 @@ export const ProjectSnippetsV4: SnippetsModule = {
 			params: snippetIdParams,
 			cache: { keys: [...callerKeys, "snippet_id"], ttl: 300 },
 			async handler(ctx: Ctx<{ snippet_id: string }>) {
-				return (await this.presentV4(ctx, [await this.readableV4(ctx)]))[0];
+				return (await this.present(ctx, [await this.readableV4(ctx)], presentSnippetV4))[0];
 			},
 		},
 
@@ -116,21 +115,14 @@ export const ProjectSnippetsV4: SnippetsModule = {
 				if (!canCreateSnippet(ctx.meta.user ?? null, access)) throw forbidden();
 				checkSnippetFields({ title, visibility_level: level }, access.project.visibility_level);
 				checkFiles(files);
-				const now = new Date().toISOString();
-				const snippet: SnippetDoc = await this.db.snippets.insert({
-					project_id: access.project.id,
+				const snippet = await this.insertSnippet(ctx, {
 					title,
 					description: description(p.description) ?? null,
 					...storedFiles(files),
 					visibility_level: level,
-					author_id: ctx.meta.user!.id,
-					expires_at: null,
-					created_at: now,
-					updated_at: now,
 				});
-				await this.cleanProjectCache(access.project.id);
 				ctx.meta.$statusCode = 201;
-				return (await this.presentV4(ctx, [snippet]))[0];
+				return (await this.present(ctx, [snippet], presentSnippetV4))[0];
 			},
 		},
 
@@ -159,15 +151,12 @@ export const ProjectSnippetsV4: SnippetsModule = {
 				if (given(p.files)) files = applyFileActions(files, p.files);
 				checkSnippetFields({ title, visibility_level: level }, access.project.visibility_level);
 				checkFiles(files);
-				const set: Partial<SnippetDoc> = { ...storedFiles(files), updated_at: new Date().toISOString() };
-				if (title !== undefined) set.title = title;
-				if (level !== undefined) set.visibility_level = level;
+				const changes: Partial<SnippetDoc> = storedFiles(files);
+				if (title !== undefined) changes.title = title;
+				if (level !== undefined) changes.visibility_level = level;
 				const text = description(p.description);
-				if (text !== undefined) set.description = text;
-				const updated = await this.db.snippets.updateOne({ id: snippet.id }, set);
-				if (!updated) throw notFound("Snippet");
-				await this.cleanProjectCache(access.project.id);
-				return (await this.presentV4(ctx, [updated]))[0];
+				if (text !== undefined) changes.description = text;
+				return (await this.present(ctx, [await this.updateSnippet(snippet, changes)], presentSnippetV4))[0];
 			},
 		},
 
@@ -194,12 +183,6 @@ export const ProjectSnippetsV4: SnippetsModule = {
 			const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
 			if (!snippet) throw this.hidden(ctx, notFound("Snippet"));
 			return snippet;
-		},
-
-		async presentV4(ctx: Ctx<unknown>, snippets: SnippetDoc[]) {
-			const byId = await this.authors(ctx as Ctx, snippets);
-			const place = { gitlabUrl: config.gitlabUrl, projectPath: this.access(ctx).project.path_with_namespace };
-			return snippets.map(s => presentSnippetV4(s, byId.get(s.author_id) ?? null, place));
 		},
 	},
 };

@@ -31,7 +31,8 @@ function parseTrace(text: string): Call[] {
 	const calls: Call[] = [];
 	const unfinished = new Map<string, { name: string; args: string }>();
 	text.split("\n").forEach((raw, line) => {
-		const m = /^(\d+) \S+ (.*)$/.exec(raw);
+		// strace pads a pid of fewer than five digits (`9966  16:08:25.768682 write(…`).
+		const m = /^(\d+) +\S+ (.*)$/.exec(raw);
 		if (!m) return;
 		const [, pid, rest] = m;
 		const resumed = /^<\.\.\. (\w+) resumed>(.*)$/.exec(rest);
