@@ -10,6 +10,7 @@ import { config } from "./config";
 import { printStartBanner } from "./lib/start/banner";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
+import { CoalescedSendsMiddleware } from "./middlewares/coalesced-sends.middleware";
 import { HealthMiddleware } from "./middlewares/health.middleware";
 import { HedgedCallsMiddleware } from "./middlewares/hedged-calls.middleware";
 import { NodeLivenessMiddleware } from "./middlewares/node-liveness.middleware";
@@ -75,6 +76,7 @@ const brokerConfig: BrokerOptions = {
 		...ChannelsMiddlewares(config),
 		HedgedCallsMiddleware(Math.min(HEDGE_AFTER_MS, Math.floor(config.requestTimeoutMs / 2))),
 		NodeLivenessMiddleware(),
+		CoalescedSendsMiddleware(),
 		// Traces and correlation ids: outside the hedged calls (a copy carries the trace) and the channel retries.
 		TracingMiddleware(config),
 		...ServiceBroker.INTERNAL_MIDDLEWARES.map(name => (name === "Metrics" ? RequestMetricsMiddleware() : name)),
