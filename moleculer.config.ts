@@ -65,6 +65,7 @@ const brokerConfig: BrokerOptions = {
 	// ResilientCache: a Redis outage degrades the cache (bounded, logged, replayed) instead of failing requests.
 	// HedgedCalls: a read (or a push) whose request was lost with a NATS node is sent again after a second.
 	// NodeLiveness: a known node's INFO counts as a heartbeat (a node restarted in place is not dropped).
+	// CoalescedSends: what a turn of the event loop sends leaves in one write to NATS.
 	// Then Moleculer's internal middlewares, in their order, with request metrics that measure the
 	// gateway's HTTP entry point cheaply (see the middleware). Health's readiness last: ready once all have started.
 	internalMiddlewares: false,

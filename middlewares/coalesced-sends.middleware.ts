@@ -1,9 +1,9 @@
 /**
- * Packets to the transporter leave together: those sent while one turn of the event loop runs are
- * handed to NATS at its end (setImmediate), in their order, and its client writes them in one
- * socket write. Without this, each request the gateway takes on a connection of its own is a
- * write of its own, and NATS, `events` and the push consumers each handle it alone: about five
- * read and write syscalls more per push across the split deployment (docs/performance.md#coalesced-sends).
+ * What a node sends while one turn of the event loop runs is handed to the transporter at the
+ * turn's end (setImmediate), in its order, so that NATS's client writes it in one socket write:
+ * the gateway takes each request on a connection of its own, and without this each call it makes
+ * is a write of its own that NATS, `events` and the push consumers then handle alone
+ * (docs/architecture.md#coalesced-sends).
  */
 import type { Middleware } from "moleculer";
 
