@@ -62,7 +62,12 @@ function callsInOneTurn(caller: ServiceBroker): Promise<number[]> {
 	return Promise.all(
 		Array.from(
 			{ length: CALLS },
-			(_, n) => new Promise<number>((resolve, reject) => setImmediate(() => caller.call<number, object>("sink.take", { n }).then(resolve, reject))),
+			(_, n) =>
+				new Promise<number>((resolve, reject) =>
+					setImmediate(() => {
+						caller.call<number, object>("sink.take", { n }).then(resolve, reject);
+					}),
+				),
 		),
 	);
 }
