@@ -8,7 +8,7 @@
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import { forbidden, notFound, recordNotFound, validation } from "../lib/api/errors";
-import { PAGE_PARAMS, paginated, parsePage, wantsPage } from "../lib/api/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
 import { DeployKeyStore, type Joiner } from "../lib/keys/deploy-key-store";
 import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/keys/ssh-key";
@@ -52,7 +52,7 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (!wantsPage(ctx.params))
 					return (await this.deployKeys.keysOf(await this.db.deploy_key_links.find(query, { sort: "id" }))).map(presentDeployKey);
 				const page = parsePage(ctx.params);
-				const [links, total] = await this.db.deploy_key_links.findPage(query, page, { sort: "id" });
+				const [links, total] = await this.db.deploy_key_links.findPage(query, pageWindow(page), { sort: "id" });
 				return paginated((await this.deployKeys.keysOf(links)).map(presentDeployKey), total, page);
 			},
 		},
@@ -68,7 +68,7 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (!ctx.meta.user?.is_admin) throw forbidden();
 				if (!wantsPage(ctx.params)) return (await this.db.deploy_keys.find({}, { sort: "id" })).map(presentDeployKey);
 				const page = parsePage(ctx.params);
-				const [keys, total] = await this.db.deploy_keys.findPage({}, page, { sort: "id" });
+				const [keys, total] = await this.db.deploy_keys.findPage({}, pageWindow(page), { sort: "id" });
 				return paginated(keys.map(presentDeployKey), total, page);
 			},
 		},

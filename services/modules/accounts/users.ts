@@ -6,7 +6,7 @@ import { config } from "../../../config";
 import { validateNewUser } from "../../../lib/accounts/account-rules";
 import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/accounts/listing";
 import { ApiError, conflict, forbidden, notFound, validation } from "../../../lib/api/errors";
-import { paginated, parsePage } from "../../../lib/api/pagination";
+import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { encryptSecret } from "../../../lib/crypto/secrets";
 import { generateToken, hashToken } from "../../../lib/crypto/tokens";
 import { UniqueViolation } from "../../../lib/store/collection";
@@ -86,7 +86,7 @@ export const Users: AccountsModule = {
 			const query = usersQuery(ctx.params, isAdmin);
 			if (!query) throw new ApiError(403, { message: "Not authorized." });
 			const page = parsePage(ctx.params);
-			const [rows, total] = await this.db.users.findPage(query, page, { sort: "id" });
+			const [rows, total] = await this.db.users.findPage(query, pageWindow(page), { sort: "id" });
 			const shown = isAdmin ? present.admin : present.others;
 			return paginated(
 				rows.map(u => shown(publicUser(u), config.gitlabUrl)),
