@@ -3,15 +3,15 @@
  * linked to projects; a key used elsewhere is *joined* only when the caller can access one of the
  * projects that use it (GitLab 8's accessible-keys rule), otherwise the fingerprint is taken
  * (400). Removing or disabling a key drops this project's link only; the last link takes the key
- * with it. Storing, linking and the races between them are the store's (lib/keys/deploy-key-store.ts).
+ * with it. Storing, linking and the races between them are the store's (lib/deploy-keys/deploy-key-store.ts).
  */
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import { forbidden, notFound, recordNotFound, validation } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
-import { DeployKeyStore, type Joiner } from "../lib/keys/deploy-key-store";
-import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/keys/ssh-key";
+import { DeployKeyStore, type Joiner } from "../lib/deploy-keys/deploy-key-store";
+import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/deploy-keys/ssh-key";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";

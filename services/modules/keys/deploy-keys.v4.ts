@@ -9,7 +9,7 @@ import { checkUnmodifiedSince } from "../../../lib/api/conditional";
 import { forbidden, notFound, paramError, validation } from "../../../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { recordId } from "../../../lib/api/record-id";
-import { MAX_TITLE_LENGTH, validateDeployKey } from "../../../lib/keys/ssh-key";
+import { MAX_TITLE_LENGTH, validateDeployKey } from "../../../lib/deploy-keys/ssh-key";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { DeployKeyDoc } from "../../../models/deploy-key";
 import type { ProjectDoc } from "../../../models/project";
