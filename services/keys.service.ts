@@ -18,7 +18,7 @@ import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { deployKeyLinksCollection, deployKeysCollection } from "../models/deploy-key";
 import { presentDeletedDeployKey, presentDeployKey } from "../presenters/deploy-key";
 import { DeployKeysV4 } from "./modules/keys/deploy-keys.v4";
-import type { Ctx, KeysMethods as Methods, KeysVars as Vars } from "./modules/keys/module";
+import type { Ctx, KeysMethods as Methods, KeysVars as Vars } from "./modules/keys/shared";
 import { PROJECT_ACCESS } from "../lib/accounts/auth-cache";
 
 /** Masters only (declared on every action, checked at the gateway before a cache is read): entries are per project. */

@@ -16,7 +16,7 @@ import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { labelKey, labelsCollection, labelSubscriptionsCollection, type LabelDoc } from "../models/label";
 import { presentDeletedLabel, presentLabel, presentLabelWithCounts } from "../presenters/label";
 import { LabelsV4 } from "./modules/labels/labels.v4";
-import { optionalText, priorityParam, text, type Ctx, type LabelChanges, type LabelsMethods, type LabelsVars, type NewLabel } from "./modules/labels/module";
+import { optionalText, priorityParam, text, type Ctx, type LabelChanges, type LabelsMethods, type LabelsVars, type NewLabel } from "./modules/labels/shared";
 
 const LabelsService: ServiceSchema<ServiceSettingSchema, LabelsMethods, LabelsVars> = {
 	name: "labels",

@@ -27,7 +27,7 @@ import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { presentDeletedSnippet, presentSnippet } from "../presenters/snippet";
 import { snippetsCollection, type SnippetDoc } from "../models/snippet";
-import type { Ctx, NewSnippet, SnippetPresenter, SnippetsMethods as Methods, SnippetsVars as Vars } from "./modules/snippets/module";
+import type { Ctx, NewSnippet, SnippetPresenter, SnippetsMethods as Methods, SnippetsVars as Vars } from "./modules/snippets/shared";
 import { ProjectSnippetsV4 } from "./modules/snippets/project-snippets.v4";
 import { usersById } from "../lib/accounts/lookups";
 

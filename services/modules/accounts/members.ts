@@ -15,7 +15,7 @@ import { bumpGenerations, deleteTwice } from "../../../mixins/cache-cleaner.mixi
 import { memberKey, type MemberDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
 import { presentMember } from "../../../presenters/project";
-import { now, type AccountsModule, type Ctx } from "./module";
+import { now, type AccountsModule, type Ctx } from "./shared";
 import { USER_ID_PARAM } from "./users";
 
 /** A member's parameters in both versions (v4 then allows the member levels only: members.v4.ts). */

@@ -13,7 +13,7 @@ import { UniqueViolation } from "../../../lib/store/collection";
 import { memberKey, type ProjectDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
 import { presentBasicProject, presentProject, presentProjectWithAccess } from "../../../presenters/project";
-import { callerOf, now, type AccountsModule, type Ctx, type NewProject, type ProjectListPresenters } from "./module";
+import { callerOf, now, type AccountsModule, type Ctx, type NewProject, type ProjectListPresenters } from "./shared";
 
 /** v3's entities of a projects list. */
 const LIST_PRESENTERS: ProjectListPresenters = { basic: presentBasicProject, withAccess: presentProjectWithAccess };

@@ -12,7 +12,7 @@ import { generateToken, hashToken } from "../../../lib/crypto/tokens";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, publicUser, type StoredUser } from "../../../models/user";
 import { presentUser, presentUserBasic, presentUserPublic } from "../../../presenters/user";
-import { callerOf, now, PROFILE_FIELDS, type AccountsModule, type Ctx, type NewUser, type UserListPresenters } from "./module";
+import { callerOf, now, PROFILE_FIELDS, type AccountsModule, type Ctx, type NewUser, type UserListPresenters } from "./shared";
 
 export const USER_ID_PARAM = { type: "number", integer: true, positive: true, convert: true } as const;
 

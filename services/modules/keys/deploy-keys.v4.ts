@@ -14,7 +14,7 @@ import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { DeployKeyDoc } from "../../../models/deploy-key";
 import type { ProjectDoc } from "../../../models/project";
 import { presentDeployKeyWithProjectsV4, presentProjectDeployKeyV4, presentSshKeyV4 } from "../../../presenters/deploy-key.v4";
-import type { Ctx, KeysModule } from "./module";
+import type { Ctx, KeysModule } from "./shared";
 import { projectById } from "../../../lib/accounts/lookups";
 
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;

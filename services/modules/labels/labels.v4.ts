@@ -14,7 +14,7 @@ import { UniqueViolation } from "../../../lib/store/collection";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import { projectUserKey, subscriptionKey, type LabelDoc } from "../../../models/label";
 import { presentLabelV4 } from "../../../presenters/label.v4";
-import { optionalText, priorityParam, text, type Ctx, type LabelsModule } from "./module";
+import { optionalText, priorityParam, text, type Ctx, type LabelsModule } from "./shared";
 
 /** v4's edits need one of these (Grape's `at_least_one_of`). */
 const EDIT_FIELDS = ["new_name", "color", "description", "priority"] as const;
