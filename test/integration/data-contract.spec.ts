@@ -8,6 +8,7 @@ import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
 import { Collection, UniqueViolation, type StoreLocation } from "../../lib/store/collection";
+import type { IndexSpec } from "../../lib/store/types";
 import { startMongoServer, type MongoServer } from "../support/mongo-server";
 
 let mongo: MongoServer;
@@ -31,9 +32,13 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 	let seq = 0;
 	const opened: Collection[] = [];
 	const open = async (
-		indexes = [{ fields: { project_title: 1 }, unique: true }, { fields: { project_id: 1, id: -1 } }, { fields: { key: 1 }, unique: true, sparse: true }],
+		indexes: readonly IndexSpec[] = [
+			{ fields: { project_title: 1 }, unique: true },
+			{ fields: { project_id: 1, id: -1 } },
+			{ fields: { key: 1 }, unique: true, sparse: true },
+		],
 	) => {
-		const c = new Collection(`contract_${process.pid}_${++seq}`, { indexes: indexes as any }, where);
+		const c = new Collection(`contract_${process.pid}_${++seq}`, { indexes }, where);
 		await c.connect(broker);
 		opened.push(c);
 		return c;
@@ -136,6 +141,19 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 		expect(await c.updateOne({ id: 999 }, { note: "x" })).toBeNull();
 		expect(await c.remove({ project_id: 1 })).toBe(2);
 		expect(await c.count()).toBe(0);
+		await c.disconnect();
+	});
+
+	it('finds a mark through its index with $gt "" (not where it is missing or removed), and removes it only where it is still the one read', async () => {
+		const c = await open([{ fields: { due: 1 } }]);
+		const a = await c.insert({ project_id: 1, due: "t1" });
+		const b = await c.insert({ project_id: 1, due: "t2" });
+		await c.insert({ project_id: 1 });
+		expect((await c.find({ due: { $gt: "" } }, { sort: "id" })).map(d => d.id)).toEqual([a.id, b.id]);
+		expect(await c.update({ id: { $in: [a.id, b.id] }, due: "t1" }, {}, ["due"])).toBe(1);
+		expect(await c.update({ id: b.id, due: "t1" }, {}, ["due"])).toBe(0);
+		expect(await c.findOne({ id: a.id })).toEqual({ id: a.id, project_id: 1 });
+		expect((await c.find({ due: { $gt: "" } })).map(d => d.id)).toEqual([b.id]);
 		await c.disconnect();
 	});
 
