@@ -32,7 +32,7 @@ import { Downloads } from "./modules/builds/downloads";
 import { InternalBuilds } from "./modules/builds/internal";
 import { JobArtifactsV4 } from "./modules/builds/job-artifacts.v4";
 import { JobsV4 } from "./modules/builds/jobs.v4";
-import { buildParams, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/builds/module";
+import { buildParams, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/builds/shared";
 import { PipelinesV4 } from "./modules/builds/pipelines.v4";
 
 /** Cached reads live this long at most. Every write cleans them (after bumping the project's write generation: see the cache-cleaner mixin). */

@@ -29,7 +29,7 @@ import {
 	type BuildStatus,
 } from "../../models/build";
 import type { PipelineDoc } from "../../models/pipeline";
-import type { PageRequest } from "../api/pagination";
+import { pageWindow, type PageRequest } from "../api/pagination";
 import type { Collection, Doc } from "../store/collection";
 import { seqRange } from "./build-input";
 import { BuildNumbers, NumberingBusy } from "./build-numbers";
@@ -182,7 +182,7 @@ export class BuildStore {
 	}
 
 	private async filteredPage(query: Doc, page: PageRequest): Promise<BuildPage> {
-		const [rows, total] = await this.builds.findPage(query, page, { sort: NEWEST_FIRST });
+		const [rows, total] = await this.builds.findPage(query, pageWindow(page), { sort: NEWEST_FIRST });
 		return { rows, total };
 	}
 

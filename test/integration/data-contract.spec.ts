@@ -103,6 +103,16 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 		await c.disconnect();
 	});
 
+	it("reads a window of what a query finds, in order, with how many it finds in all", async () => {
+		const c = await open();
+		for (let i = 1; i <= 25; i++) await c.insert({ project_id: i % 2, project_title: `${i % 2}|${i}` });
+		const [rows, total] = await c.findPage({ project_id: 1 }, { offset: 5, limit: 3 }, { sort: "-id" });
+		expect(rows.map(d => d.id)).toEqual([15, 13, 11]);
+		expect(total).toBe(13);
+		expect(await c.findPage({ project_id: 1 }, { offset: 13, limit: 3 }, { sort: "-id" })).toEqual([[], 13]);
+		await c.disconnect();
+	});
+
 	it("finds without the fields a list leaves in the store, sorted and paged alike", async () => {
 		const c = await open();
 		for (let i = 1; i <= 5; i++) await c.insert({ project_id: 3, project_title: `3|${i}`, content: "x".repeat(1000 * i) });

@@ -11,7 +11,7 @@ import { pipelineStatusKey, RETRIED_KEY, statusKey } from "../../models/build";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import BuildsService from "../../services/builds.service";
-import type { BuildsVars } from "../../services/modules/builds/module";
+import type { BuildsVars } from "../../services/modules/builds/shared";
 import { internalApi, SHA_A } from "../support/builds";
 import { startLocal, type LocalStack } from "../support/broker";
 import { createProject, createUser } from "../support/fixtures";
