@@ -8,12 +8,12 @@
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type Redis from "ioredis";
-import type { Context, Service, ServiceSchema } from "moleculer";
+import type { Context, Logger, Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { config, INTERNAL_SECRET_COMMAND, MIN_INTERNAL_SECRET_LENGTH } from "../config";
 import { RecentTokens } from "./auth";
 import { CacheReads } from "./cache-reads";
 import { clientAddress, trustedProxyList } from "./client-address";
-import { decide, type EdgeAction } from "./edge-pipeline";
+import { decide, type EdgeAction, type EdgeRequest, type UsualWay } from "./edge-pipeline";
 import { EdgeValidator } from "./edge-validation";
 import { RequestLimits } from "./rate-limit";
 import { ACCESS_CHANGED_EVENT, changedTargets, RESOLVE_TOKEN, type AccessChange } from "../lib/accounts/auth-cache";
@@ -62,93 +62,109 @@ type CallerThis = Service & GatewayCallerMethods & GatewayCallerVars;
 
 export function GatewayCallerMixin(): Partial<ServiceSchema> {
 	return {
-		methods: {
-			/**
-			 * The API's hook: the edge decision, every step awaited. Anonymous only where the action
-			 * says `auth: "optional"` (or "none"); a GET's cached answer is kept for callAction.
-			 */
-			async apiCaller(this: CallerThis, ctx: Ctx, req: Req, res: Res, alias: { path: string; type?: string }, encodedHits: boolean): Promise<void> {
-				ctx.meta.clientAddress = clientAddress(req, trustedProxies);
-				// Credentials and whom an admin acts as are the gateway's business, never a service parameter.
-				delete req.$params.private_token;
-				delete req.$params.sudo;
-				// v4's conditional DELETE (docs/api.md#v4-conditional-delete), read by the services that honour it.
-				const ifUnmodifiedSince = req.headers["if-unmodified-since"];
-				if (typeof ifUnmodifiedSince === "string") ctx.meta.ifUnmodifiedSince = ifUnmodifiedSince;
-				const request = {
-					http: req,
-					alias,
-					action: req.$action,
-					params: req.$params,
-					meta: ctx.meta,
-					readsCache: req.method === "GET" && alias.type !== "stream",
-				};
-				const call = <T>(action: string, params: object) => ctx.call<T, object>(action, params, callOptions);
-				req.$cachedAnswer = await decide(this, request, { res, call, encodedHits });
-			},
-
-			/**
-			 * The internal API: off (404) without INTERNAL_API_SECRET, 401 on a wrong secret, and 429
-			 * once an address has sent too many wrong ones. A long secret is never refused: a runner is
-			 * not stopped by another one's mistakes behind the same address (a shared NAT, an Ingress),
-			 * and its length keeps guessing infeasible. A short one is refused too from an address that
-			 * guessed wrong too often, since only that limit stands between it and a guesser.
-			 */
-			async internalCaller(this: CallerThis, ctx: Ctx, req: Req): Promise<void> {
-				if (!config.internalApiSecret) throw notFound();
-				const address = clientAddress(req, trustedProxies);
-				ctx.meta.clientAddress = address;
-				const given = req.headers["gitlab-shared-secret"];
-				const right = typeof given === "string" && safeEqual(given, config.internalApiSecret);
-				if (right && config.internalApiSecretStrong) return;
-				const limits: RequestLimits = this.limits;
-				await limits.refuseSecretGuesser(address);
-				if (right) return;
-				await limits.secretFailed(address);
-				throw unauthorized();
-			},
-		},
-
+		methods: { apiCaller, internalCaller },
 		events: {
-			/** Parameter schemas may have changed with the services. */
-			"$services.changed"(this: CallerThis) {
-				this.edgeValidator.forget();
-			},
-			/** The token owners kept here go with the cached look-ups a change cleans (mixins/access-cache.mixin.ts). */
-			[ACCESS_CHANGED_EVENT](this: CallerThis, ctx: Context<AccessChange>) {
-				const { keys, patterns } = changedTargets(ctx.params);
-				this.recentTokens.forgetOwners(keys, patterns);
-			},
+			"$services.changed": forgetParameterSchemas,
+			[ACCESS_CHANGED_EVENT]: forgetChangedOwners,
 		},
-
 		created() {
-			const cacheReads = new CacheReads(this.broker.cacher as never);
-			this.cacheReads = cacheReads;
-			this.recentTokens = new RecentTokens(tokenHash => cacheReads.keyOf({ name: RESOLVE_TOKEN.action, cache: RESOLVE_TOKEN.cache }, { tokenHash }, {}));
-			this.edgeValidator = new EdgeValidator(this.broker.validator as never);
 			// Before the server listens (the gateway mixin's `started`), so the first request finds them.
-			const redis: Redis | null = config.redisUrl ? limiterRedis(config.redisUrl, this.logger) : null;
-			this.limiterRedis = redis;
-			this.limits = new RequestLimits(redis, {
-				prefix: this.broker.namespace || "gitlab",
-				perMinute: config.rateLimitPerMinute,
-				authFailures: config.authFailureLimit,
-			});
+			Object.assign(this, edgePieces(this.broker, this.logger));
 		},
-
-		/** Says once how the internal API stands: off, or guarded by a secret too short (config/index.ts). */
 		started() {
-			if (!config.internalApiSecret)
-				this.logger.info("The internal API (/api/v3/internal: builds, pushes) is off: set INTERNAL_API_SECRET to turn it on.");
-			else if (!config.internalApiSecretStrong)
-				this.logger.warn(
-					`INTERNAL_API_SECRET is shorter than ${MIN_INTERNAL_SECRET_LENGTH} characters: an address that sends too many wrong secrets is refused, ` +
-						`the right one included, until the limit resets. Generate a longer one with ${INTERNAL_SECRET_COMMAND}`,
-				);
+			sayHowTheInternalApiStands(this.logger);
 		},
-
 		stopped() {
 			(this.limiterRedis as Redis | null)?.disconnect();
 		},
 	};
+}
+
+/**
+ * The API's hook: the edge decision, every step awaited. Anonymous only where the action says
+ * `auth: "optional"` (or "none"); a GET's cached answer is kept for callAction.
+ */
+async function apiCaller(this: CallerThis, ctx: Ctx, req: Req, res: Res, alias: { path: string; type?: string }, encodedHits: boolean): Promise<void> {
+	readRequestFacts(ctx.meta, req);
+	req.$cachedAnswer = await decide(this, edgeRequestOf(req, alias, ctx.meta), usualWayOf(ctx, res, encodedHits));
+}
+
+/** What the request itself says, before any decision: its client's address, and what the gateway keeps from the services. */
+function readRequestFacts(meta: ApiMeta, req: Req): void {
+	meta.clientAddress = clientAddress(req, trustedProxies);
+	// Credentials and whom an admin acts as are the gateway's business, never a service parameter.
+	delete req.$params.private_token;
+	delete req.$params.sudo;
+	// v4's conditional DELETE (docs/api.md#v4-conditional-delete), read by the services that honour it.
+	const ifUnmodifiedSince = req.headers["if-unmodified-since"];
+	if (typeof ifUnmodifiedSince === "string") meta.ifUnmodifiedSince = ifUnmodifiedSince;
+}
+
+/** The request as the edge decision reads it; a cached answer only for a GET that is not streamed. */
+function edgeRequestOf(req: Req, alias: { path: string; type?: string }, meta: ApiMeta): EdgeRequest {
+	return { http: req, alias, action: req.$action, params: req.$params, meta, readsCache: req.method === "GET" && alias.type !== "stream" };
+}
+
+/** How the decision's needs are answered here: calls in the request's context, with the gateway's timeout. */
+function usualWayOf(ctx: Ctx, res: Res, encodedHits: boolean): UsualWay {
+	return { res, call: <T>(action: string, params: object) => ctx.call<T, object>(action, params, callOptions), encodedHits };
+}
+
+/**
+ * The internal API: off (404) without INTERNAL_API_SECRET, 401 on a wrong secret, and 429 once an
+ * address has sent too many wrong ones. A long secret is never refused: a runner is not stopped by
+ * another one's mistakes behind the same address (a shared NAT, an Ingress), and its length keeps
+ * guessing infeasible. A short one is refused too from an address that guessed wrong too often,
+ * since only that limit stands between it and a guesser.
+ */
+async function internalCaller(this: CallerThis, ctx: Ctx, req: Req): Promise<void> {
+	if (!config.internalApiSecret) throw notFound();
+	const address = clientAddress(req, trustedProxies);
+	ctx.meta.clientAddress = address;
+	const right = bringsInternalSecret(req, config.internalApiSecret);
+	if (right && config.internalApiSecretStrong) return;
+	await this.limits.refuseSecretGuesser(address);
+	if (right) return;
+	await this.limits.secretFailed(address);
+	throw unauthorized();
+}
+
+/** Whether the request's `Gitlab-Shared-Secret` is the internal API's, compared in constant time. */
+function bringsInternalSecret(req: Req, secret: string): boolean {
+	const given = req.headers["gitlab-shared-secret"];
+	return typeof given === "string" && safeEqual(given, secret);
+}
+
+/** Parameter schemas may have changed with the services. */
+function forgetParameterSchemas(this: CallerThis): void {
+	this.edgeValidator.forget();
+}
+
+/** The token owners kept here go with the cached look-ups a change cleans (mixins/access-cache.mixin.ts). */
+function forgetChangedOwners(this: CallerThis, ctx: Context<AccessChange>): void {
+	const { keys, patterns } = changedTargets(ctx.params);
+	this.recentTokens.forgetOwners(keys, patterns);
+}
+
+/** The pieces the edge decision reads (and the limiter's Redis, closed at stop), made once for the gateway. */
+function edgePieces(broker: ServiceBroker, logger: Logger): GatewayCallerVars {
+	const cacheReads = new CacheReads(broker.cacher as never);
+	const recentTokens = new RecentTokens(tokenHash => cacheReads.keyOf({ name: RESOLVE_TOKEN.action, cache: RESOLVE_TOKEN.cache }, { tokenHash }, {}));
+	const redis: Redis | null = config.redisUrl ? limiterRedis(config.redisUrl, logger) : null;
+	const limits = new RequestLimits(redis, {
+		prefix: broker.namespace || "gitlab",
+		perMinute: config.rateLimitPerMinute,
+		authFailures: config.authFailureLimit,
+	});
+	return { cacheReads, recentTokens, edgeValidator: new EdgeValidator(broker.validator as never), limits, limiterRedis: redis };
+}
+
+/** Says once how the internal API stands: off, or guarded by a secret too short (config/index.ts). */
+function sayHowTheInternalApiStands(logger: Logger): void {
+	if (!config.internalApiSecret) logger.info("The internal API (/api/v3/internal: builds, pushes) is off: set INTERNAL_API_SECRET to turn it on.");
+	else if (!config.internalApiSecretStrong)
+		logger.warn(
+			`INTERNAL_API_SECRET is shorter than ${MIN_INTERNAL_SECRET_LENGTH} characters: an address that sends too many wrong secrets is refused, ` +
+				`the right one included, until the limit resets. Generate a longer one with ${INTERNAL_SECRET_COMMAND}`,
+		);
 }

@@ -65,6 +65,12 @@ export interface BuildDoc {
 	pipeline_status?: string;
 	/** A retry replaced it: it no longer counts in its pipeline's status (GitLab's `retried`). */
 	retried?: boolean;
+	/**
+	 * Set (a token of the write) by the write that changed what the build counts for in its
+	 * pipeline, removed once the pipeline's status has been worked out again after it: a build that
+	 * still has one owes its pipeline a refresh (docs/architecture.md#pipeline-status).
+	 */
+	pipeline_refresh_due?: string;
 }
 
 /** A project's counter: the highest number known to be stored (the builds at 1…seq exist). */
@@ -90,6 +96,7 @@ export const buildsCollection = {
 		{ fields: { project_status: 1, seq: -1 }, counted: true },
 		{ fields: { project_sha: 1, seq: -1 } },
 		{ fields: { pipeline_status: 1, seq: -1 } },
+		{ fields: { pipeline_refresh_due: 1 } },
 	],
 } as const;
 

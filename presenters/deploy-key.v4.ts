@@ -1,5 +1,5 @@
 /** API v4's deploy key entities (GitLab's SSHKey, DeployKeysProject, DeployKeyWithProjects), beside v3's; pure. */
-import { sha256FingerprintOf } from "../lib/keys/ssh-key";
+import { sha256FingerprintOf } from "../lib/deploy-keys/ssh-key";
 import type { DeployKeyDoc, DeployKeyLinkDoc } from "../models/deploy-key";
 
 /** SSHKey: `POST …/enable`'s answer. */

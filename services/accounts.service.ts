@@ -23,7 +23,7 @@ import { usersCollection } from "../models/user";
 import { Lookups } from "./modules/accounts/lookups";
 import { Members } from "./modules/accounts/members";
 import { MembersV4 } from "./modules/accounts/members.v4";
-import { asMixins, type AccountsModule } from "./modules/accounts/module";
+import { asMixins, type AccountsModule } from "./modules/accounts/shared";
 import { Projects } from "./modules/accounts/projects";
 import { ProjectsV4 } from "./modules/accounts/projects.v4";
 import { Session } from "./modules/accounts/session";

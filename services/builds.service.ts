@@ -19,7 +19,7 @@ import { isCanonicalScope, parseScope, SCOPE_PARAM, type StatePatch } from "../l
 import { BuildBusy, BuildStore, type NewBuild } from "../lib/builds/build-store";
 import { backfillPipelines } from "../lib/builds/pipeline-backfill";
 import { PipelineStore } from "../lib/builds/pipeline-store";
-import { sweepUploadsEvery } from "../lib/builds/upload-sweeper";
+import { sweepEvery } from "../lib/builds/sweeps";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -32,7 +32,7 @@ import { Downloads } from "./modules/builds/downloads";
 import { InternalBuilds } from "./modules/builds/internal";
 import { JobArtifactsV4 } from "./modules/builds/job-artifacts.v4";
 import { JobsV4 } from "./modules/builds/jobs.v4";
-import { buildParams, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/builds/module";
+import { buildParams, type BuildsMethods, type BuildsVars, type Ctx } from "./modules/builds/shared";
 import { PipelinesV4 } from "./modules/builds/pipelines.v4";
 
 /** Cached reads live this long at most. Every write cleans them (after bumping the project's write generation: see the cache-cleaner mixin). */
@@ -44,6 +44,8 @@ const CACHE_TTL = 60;
 const STALE_UPLOAD_MS = 60 * 60 * 1000;
 /** How often the running service looks for them (besides once at its start). */
 const SWEEP_UPLOADS_EVERY_MS = 15 * 60 * 1000;
+/** How often it looks for builds that still owe their pipeline a status refresh (besides once at its start). */
+const SETTLE_PIPELINES_EVERY_MS = 60 * 1000;
 
 const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVars> = {
 	name: "builds",
@@ -92,19 +94,29 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		const swept = (removed: number) => this.logger.info(`Removed ${removed} artifacts upload(s) left unfinished by a stopped process.`);
 		const removed = await this.artifacts.sweepStaleUploads(STALE_UPLOAD_MS);
 		if (removed) swept(removed);
-		this.stopUploadSweeps = sweepUploadsEvery(this.artifacts, {
+		this.stopUploadSweeps = sweepEvery(() => this.artifacts.sweepStaleUploads(STALE_UPLOAD_MS), {
 			everyMs: SWEEP_UPLOADS_EVERY_MS,
-			idleMs: STALE_UPLOAD_MS,
 			onSwept: swept,
 			onError: err => this.logger.warn("Sweeping unfinished artifacts uploads failed:", err),
 		});
+		// Pipelines whose status a stopped process (or a failed refresh) left behind its builds' (docs/architecture.md#pipeline-status).
+		const settled = (count: number) => this.logger.info(`Worked out again the pipeline status that ${count} build change(s) left unrefreshed.`);
+		const settleFailed = (err: unknown) => this.logger.warn("Refreshing the pipelines builds left unrefreshed failed; the next sweep goes on:", err);
+		const settle = async () => {
+			const due = await this.builds.settleDue();
+			await Promise.all(due.projects.map(id => this.cleanProjectCache(id)));
+			return due.builds;
+		};
+		this.pipelinesSettled = settle().then(count => count && settled(count), settleFailed);
+		this.stopPipelineSweeps = sweepEvery(settle, { everyMs: SETTLE_PIPELINES_EVERY_MS, onSwept: settled, onError: settleFailed });
 	},
 
 	async stopped() {
 		this.stopUploadSweeps?.();
+		this.stopPipelineSweeps?.();
 		this.stopping = true;
 		// Its writes end before the collections close.
-		await this.pipelinesBackfilled;
+		await Promise.all([this.pipelinesBackfilled, this.pipelinesSettled]);
 	},
 
 	actions: {

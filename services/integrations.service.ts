@@ -29,7 +29,7 @@ import { integrationKey, integrationsCollection, type EventFlag, type Integratio
 import { secretsKeyCheckCollection } from "../models/secrets-key-check";
 import { presentIntegration } from "../presenters/integration";
 import { IntegrationsV4 } from "./modules/integrations/integrations.v4";
-import type { IntegrationsMethods as Methods, IntegrationsVars as Vars } from "./modules/integrations/module";
+import type { IntegrationsMethods as Methods, IntegrationsVars as Vars } from "./modules/integrations/shared";
 
 type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }, ApiMeta>;
 

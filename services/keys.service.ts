@@ -3,22 +3,22 @@
  * linked to projects; a key used elsewhere is *joined* only when the caller can access one of the
  * projects that use it (GitLab 8's accessible-keys rule), otherwise the fingerprint is taken
  * (400). Removing or disabling a key drops this project's link only; the last link takes the key
- * with it. Storing, linking and the races between them are the store's (lib/keys/deploy-key-store.ts).
+ * with it. Storing, linking and the races between them are the store's (lib/deploy-keys/deploy-key-store.ts).
  */
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import { forbidden, notFound, recordNotFound, validation } from "../lib/api/errors";
-import { PAGE_PARAMS, paginated, parsePage, wantsPage } from "../lib/api/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
-import { DeployKeyStore, type Joiner } from "../lib/keys/deploy-key-store";
-import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/keys/ssh-key";
+import { DeployKeyStore, type Joiner } from "../lib/deploy-keys/deploy-key-store";
+import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/deploy-keys/ssh-key";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { deployKeyLinksCollection, deployKeysCollection } from "../models/deploy-key";
 import { presentDeletedDeployKey, presentDeployKey } from "../presenters/deploy-key";
 import { DeployKeysV4 } from "./modules/keys/deploy-keys.v4";
-import type { Ctx, KeysMethods as Methods, KeysVars as Vars } from "./modules/keys/module";
+import type { Ctx, KeysMethods as Methods, KeysVars as Vars } from "./modules/keys/shared";
 import { PROJECT_ACCESS } from "../lib/accounts/auth-cache";
 
 /** Masters only (declared on every action, checked at the gateway before a cache is read): entries are per project. */
@@ -52,7 +52,7 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (!wantsPage(ctx.params))
 					return (await this.deployKeys.keysOf(await this.db.deploy_key_links.find(query, { sort: "id" }))).map(presentDeployKey);
 				const page = parsePage(ctx.params);
-				const [links, total] = await this.db.deploy_key_links.findPage(query, page, { sort: "id" });
+				const [links, total] = await this.db.deploy_key_links.findPage(query, pageWindow(page), { sort: "id" });
 				return paginated((await this.deployKeys.keysOf(links)).map(presentDeployKey), total, page);
 			},
 		},
@@ -68,7 +68,7 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (!ctx.meta.user?.is_admin) throw forbidden();
 				if (!wantsPage(ctx.params)) return (await this.db.deploy_keys.find({}, { sort: "id" })).map(presentDeployKey);
 				const page = parsePage(ctx.params);
-				const [keys, total] = await this.db.deploy_keys.findPage({}, page, { sort: "id" });
+				const [keys, total] = await this.db.deploy_keys.findPage({}, pageWindow(page), { sort: "id" });
 				return paginated(keys.map(presentDeployKey), total, page);
 			},
 		},

@@ -7,7 +7,7 @@
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel } from "../lib/accounts/access";
 import { conflict, missing, notFound, paramError, validation } from "../lib/api/errors";
-import { PAGE_PARAMS, paginated, parsePage, wantsPage } from "../lib/api/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
 import { checkLabel, PRIORITY_PARAM } from "../lib/labels/label-rules";
 import { UniqueViolation } from "../lib/store/collection";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
@@ -16,7 +16,7 @@ import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { labelKey, labelsCollection, labelSubscriptionsCollection, type LabelDoc } from "../models/label";
 import { presentDeletedLabel, presentLabel, presentLabelWithCounts } from "../presenters/label";
 import { LabelsV4 } from "./modules/labels/labels.v4";
-import { optionalText, priorityParam, text, type Ctx, type LabelChanges, type LabelsMethods, type LabelsVars, type NewLabel } from "./modules/labels/module";
+import { optionalText, priorityParam, text, type Ctx, type LabelChanges, type LabelsMethods, type LabelsVars, type NewLabel } from "./modules/labels/shared";
 
 const LabelsService: ServiceSchema<ServiceSettingSchema, LabelsMethods, LabelsVars> = {
 	name: "labels",
@@ -38,7 +38,7 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, LabelsMethods, LabelsVa
 				const query = { project_id: projectId };
 				if (!wantsPage(ctx.params)) return (await this.db.labels.find(query, { sort: "title" })).map(l => presentLabelWithCounts(l));
 				const page = parsePage(ctx.params);
-				const [rows, total] = await this.db.labels.findPage(query, page, { sort: "title" });
+				const [rows, total] = await this.db.labels.findPage(query, pageWindow(page), { sort: "title" });
 				return paginated(
 					rows.map(l => presentLabelWithCounts(l)),
 					total,

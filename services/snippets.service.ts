@@ -11,7 +11,7 @@ import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/api/errors";
-import { PAGE_PARAMS, paginated, parsePage } from "../lib/api/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
 import {
 	canCreateSnippet,
@@ -27,7 +27,7 @@ import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { presentDeletedSnippet, presentSnippet } from "../presenters/snippet";
 import { snippetsCollection, type SnippetDoc } from "../models/snippet";
-import type { Ctx, NewSnippet, SnippetPresenter, SnippetsMethods as Methods, SnippetsVars as Vars } from "./modules/snippets/module";
+import type { Ctx, NewSnippet, SnippetPresenter, SnippetsMethods as Methods, SnippetsVars as Vars } from "./modules/snippets/shared";
 import { ProjectSnippetsV4 } from "./modules/snippets/project-snippets.v4";
 import { usersById } from "../lib/accounts/lookups";
 
@@ -148,7 +148,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			if (!query) throw notFound("Project");
 			const page = parsePage(ctx.params);
 			// Lists show no content (up to MAX_SNIPPET_CONTENT_BYTES each): it stays in the store.
-			const [found, total] = await this.db.snippets.findPage(query, page, { sort: NEWEST_FIRST, omit: ["content", "more_files"] });
+			const [found, total] = await this.db.snippets.findPage(query, pageWindow(page), { sort: NEWEST_FIRST, omit: ["content", "more_files"] });
 			return { found, total, page };
 		},
 

@@ -1,4 +1,4 @@
-// irc-framework 4.14.0 ships no types; the subset lib/integrations/irc/sender.ts uses.
+// irc-framework 4.14.0 ships no types; the subset lib/integrations/irc-gateway/sender.ts uses.
 declare module "irc-framework" {
 	import { EventEmitter } from "events";
 

@@ -22,12 +22,12 @@
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import { ServiceBroker, type Context } from "moleculer";
 import ApiGateway from "moleculer-web";
-import { createMailer } from "../../lib/integrations/email/mailer";
-import { buildPushEmail } from "../../lib/integrations/email/push-email";
-import { buildIrcMessages } from "../../lib/integrations/irc/messages";
-import { parseTarget } from "../../lib/integrations/irc/recipients";
-import { IrcPool } from "../../lib/integrations/irc/sender";
-import { planComments } from "../../lib/integrations/task-tracker/scanner";
+import { createMailer } from "../../lib/integrations/emails-on-push/mailer";
+import { buildPushEmail } from "../../lib/integrations/emails-on-push/push-email";
+import { buildIrcMessages } from "../../lib/integrations/irc-gateway/messages";
+import { parseTarget } from "../../lib/integrations/irc-gateway/recipients";
+import { IrcPool } from "../../lib/integrations/irc-gateway/sender";
+import { planComments } from "../../lib/integrations/task-tracker-comments/scanner";
 import { requestJson } from "../../lib/outbound/http";
 import { PUSH_CHANNEL, PUSH_GROUPS, type PushGroup } from "../../lib/push/channel";
 import type { PushPayload } from "../../lib/push/payload";

@@ -7,7 +7,7 @@ import { accountsRoutes } from "./accounts.routes";
 import { buildsRoutes } from "./builds.routes";
 import { eventsRoutes } from "./events.routes";
 import { integrationsRoutes } from "./integrations.routes";
-import { keysRoutes } from "./keys.routes";
+import { deployKeysRoutes } from "./deploy-keys.routes";
 import { labelsRoutes } from "./labels.routes";
 import { snippetsRoutes } from "./snippets.routes";
 import type { AliasFunction, AliasTarget, RouteKind, RouteTable } from "./types";
@@ -16,7 +16,7 @@ import { v4RouteTables } from "./v4";
 export { v4RouteTables };
 
 /** API v3's tables. */
-export const routeTables: RouteTable[] = [accountsRoutes, labelsRoutes, keysRoutes, snippetsRoutes, buildsRoutes, integrationsRoutes, eventsRoutes];
+export const routeTables: RouteTable[] = [accountsRoutes, labelsRoutes, deployKeysRoutes, snippetsRoutes, buildsRoutes, integrationsRoutes, eventsRoutes];
 
 /**
  * An alias function as the gateway mounts it: what it throws, or the promise it returns rejects

@@ -4,6 +4,8 @@
  * `pageWindow`, and the gateway writes `paginationHeaders`. API v4's keyset pages
  * (docs/api.md#v4-keyset) carry the next page's cursor instead, and only a Link to it.
  */
+import type { PageWindow } from "../store/types";
+
 const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 100;
 
@@ -63,7 +65,8 @@ export function wantsPage(params: { page?: unknown; per_page?: unknown }): boole
 	return params.page !== undefined || params.per_page !== undefined;
 }
 
-export function pageWindow(req: PageRequest): { offset: number; limit: number } {
+/** The rows a page holds, as the store reads them (lib/store/collection.ts#findPage). */
+export function pageWindow(req: PageRequest): PageWindow {
 	return { offset: (req.page - 1) * req.perPage, limit: req.perPage };
 }
 

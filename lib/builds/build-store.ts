@@ -11,8 +11,11 @@
  * (models/build.ts), so its X-Total is a look-up too.
  *
  * Every build belongs to the pipeline of its commit and ref (./pipeline-store.ts), whose status
- * follows its builds': a new build, a change of state and a retry refresh it.
+ * follows its builds': a new build, a change of state and a retry refresh it. The build's write
+ * marks it as owing that refresh until the refresh is done, so a process that stops between the
+ * two leaves the mark for `settleDue` (docs/architecture.md#pipeline-status).
  */
+import { randomUUID } from "node:crypto";
 import {
 	BUILD_STATUSES,
 	pipelineStatusKey,
@@ -26,7 +29,7 @@ import {
 	type BuildStatus,
 } from "../../models/build";
 import type { PipelineDoc } from "../../models/pipeline";
-import type { PageRequest } from "../api/pagination";
+import { pageWindow, type PageRequest } from "../api/pagination";
 import type { Collection, Doc } from "../store/collection";
 import { seqRange } from "./build-input";
 import { BuildNumbers, NumberingBusy } from "./build-numbers";
@@ -36,7 +39,18 @@ import type { PipelineStore } from "./pipeline-store";
 /** What a new build is made of; the store adds its numbers, its pipeline and index keys. */
 export type NewBuild = Omit<
 	BuildDoc,
-	"id" | "seq" | "project_seq" | "project_status" | "project_sha" | "artifacts" | "erased_at" | "erased_by" | "pipeline_id" | "pipeline_status" | "retried"
+	| "id"
+	| "seq"
+	| "project_seq"
+	| "project_status"
+	| "project_sha"
+	| "artifacts"
+	| "erased_at"
+	| "erased_by"
+	| "pipeline_id"
+	| "pipeline_status"
+	| "retried"
+	| "pipeline_refresh_due"
 >;
 
 export interface BuildPage {
@@ -56,6 +70,10 @@ export class BuildBusy extends Error {
 const NEWEST_FIRST = ["-seq"];
 /** Compare-and-set rounds before giving up on a build that keeps changing under us. */
 const CAS_ATTEMPTS = 20;
+/** Builds read at a time by `settleDue`, and its rounds at most in one call (the next sweep goes on). */
+const DUE_BATCH = 500;
+const DUE_ROUNDS = 20;
+const REFRESH_DUE = "pipeline_refresh_due";
 
 /**
  * A compare-and-set with re-reads: `attempt` acts on the build as read and answers "changed" when
@@ -164,7 +182,7 @@ export class BuildStore {
 	}
 
 	private async filteredPage(query: Doc, page: PageRequest): Promise<BuildPage> {
-		const [rows, total] = await this.builds.findPage(query, page, { sort: NEWEST_FIRST });
+		const [rows, total] = await this.builds.findPage(query, pageWindow(page), { sort: NEWEST_FIRST });
 		return { rows, total };
 	}
 
@@ -173,6 +191,7 @@ export class BuildStore {
 		const previous = this.projectTurns.get(projectId) ?? Promise.resolve();
 		const mine = previous.then(async () => {
 			const { ids: pipelineIds, made } = await this.pipelinesOf(fields);
+			const due = randomUUID();
 			const stored = await this.numbers.insert(projectId, fields.length, i => {
 				const f = fields[i];
 				return {
@@ -181,6 +200,7 @@ export class BuildStore {
 					project_sha: shaKey(f.project_id, f.commit.id),
 					pipeline_id: pipelineIds[i],
 					pipeline_status: pipelineStatusKey(pipelineIds[i], f.status),
+					pipeline_refresh_due: due,
 					artifacts: null,
 					erased_at: null,
 					erased_by: null,
@@ -196,7 +216,11 @@ export class BuildStore {
 					);
 				else await this.pipelines.refresh(id);
 			}
-			return stored;
+			await this.refreshDone(
+				stored.map(b => b.id),
+				due,
+			);
+			return stored.map(withoutDue);
 		});
 		const settled = mine.catch(() => undefined);
 		this.projectTurns.set(projectId, settled);
@@ -216,16 +240,41 @@ export class BuildStore {
 		const set: Doc = { ...patch };
 		if (patch.status) set.project_status = statusKey(build.project_id, patch.status);
 		if (patch.status && build.pipeline_id !== undefined && !build.retried) set.pipeline_status = pipelineStatusKey(build.pipeline_id, patch.status);
-		if (!(await this.builds.update({ id: build.id, status: build.status }, set))) return null;
-		if (patch.status && build.pipeline_id !== undefined) await this.pipelines.refresh(build.pipeline_id);
-		return { ...build, ...set };
+		const due = patch.status && build.pipeline_id !== undefined ? randomUUID() : null;
+		if (!(await this.builds.update({ id: build.id, status: build.status }, due ? { ...set, [REFRESH_DUE]: due } : set))) return null;
+		if (due && build.pipeline_id !== undefined) {
+			await this.pipelines.refresh(build.pipeline_id);
+			await this.refreshDone([build.id], due);
+		}
+		return withoutDue({ ...build, ...set });
 	}
 
 	/** A retry replaced the build: it no longer counts in its pipeline (whose status is worked out again). */
 	async markRetried(build: BuildDoc): Promise<void> {
 		if (build.pipeline_id === undefined) return;
-		await this.builds.update({ id: build.id }, { retried: true, pipeline_status: pipelineStatusKey(build.pipeline_id, RETRIED_KEY) });
+		const due = randomUUID();
+		await this.builds.update({ id: build.id }, { retried: true, pipeline_status: pipelineStatusKey(build.pipeline_id, RETRIED_KEY), [REFRESH_DUE]: due });
 		await this.pipelines.refresh(build.pipeline_id);
+		await this.refreshDone([build.id], due);
+	}
+
+	/**
+	 * Refreshes the pipelines of the builds still marked as owing it (their write's process stopped
+	 * before the refresh, or the refresh failed) and takes the marks off: how many builds it
+	 * settled, and their projects (whose cached pages may show the old status).
+	 */
+	async settleDue(): Promise<{ builds: number; projects: number[] }> {
+		let builds = 0;
+		const projects = new Set<number>();
+		for (let round = 0; round < DUE_ROUNDS; round++) {
+			const due = await this.builds.find({ [REFRESH_DUE]: { $gt: "" } }, { limit: DUE_BATCH });
+			if (!due.length) break;
+			for (const id of new Set(due.map(b => b.pipeline_id))) if (id !== undefined) await this.pipelines.refresh(id);
+			// A mark another write set since it was read stays for that write (or the next sweep).
+			for (const b of due) builds += await this.builds.update({ id: b.id, [REFRESH_DUE]: b.pipeline_refresh_due }, {}, [REFRESH_DUE]);
+			for (const b of due) projects.add(b.project_id);
+		}
+		return { builds, projects: [...projects] };
 	}
 
 	/** A pipeline's builds (in some states; with the retried ones, or not), newest first, through the `pipeline_status` index. */
@@ -243,7 +292,14 @@ export class BuildStore {
 		return build ?? null;
 	}
 
-	/** The pipeline of each new build (made for the first build of a commit and ref), by index. */
+	/**
+	 * Takes off the marks these builds' write set once their pipelines are refreshed (not a mark a
+	 * later write set). A failure leaves them for `settleDue`: the write and the refresh are done.
+	 */
+	private async refreshDone(ids: number[], due: string): Promise<void> {
+		await this.builds.update({ id: ids.length === 1 ? ids[0] : { $in: ids }, [REFRESH_DUE]: due }, {}, [REFRESH_DUE]).catch(() => 0);
+	}
+
 	/** Each build's pipeline id, and the pipelines made for them here. */
 	private async pipelinesOf(fields: NewBuild[]): Promise<{ ids: number[]; made: Map<number, PipelineDoc> }> {
 		const byKey = new Map<string, number>();
@@ -285,4 +341,11 @@ export class BuildStore {
 	async setArtifacts(build: BuildDoc, artifacts: ArtifactsDoc): Promise<boolean> {
 		return (await this.builds.update({ id: build.id, erased_at: null, ...sameArtifacts(build) }, { artifacts })) > 0;
 	}
+}
+
+/** The build as callers see it: the refresh mark is the store's own. */
+function withoutDue(build: BuildDoc): BuildDoc {
+	if (!(REFRESH_DUE in build)) return build;
+	const { pipeline_refresh_due: _due, ...rest } = build;
+	return rest;
 }

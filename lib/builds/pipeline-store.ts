@@ -6,7 +6,7 @@
  */
 import { BUILD_STATUSES, pipelineStatusKey, type BuildDoc, type BuildStatus } from "../../models/build";
 import { pipelineKey, refKey, type PipelineCounterDoc, type PipelineDoc } from "../../models/pipeline";
-import type { PageRequest } from "../api/pagination";
+import { pageWindow, type PageRequest } from "../api/pagination";
 import { UniqueViolation, type Collection, type Doc } from "../store/collection";
 import { isFinished } from "./build-state";
 import { compositeStatus } from "./pipeline-status";
@@ -132,7 +132,7 @@ export class PipelineStore {
 		const dir = filters.order?.direction === "asc" ? "" : "-";
 		const field = filters.order?.field ?? "id";
 		const sort = field === "id" ? [`${dir}id`] : [`${dir}${field}`, `${dir}id`];
-		const [rows, total] = await this.pipelines.findPage(query, page, { sort });
+		const [rows, total] = await this.pipelines.findPage(query, pageWindow(page), { sort });
 		return { rows, total };
 	}
 

@@ -12,7 +12,7 @@
  * (`bamboo_url` for build_server_url), its name is accepted too, and is the one shown and named
  * in errors when the integration is addressed by GitLab's name.
  */
-import { IRC_ADDRESS_SECRETS, parseRecipients } from "./irc/recipients";
+import { IRC_ADDRESS_SECRETS, parseRecipients } from "./irc-gateway/recipients";
 
 type FieldType = "string" | "url" | "boolean" | "integer" | "select" | "password";
 

@@ -10,10 +10,9 @@
  * unique-index refusal into UniqueViolation.
  */
 import type { ServiceBroker } from "moleculer";
-import { pageWindow, type PageRequest } from "../api/pagination";
 import { MongoCollection } from "./mongo-collection";
 import { SqliteCollection } from "./sqlite/sqlite-collection";
-import { UniqueViolation, type CollectionOptions, type CounterMove, type Doc, type FindOptions, type StoreLocation } from "./types";
+import { UniqueViolation, type CollectionOptions, type CounterMove, type Doc, type FindOptions, type PageWindow, type StoreLocation } from "./types";
 
 export { UniqueViolation };
 export type { CollectionOptions, CounterMove, Doc, FindOptions, StoreLocation };
@@ -70,9 +69,9 @@ export class Collection<T extends Doc = Doc> {
 		return this.backend.find(query, opts);
 	}
 
-	/** One page of what `query` finds, in `opts`' order, and how many it finds in all: both of the one query, read at once. */
-	findPage(query: Doc, page: PageRequest, opts: Omit<FindOptions, "offset" | "limit"> = {}): Promise<[T[], number]> {
-		return Promise.all([this.find(query, { ...opts, ...pageWindow(page) }), this.count(query)]);
+	/** The rows of what `query` finds in `window`, in `opts`' order, and how many it finds in all: both of the one query, read at once. */
+	findPage(query: Doc, window: PageWindow, opts: Omit<FindOptions, "offset" | "limit"> = {}): Promise<[T[], number]> {
+		return Promise.all([this.find(query, { ...opts, ...window }), this.count(query)]);
 	}
 
 	findOne(query: Doc): Promise<T | null> {

@@ -40,6 +40,12 @@ export interface FindOptions {
 	omit?: string[];
 }
 
+/** Where a page starts and how many rows it holds (the API's pages are lib/api/pagination.ts#pageWindow). */
+export interface PageWindow {
+	offset: number;
+	limit: number;
+}
+
 /**
  * A counter document (`{id, <field>}` in another collection) moved from `from` to `to` in the
  * same transaction as an insert (lib/builds/build-numbers.ts): nothing is written unless the

@@ -6,9 +6,9 @@
  */
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../../config";
-import { buildIrcMessages } from "../../lib/integrations/irc/messages";
-import { describeTarget, parseRecipients, parseTarget, type IrcTarget } from "../../lib/integrations/irc/recipients";
-import { IrcPool } from "../../lib/integrations/irc/sender";
+import { buildIrcMessages } from "../../lib/integrations/irc-gateway/messages";
+import { describeTarget, parseRecipients, parseTarget, type IrcTarget } from "../../lib/integrations/irc-gateway/recipients";
+import { IrcPool } from "../../lib/integrations/irc-gateway/sender";
 import type { PushEvent } from "../../lib/push/payload";
 import { PushWorkerMixin, type Delivery, type IntegrationSettings, type PushWorkerMethods } from "../../mixins/push-worker.mixin";
 

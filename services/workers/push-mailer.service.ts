@@ -6,8 +6,8 @@
  */
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../../config";
-import { createMailer, type Mailer } from "../../lib/integrations/email/mailer";
-import { buildPushEmail, splitRecipients } from "../../lib/integrations/email/push-email";
+import { createMailer, type Mailer } from "../../lib/integrations/emails-on-push/mailer";
+import { buildPushEmail, splitRecipients } from "../../lib/integrations/emails-on-push/push-email";
 import type { PushEvent } from "../../lib/push/payload";
 import { PushWorkerMixin, type Delivery, type IntegrationSettings, type PushWorkerMethods } from "../../mixins/push-worker.mixin";
 

@@ -9,7 +9,7 @@ import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../../config";
 import { checkStatus, closeAgents, requestJson, type HttpResponse } from "../../lib/outbound/http";
 import type { PushEvent } from "../../lib/push/payload";
-import { planComments } from "../../lib/integrations/task-tracker/scanner";
+import { planComments } from "../../lib/integrations/task-tracker-comments/scanner";
 import { PushWorkerMixin, type Delivery, type IntegrationSettings, type PushWorkerMethods } from "../../mixins/push-worker.mixin";
 
 interface Methods extends PushWorkerMethods {

@@ -8,6 +8,7 @@ import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
 import { Collection, UniqueViolation, type StoreLocation } from "../../lib/store/collection";
+import type { IndexSpec } from "../../lib/store/types";
 import { startMongoServer, type MongoServer } from "../support/mongo-server";
 
 let mongo: MongoServer;
@@ -31,9 +32,13 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 	let seq = 0;
 	const opened: Collection[] = [];
 	const open = async (
-		indexes = [{ fields: { project_title: 1 }, unique: true }, { fields: { project_id: 1, id: -1 } }, { fields: { key: 1 }, unique: true, sparse: true }],
+		indexes: readonly IndexSpec[] = [
+			{ fields: { project_title: 1 }, unique: true },
+			{ fields: { project_id: 1, id: -1 } },
+			{ fields: { key: 1 }, unique: true, sparse: true },
+		],
 	) => {
-		const c = new Collection(`contract_${process.pid}_${++seq}`, { indexes: indexes as any }, where);
+		const c = new Collection(`contract_${process.pid}_${++seq}`, { indexes }, where);
 		await c.connect(broker);
 		opened.push(c);
 		return c;
@@ -98,6 +103,16 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 		await c.disconnect();
 	});
 
+	it("reads a window of what a query finds, in order, with how many it finds in all", async () => {
+		const c = await open();
+		for (let i = 1; i <= 25; i++) await c.insert({ project_id: i % 2, project_title: `${i % 2}|${i}` });
+		const [rows, total] = await c.findPage({ project_id: 1 }, { offset: 5, limit: 3 }, { sort: "-id" });
+		expect(rows.map(d => d.id)).toEqual([15, 13, 11]);
+		expect(total).toBe(13);
+		expect(await c.findPage({ project_id: 1 }, { offset: 13, limit: 3 }, { sort: "-id" })).toEqual([[], 13]);
+		await c.disconnect();
+	});
+
 	it("finds without the fields a list leaves in the store, sorted and paged alike", async () => {
 		const c = await open();
 		for (let i = 1; i <= 5; i++) await c.insert({ project_id: 3, project_title: `3|${i}`, content: "x".repeat(1000 * i) });
@@ -126,6 +141,19 @@ describe.each(backends)("data contract on %s", (_name, location) => {
 		expect(await c.updateOne({ id: 999 }, { note: "x" })).toBeNull();
 		expect(await c.remove({ project_id: 1 })).toBe(2);
 		expect(await c.count()).toBe(0);
+		await c.disconnect();
+	});
+
+	it('finds a mark through its index with $gt "" (not where it is missing or removed), and removes it only where it is still the one read', async () => {
+		const c = await open([{ fields: { due: 1 } }]);
+		const a = await c.insert({ project_id: 1, due: "t1" });
+		const b = await c.insert({ project_id: 1, due: "t2" });
+		await c.insert({ project_id: 1 });
+		expect((await c.find({ due: { $gt: "" } }, { sort: "id" })).map(d => d.id)).toEqual([a.id, b.id]);
+		expect(await c.update({ id: { $in: [a.id, b.id] }, due: "t1" }, {}, ["due"])).toBe(1);
+		expect(await c.update({ id: b.id, due: "t1" }, {}, ["due"])).toBe(0);
+		expect(await c.findOne({ id: a.id })).toEqual({ id: a.id, project_id: 1 });
+		expect((await c.find({ due: { $gt: "" } })).map(d => d.id)).toEqual([b.id]);
 		await c.disconnect();
 	});
 

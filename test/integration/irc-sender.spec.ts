@@ -3,8 +3,8 @@
  * channel keys, nick targets, pacing between lines, time limits, and the SSRF guard.
  */
 import net from "net";
-import { parseTarget, type IrcTarget } from "../../lib/integrations/irc/recipients";
-import { IrcPool, type IrcSenderOptions } from "../../lib/integrations/irc/sender";
+import { parseTarget, type IrcTarget } from "../../lib/integrations/irc-gateway/recipients";
+import { IrcPool, type IrcSenderOptions } from "../../lib/integrations/irc-gateway/sender";
 import { PermanentError, TransientError } from "../../lib/outbound/errors";
 import { waitFor } from "../support/http";
 import { listenOnIrc, startIrcServer, type IrcListener, type IrcServer } from "../support/peers/irc-server";

@@ -9,7 +9,7 @@ import net from "net";
 import os from "os";
 import path from "path";
 import { simpleParser } from "mailparser";
-import { createMailer, type Mailer } from "../../lib/integrations/email/mailer";
+import { createMailer, type Mailer } from "../../lib/integrations/emails-on-push/mailer";
 import { PermanentError, TransientError } from "../../lib/outbound/errors";
 import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
 

@@ -10,7 +10,7 @@ import type { BuildStore } from "../../lib/builds/build-store";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import BuildsService from "../../services/builds.service";
-import type { BuildsVars } from "../../services/modules/builds/module";
+import type { BuildsVars } from "../../services/modules/builds/shared";
 import { internalApi, SHA_A, SHA_B } from "../support/builds";
 import { startLocal, type LocalStack } from "../support/broker";
 import { createProject, createUser } from "../support/fixtures";

@@ -1,11 +1,11 @@
 /**
- * The push mailer's SMTP connections (lib/integrations/email/smtp-pool.ts) against real
+ * The push mailer's SMTP connections (lib/integrations/emails-on-push/smtp-pool.ts) against real
  * smtp-server instances: how many sessions are open, when one is replaced, and that the URL's
  * credentials reach the server.
  */
 import type { AddressInfo } from "net";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
-import { SmtpPool } from "../../lib/integrations/email/smtp-pool";
+import { SmtpPool } from "../../lib/integrations/emails-on-push/smtp-pool";
 
 interface Server {
 	url: string;

@@ -1,5 +1,5 @@
-import { buildIrcMessages, clean } from "../../lib/integrations/irc/messages";
-import { describeTarget, IRC_ADDRESS_SECRETS, parseRecipients, parseTarget, serverKey } from "../../lib/integrations/irc/recipients";
+import { buildIrcMessages, clean } from "../../lib/integrations/irc-gateway/messages";
+import { describeTarget, IRC_ADDRESS_SECRETS, parseRecipients, parseTarget, serverKey } from "../../lib/integrations/irc-gateway/recipients";
 import { validatePushPayload } from "../../lib/push/payload";
 import { pushBody, sha, ZERO } from "../support/push-fixtures";
 

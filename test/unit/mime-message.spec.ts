@@ -1,6 +1,6 @@
-/** The push mail's bytes (lib/integrations/email/mime-message.ts), read back by a real mail parser (mailparser). */
+/** The push mail's bytes (lib/integrations/emails-on-push/mime-message.ts), read back by a real mail parser (mailparser). */
 import { simpleParser } from "mailparser";
-import { composeMail, type OutgoingMail } from "../../lib/integrations/email/mime-message";
+import { composeMail, type OutgoingMail } from "../../lib/integrations/emails-on-push/mime-message";
 
 const mail = (over: Partial<OutgoingMail> = {}): OutgoingMail => ({
 	from: { name: "Jane", address: "gitlab@example.com" },

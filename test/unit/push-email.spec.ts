@@ -1,4 +1,4 @@
-import { allowedEmailDomains, buildPushEmail, canSendFromUserEmail, changedFiles, splitRecipients } from "../../lib/integrations/email/push-email";
+import { allowedEmailDomains, buildPushEmail, canSendFromUserEmail, changedFiles, splitRecipients } from "../../lib/integrations/emails-on-push/push-email";
 import { validatePushPayload } from "../../lib/push/payload";
 import { pushBody, sha, ZERO } from "../support/push-fixtures";
 import { costRatio } from "../support/timing";

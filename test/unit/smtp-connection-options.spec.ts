@@ -1,5 +1,5 @@
-/** SMTP_URL read into connection options as nodemailer read it (lib/integrations/email/smtp-pool.ts), so an operator's URL keeps working. */
-import { smtpConnectionOptions } from "../../lib/integrations/email/smtp-pool";
+/** SMTP_URL read into connection options as nodemailer read it (lib/integrations/emails-on-push/smtp-pool.ts), so an operator's URL keeps working. */
+import { smtpConnectionOptions } from "../../lib/integrations/emails-on-push/smtp-pool";
 
 it("reads the scheme, host, port and percent-encoded credentials, with the default ports", () => {
 	expect(smtpConnectionOptions("smtp://gitlab%40example.com:p%3Ass@mail.example.com:2525")).toEqual({

@@ -13,7 +13,7 @@ import {
 	SshKeyError,
 	tryParsePublicKey,
 	validateDeployKey,
-} from "../../lib/keys/ssh-key";
+} from "../../lib/deploy-keys/ssh-key";
 import { KEYGEN_TYPES, KeyFactory, type GeneratedKey } from "../support/ssh-keys";
 import { costRatio } from "../support/timing";
 

@@ -1,5 +1,5 @@
 import { validatePushPayload } from "../../lib/push/payload";
-import { branchAllowed, commentText, planComments, scanMessage } from "../../lib/integrations/task-tracker/scanner";
+import { branchAllowed, commentText, planComments, scanMessage } from "../../lib/integrations/task-tracker-comments/scanner";
 import { pushBody } from "../support/push-fixtures";
 import { costRatio } from "../support/timing";
 

@@ -7,7 +7,7 @@ import { MAX_PROJECT_REF, MAX_SUDO_REF, PROJECT_ACCESS, projectRefKey, RESOLVE_T
 import { notFound, unauthorized } from "../../../lib/api/errors";
 import { memberKey, type ProjectDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
-import type { AccountsModule, Ctx } from "./module";
+import type { AccountsModule, Ctx } from "./shared";
 
 export const Lookups: AccountsModule = {
 	actions: {

@@ -9,13 +9,13 @@ import { AccessLevel, hasLevel, MEMBER_LEVELS, type ProjectAccess } from "../../
 import { ACCESS_CHANGED_EVENT, memberAccessKeys, projectRefs, type AccessChange } from "../../../lib/accounts/auth-cache";
 import { forbidden, notFound, recordNotFound, unprocessable } from "../../../lib/api/errors";
 import { allOf, MEMBER_LIST_PARAMS, searchesMembers, userSearch } from "../../../lib/accounts/listing";
-import { paginated, parsePage } from "../../../lib/api/pagination";
+import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { bumpGenerations, deleteTwice } from "../../../mixins/cache-cleaner.mixin";
 import { memberKey, type MemberDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
 import { presentMember } from "../../../presenters/project";
-import { now, type AccountsModule, type Ctx } from "./module";
+import { now, type AccountsModule, type Ctx } from "./shared";
 import { USER_ID_PARAM } from "./users";
 
 /** A member's parameters in both versions (v4 then allows the member levels only: members.v4.ts). */
@@ -158,7 +158,7 @@ export const Members: AccountsModule = {
 				query.user_id = { $in: matching.map(u => u.id) };
 			}
 			const page = parsePage(ctx.params);
-			const [members, total] = await this.db.members.findPage(query, page, { sort: "user_id" });
+			const [members, total] = await this.db.members.findPage(query, pageWindow(page), { sort: "user_id" });
 			const users = new Map((await this.db.users.find({ id: { $in: members.map(m => m.user_id) } })).map(u => [u.id, u]));
 			const rows = members.filter(m => users.has(m.user_id)).map(m => present(m, publicUser(users.get(m.user_id)!)));
 			return paginated(rows, total, page);

@@ -14,7 +14,7 @@ import { memberKey, type MemberDoc } from "../../../models/project";
 import type { UserDoc } from "../../../models/user";
 import { presentMemberV4 } from "../../../presenters/project.v4";
 import { MEMBER_PARAMS, type MemberParams } from "./members";
-import type { AccountsModule, Ctx } from "./module";
+import type { AccountsModule, Ctx } from "./shared";
 import { USER_ID_PARAM } from "./users";
 
 const present = (m: Pick<MemberDoc, "access_level" | "created_at">, user: UserDoc) => presentMemberV4(user, m.access_level, m.created_at, config.gitlabUrl);

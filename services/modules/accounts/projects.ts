@@ -8,12 +8,12 @@ import { AccessLevel, Visibility } from "../../../lib/accounts/access";
 import { validateNewProject } from "../../../lib/accounts/account-rules";
 import { allOf, PROJECT_LIST_PARAMS, projectFilters, projectSort, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
 import { forbidden, notFound, unauthorized, validation } from "../../../lib/api/errors";
-import { paginated, parsePage } from "../../../lib/api/pagination";
+import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { memberKey, type ProjectDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
 import { presentBasicProject, presentProject, presentProjectWithAccess } from "../../../presenters/project";
-import { callerOf, now, type AccountsModule, type Ctx, type NewProject, type ProjectListPresenters } from "./module";
+import { callerOf, now, type AccountsModule, type Ctx, type NewProject, type ProjectListPresenters } from "./shared";
 
 /** v3's entities of a projects list. */
 const LIST_PRESENTERS: ProjectListPresenters = { basic: presentBasicProject, withAccess: presentProjectWithAccess };
@@ -142,7 +142,7 @@ export const Projects: AccountsModule = {
 			const params = ctx.params;
 			const query = allOf([scope, ...projectFilters(params)].filter(q => Object.keys(q).length > 0));
 			const page = parsePage(params);
-			const [rows, total] = await this.db.projects.findPage(query, page, { sort: projectSort(params) });
+			const [rows, total] = await this.db.projects.findPage(query, pageWindow(page), { sort: projectSort(params) });
 			const creatorIds = [...new Set(rows.map(p => p.creator_id))];
 			const owners = new Map<number, UserDoc>(
 				creatorIds.length ? (await this.db.users.find({ id: { $in: creatorIds } })).map(u => [u.id, publicUser(u)] as const) : [],

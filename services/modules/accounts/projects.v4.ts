@@ -9,7 +9,7 @@ import { PROJECT_LIST_PARAMS, PROJECT_VISIBILITIES, visibleProjectsCondition, ty
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { paramError } from "../../../lib/api/errors";
 import { presentBasicProjectV4, presentProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
-import { callerOf, type AccountsModule, type Ctx, type ProjectListPresenters } from "./module";
+import { callerOf, type AccountsModule, type Ctx, type ProjectListPresenters } from "./shared";
 
 const LEVEL_OF: Record<(typeof PROJECT_VISIBILITIES)[number], number> = {
 	private: Visibility.PRIVATE,

@@ -9,7 +9,7 @@ import type { LoginTicket } from "../../../lib/accounts/login-throttle";
 import { tooManyRequests, unauthorized } from "../../../lib/api/errors";
 import { publicUser, type StoredUser } from "../../../models/user";
 import { presentCurrentUser } from "../../../presenters/user";
-import { callerOf, now, type AccountsModule, type Ctx } from "./module";
+import { callerOf, now, type AccountsModule, type Ctx } from "./shared";
 
 /** A hash on the bounded hasher (lib/crypto/passwords.ts); a full hasher is a 429, not a wait without end. */
 async function busyAs429<T>(work: () => Promise<T>): Promise<T> {

@@ -6,13 +6,13 @@ import { config } from "../../../config";
 import { validateNewUser } from "../../../lib/accounts/account-rules";
 import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/accounts/listing";
 import { ApiError, conflict, forbidden, notFound, validation } from "../../../lib/api/errors";
-import { paginated, parsePage } from "../../../lib/api/pagination";
+import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { encryptSecret } from "../../../lib/crypto/secrets";
 import { generateToken, hashToken } from "../../../lib/crypto/tokens";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, publicUser, type StoredUser } from "../../../models/user";
 import { presentUser, presentUserBasic, presentUserPublic } from "../../../presenters/user";
-import { callerOf, now, PROFILE_FIELDS, type AccountsModule, type Ctx, type NewUser, type UserListPresenters } from "./module";
+import { callerOf, now, PROFILE_FIELDS, type AccountsModule, type Ctx, type NewUser, type UserListPresenters } from "./shared";
 
 export const USER_ID_PARAM = { type: "number", integer: true, positive: true, convert: true } as const;
 
@@ -86,7 +86,7 @@ export const Users: AccountsModule = {
 			const query = usersQuery(ctx.params, isAdmin);
 			if (!query) throw new ApiError(403, { message: "Not authorized." });
 			const page = parsePage(ctx.params);
-			const [rows, total] = await this.db.users.findPage(query, page, { sort: "id" });
+			const [rows, total] = await this.db.users.findPage(query, pageWindow(page), { sort: "id" });
 			const shown = isAdmin ? present.admin : present.others;
 			return paginated(
 				rows.map(u => shown(publicUser(u), config.gitlabUrl)),

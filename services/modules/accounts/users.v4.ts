@@ -8,7 +8,7 @@ import { USER_LIST_PARAMS, type UserListParams } from "../../../lib/accounts/lis
 import { unauthorized } from "../../../lib/api/errors";
 import { publicUser } from "../../../models/user";
 import { presentUserBasicV4, presentUserPublicV4, presentUserV4, presentUserWithAdminV4 } from "../../../presenters/user.v4";
-import { callerOf, type AccountsModule, type Ctx, type NewUser } from "./module";
+import { callerOf, type AccountsModule, type Ctx, type NewUser } from "./shared";
 import { USER_ID_PARAM, userParams } from "./users";
 
 export const UsersV4: AccountsModule = {

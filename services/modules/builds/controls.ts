@@ -6,7 +6,7 @@
 import { assertErasable, assertRetryable, cancelPatch, retriedBuildState } from "../../../lib/builds/build-state";
 import { untilSet } from "../../../lib/builds/build-store";
 import type { BuildDoc } from "../../../models/build";
-import { now, type BuildsModule, type Ctx } from "./module";
+import { now, type BuildsModule, type Ctx } from "./shared";
 
 export const Controls: BuildsModule = {
 	methods: {

@@ -4,7 +4,7 @@
  */
 import { notFound } from "../../../lib/api/errors";
 import { artifactsGrant, traceGrant, type DownloadGrant } from "../../../lib/builds/transfer-grants";
-import { buildParams, type BuildsModule, type Ctx } from "./module";
+import { buildParams, type BuildsModule, type Ctx } from "./shared";
 
 export const Downloads: BuildsModule = {
 	actions: {

@@ -11,7 +11,7 @@ import { isBuildStatus, parseCoverage, parseRunnerUpdate, runnerTransition, stat
 import { untilSet } from "../../../lib/builds/build-store";
 import { UPLOAD_COMMIT_PARAMS, type UploadCommit, type UploadLease } from "../../../lib/builds/upload-leases";
 import type { ArtifactsDoc } from "../../../models/build";
-import { now, type BuildsModule, type Ctx } from "./module";
+import { now, type BuildsModule, type Ctx } from "./shared";
 import { projectById, usersById } from "../../../lib/accounts/lookups";
 
 /** Most builds one createBatch call takes (its payload stays far below NATS's 1 MB). */

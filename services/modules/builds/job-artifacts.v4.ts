@@ -10,7 +10,7 @@ import { artifactEntryGrant, artifactsGrant, type DownloadGrant, type EntryGrant
 import { entryPath } from "../../../lib/builds/zip-entries";
 import type { BuildDoc } from "../../../models/build";
 import { jobId, jobParams } from "./jobs.v4";
-import type { BuildsModule, Ctx } from "./module";
+import type { BuildsModule, Ctx } from "./shared";
 
 const refParams = { id: "string", ref_name: { type: "string", max: 1024 }, job: { type: "string", max: 255 } } as const;
 const entryParam = { artifact_path: { type: "any" } } as const;

@@ -14,7 +14,7 @@ import { traceGrant, type DownloadGrant } from "../../../lib/builds/transfer-gra
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { BuildDoc } from "../../../models/build";
 import { presentJob } from "../../../presenters/job";
-import type { BuildsModule, Ctx } from "./module";
+import type { BuildsModule, Ctx } from "./shared";
 
 export const jobParams = { id: "string", job_id: { type: "any" } } as const;
 /** A job's id from the path, as Grape's `type: Integer` takes it (`job_id is invalid`), before any permission. */

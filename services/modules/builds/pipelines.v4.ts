@@ -14,7 +14,7 @@ import { JOB_SCOPE_PARAM, parseJobScope, PIPELINE_LIST_PARAMS, pipelineStatuses,
 import type { PipelineDoc } from "../../../models/pipeline";
 import { presentPipeline, presentPipelineBasic } from "../../../presenters/pipeline";
 import { READ_BUILD_KEYS } from "./jobs.v4";
-import type { BuildsModule, Ctx } from "./module";
+import type { BuildsModule, Ctx } from "./shared";
 import { usersById } from "../../../lib/accounts/lookups";
 
 const CACHE_TTL = 60;

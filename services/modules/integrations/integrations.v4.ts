@@ -14,7 +14,7 @@ import { findIntegration, resolveIntegration, type NamedIntegration } from "../.
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import { EVENT_FLAGS, integrationKey, type EventFlag } from "../../../models/integration";
 import { presentIntegrationBasicV4, presentIntegrationV4 } from "../../../presenters/integration.v4";
-import type { Ctx, IntegrationsModule } from "./module";
+import type { Ctx, IntegrationsModule } from "./shared";
 
 const slugParams = { id: { type: "string" }, slug: { type: "string", max: 100 } } as const;
 

@@ -7,14 +7,14 @@ import { AccessLevel } from "../../../lib/accounts/access";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
 import { forbidden, notFound, paramError, validation } from "../../../lib/api/errors";
-import { PAGE_PARAMS, paginated, parsePage } from "../../../lib/api/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { recordId } from "../../../lib/api/record-id";
-import { MAX_TITLE_LENGTH, validateDeployKey } from "../../../lib/keys/ssh-key";
+import { MAX_TITLE_LENGTH, validateDeployKey } from "../../../lib/deploy-keys/ssh-key";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { DeployKeyDoc } from "../../../models/deploy-key";
 import type { ProjectDoc } from "../../../models/project";
 import { presentDeployKeyWithProjectsV4, presentProjectDeployKeyV4, presentSshKeyV4 } from "../../../presenters/deploy-key.v4";
-import type { Ctx, KeysModule } from "./module";
+import type { Ctx, KeysModule } from "./shared";
 import { projectById } from "../../../lib/accounts/lookups";
 
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
@@ -29,7 +29,7 @@ export const DeployKeysV4: KeysModule = {
 			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
 				const query = { project_id: this.access(ctx).project.id };
 				const page = parsePage(ctx.params);
-				const [links, total] = await this.db.deploy_key_links.findPage(query, page, { sort: "id" });
+				const [links, total] = await this.db.deploy_key_links.findPage(query, pageWindow(page), { sort: "id" });
 				const keys = new Map((await this.deployKeys.keysOf(links)).map(k => [k.id, k]));
 				const rows = links.filter(l => keys.has(l.key_id)).map(l => presentProjectDeployKeyV4(keys.get(l.key_id)!, l));
 				return paginated(rows, total, page);
@@ -124,7 +124,7 @@ export const DeployKeysV4: KeysModule = {
 				if (!ctx.meta.user?.is_admin) throw forbidden();
 				const query = isTrue(ctx.params.public) ? { public: true } : {};
 				const page = parsePage(ctx.params);
-				const [keys, total] = await this.db.deploy_keys.findPage(query, page, { sort: "id" });
+				const [keys, total] = await this.db.deploy_keys.findPage(query, pageWindow(page), { sort: "id" });
 				const pushing = keys.length ? await this.db.deploy_key_links.find({ key_id: { $in: keys.map(k => k.id) }, can_push: true }) : [];
 				const projects = new Map<number, ProjectDoc>();
 				for (const id of new Set(pushing.map(l => l.project_id))) {

@@ -8,13 +8,13 @@ import { AccessLevel } from "../../../lib/accounts/access";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
 import { notFound, paramError } from "../../../lib/api/errors";
-import { PAGE_PARAMS, paginated, parsePage } from "../../../lib/api/pagination";
+import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { PRIORITY_PARAM } from "../../../lib/labels/label-rules";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import { projectUserKey, subscriptionKey, type LabelDoc } from "../../../models/label";
 import { presentLabelV4 } from "../../../presenters/label.v4";
-import { optionalText, priorityParam, text, type Ctx, type LabelsModule } from "./module";
+import { optionalText, priorityParam, text, type Ctx, type LabelsModule } from "./shared";
 
 /** v4's edits need one of these (Grape's `at_least_one_of`). */
 const EDIT_FIELDS = ["new_name", "color", "description", "priority"] as const;
@@ -48,7 +48,7 @@ export const LabelsV4: LabelsModule = {
 				const query = { project_id: projectId };
 				const page = parsePage(ctx.params);
 				const [[rows, total], subscribed] = await Promise.all([
-					this.db.labels.findPage(query, page, { sort: "title" }),
+					this.db.labels.findPage(query, pageWindow(page), { sort: "title" }),
 					this.subscribedLabels(ctx, projectId),
 				]);
 				const counts = isTrue(ctx.params.with_counts) ? { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 } : undefined;

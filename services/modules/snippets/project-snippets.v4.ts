@@ -13,7 +13,7 @@ import { canCreateSnippet, canModifySnippet, checkSnippetFields } from "../../..
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { SnippetDoc } from "../../../models/snippet";
 import { SNIPPET_REF, presentSnippetV4 } from "../../../presenters/snippet.v4";
-import type { Ctx, SnippetsModule } from "./module";
+import type { Ctx, SnippetsModule } from "./shared";
 
 const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
 /** Every body field is read by lib/snippets/snippet-files.ts and snippet-rules.ts, with GitLab's messages. */

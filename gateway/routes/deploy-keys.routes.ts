@@ -10,7 +10,7 @@ const RACED = { 409: "Conflict" } as const;
  * Deploy keys under both paths: `keys` (8.0+) and `deploy_keys` (8.6+, what later clients send),
  * with 8.11's enable and disable; and every key of the instance, for admins.
  */
-export const keysRoutes: RouteTable = {
+export const deployKeysRoutes: RouteTable = {
 	api: {
 		"GET /deploy_keys": "keys.listAll",
 		...Object.fromEntries(

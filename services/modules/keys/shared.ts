@@ -1,12 +1,12 @@
 /**
  * What the keys service's parts share: its `this`. v3's actions are services/keys.service.ts,
- * v4's services/modules/keys/deploy-keys.v4.ts, the keys and their links lib/keys/deploy-key-store.ts.
+ * v4's services/modules/keys/deploy-keys.v4.ts, the keys and their links lib/deploy-keys/deploy-key-store.ts.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ProjectAccess } from "../../../lib/accounts/access";
 import type { ApiMeta } from "../../../lib/api/context";
-import type { DeployKeyStore, Joiner, LinkedKey } from "../../../lib/keys/deploy-key-store";
-import type { ValidDeployKey } from "../../../lib/keys/ssh-key";
+import type { DeployKeyStore, Joiner, LinkedKey } from "../../../lib/deploy-keys/deploy-key-store";
+import type { ValidDeployKey } from "../../../lib/deploy-keys/ssh-key";
 import type { Collection } from "../../../lib/store/collection";
 import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";

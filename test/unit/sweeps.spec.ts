@@ -1,4 +1,4 @@
-import { sweepUploadsEvery } from "../../lib/builds/upload-sweeper";
+import { sweepEvery } from "../../lib/builds/sweeps";
 
 const MINUTE = 60_000;
 
@@ -11,12 +11,12 @@ async function settle(): Promise<void> {
 	for (let i = 0; i < 5; i++) await Promise.resolve();
 }
 
-describe("sweepUploadsEvery", () => {
-	it("sweeps uploads idle for idleMs every everyMs, reports what it removed, and stops", async () => {
+describe("sweepEvery", () => {
+	it("sweeps every everyMs, reports what a sweep did, and stops", async () => {
 		jest.useFakeTimers();
 		const sweepStaleUploads = jest.fn<Promise<number>, [number]>().mockResolvedValueOnce(0).mockResolvedValueOnce(2);
 		const onSwept = jest.fn();
-		const stop = sweepUploadsEvery({ sweepStaleUploads }, { everyMs: 15 * MINUTE, idleMs: 60 * MINUTE, onSwept, onError: jest.fn() });
+		const stop = sweepEvery(() => sweepStaleUploads(60 * MINUTE), { everyMs: 15 * MINUTE, onSwept, onError: jest.fn() });
 		jest.advanceTimersByTime(15 * MINUTE - 1);
 		expect(sweepStaleUploads).not.toHaveBeenCalled();
 		jest.advanceTimersByTime(1);
@@ -42,7 +42,7 @@ describe("sweepUploadsEvery", () => {
 			.mockResolvedValue(1);
 		const onSwept = jest.fn();
 		const onError = jest.fn();
-		const stop = sweepUploadsEvery({ sweepStaleUploads }, { everyMs: MINUTE, idleMs: 10 * MINUTE, onSwept, onError });
+		const stop = sweepEvery(() => sweepStaleUploads(10 * MINUTE), { everyMs: MINUTE, onSwept, onError });
 		jest.advanceTimersByTime(3 * MINUTE);
 		expect(sweepStaleUploads).toHaveBeenCalledTimes(1);
 		finish(0);

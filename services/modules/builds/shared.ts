@@ -36,6 +36,10 @@ export interface BuildsVars {
 	artifacts: ArtifactStore;
 	/** Stops the periodic sweep of unfinished uploads (started with the service). */
 	stopUploadSweeps?: () => void;
+	/** The start's refresh of pipelines that builds left unrefreshed (BuildStore.settleDue); awaited at stop. */
+	pipelinesSettled?: Promise<unknown>;
+	/** Stops the periodic one. */
+	stopPipelineSweeps?: () => void;
 }
 
 export interface BuildsMethods extends ProjectAccessMethods, CacheCleanerMethods {
