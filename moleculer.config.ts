@@ -10,6 +10,7 @@ import { config } from "./config";
 import { printStartBanner } from "./lib/start/banner";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
+import { CoalescedSendsMiddleware } from "./middlewares/coalesced-sends.middleware";
 import { HealthMiddleware } from "./middlewares/health.middleware";
 import { HedgedCallsMiddleware } from "./middlewares/hedged-calls.middleware";
 import { NodeLivenessMiddleware } from "./middlewares/node-liveness.middleware";
@@ -64,6 +65,7 @@ const brokerConfig: BrokerOptions = {
 	// ResilientCache: a Redis outage degrades the cache (bounded, logged, replayed) instead of failing requests.
 	// HedgedCalls: a read (or a push) whose request was lost with a NATS node is sent again after a second.
 	// NodeLiveness: a known node's INFO counts as a heartbeat (a node restarted in place is not dropped).
+	// CoalescedSends: what a turn of the event loop sends leaves in one write to NATS.
 	// Then Moleculer's internal middlewares, in their order, with request metrics that measure the
 	// gateway's HTTP entry point cheaply (see the middleware). Health's readiness last: ready once all have started.
 	internalMiddlewares: false,
@@ -75,6 +77,7 @@ const brokerConfig: BrokerOptions = {
 		...ChannelsMiddlewares(config),
 		HedgedCallsMiddleware(Math.min(HEDGE_AFTER_MS, Math.floor(config.requestTimeoutMs / 2))),
 		NodeLivenessMiddleware(),
+		CoalescedSendsMiddleware(),
 		// Traces and correlation ids: outside the hedged calls (a copy carries the trace) and the channel retries.
 		TracingMiddleware(config),
 		...ServiceBroker.INTERNAL_MIDDLEWARES.map(name => (name === "Metrics" ? RequestMetricsMiddleware() : name)),

@@ -5,6 +5,7 @@
  */
 import fs from "fs";
 import os from "os";
+import { NATS_URL, REDIS_URL } from "./stack";
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -48,6 +49,42 @@ function pidsOf(needle: string): number[] {
 		}
 	}
 	return out;
+}
+
+/** The inodes of the TCP sockets listening on `port` (/proc/net/tcp and tcp6: local address HEX:PORT, state 0A). */
+function listeningInodes(port: number): Set<string> {
+	const inodes = new Set<string>();
+	for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+		let lines: string[];
+		try {
+			lines = fs.readFileSync(table, "utf8").split("\n").slice(1);
+		} catch {
+			continue;
+		}
+		for (const line of lines) {
+			const f = line.trim().split(/\s+/);
+			if (f.length > 9 && f[3] === "0A" && parseInt(f[1].split(":")[1], 16) === port) inodes.add(f[9]);
+		}
+	}
+	return inodes;
+}
+
+/**
+ * The `needle` process (`nats-server`) that listens on `url`'s port: the machine may run others
+ * (a test run starts its own NATS and Redis), and their syscalls are not the deployment's.
+ */
+function serverPid(needle: string, url: string): number | undefined {
+	const inodes = listeningInodes(Number(new URL(url).port));
+	return pidsOf(needle).find(pid => {
+		try {
+			return fs.readdirSync(`/proc/${pid}/fd`).some(fd => {
+				const target = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+				return target !== null && inodes.has(target[1]);
+			});
+		} catch {
+			return false; // gone meanwhile, or not ours to read
+		}
+	});
 }
 
 /** CPU ms the whole machine spent idle so far (all cores, /proc/stat), or null where that is not readable. */
@@ -105,14 +142,14 @@ export function cpuAccount(processes: Record<string, number | undefined>): { sto
 
 /**
  * A CPU account of a deployment under load: its processes, `others` (named), this process (the
- * load generator) and, for a deployment of several processes, the machine's NATS and Redis.
+ * load generator) and, for a deployment of several processes, the NATS and Redis it uses.
  */
 export function deploymentCpuAccount(processes: { name: string; child: { pid?: number } }[], others: Record<string, number | undefined> = {}) {
 	return cpuAccount({
 		...Object.fromEntries(processes.map(p => [p.name, p.child.pid])),
 		...others,
 		loadGenerator: process.pid,
-		...(processes.length > 1 ? { nats: pidsOf("nats-server")[0], redis: pidsOf("redis-server")[0] } : {}),
+		...(processes.length > 1 ? { nats: serverPid("nats-server", NATS_URL), redis: serverPid("redis-server", REDIS_URL) } : {}),
 	});
 }
 
