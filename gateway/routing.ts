@@ -9,7 +9,7 @@
 import type { IncomingMessage } from "http";
 
 /** A moleculer-web alias, as far as the gateway's own answers read it. */
-interface AliasLike {
+export interface AliasLike {
 	path: string;
 	/** The path under the API's root (`/api/v3/projects/:id/labels`). */
 	fullPath?: string;

@@ -26,6 +26,7 @@ import { createHardenedServer } from "../gateway/http-server";
 import { requestIdOf } from "../gateway/request-id";
 import { describeError, JSON_TYPE, sendJson } from "../gateway/responses";
 import { API_ROOT } from "../gateway/routes";
+import { RouteIndex, type IndexedAlias } from "../gateway/route-index";
 import { routedPath, Routing } from "../gateway/routing";
 import { forgetOpenApi } from "../gateway/routes/docs.routes";
 import { paginationHeaders } from "../lib/api/pagination";
@@ -42,6 +43,9 @@ interface Vars extends GatewayCallerVars, AnswersVars {
 	server: ReturnType<typeof createHardenedServer>;
 	isHTTPS: boolean;
 	routing: Routing;
+	routeIndex: RouteIndex;
+	/** moleculer-web's alias table. */
+	aliases: IndexedAlias[];
 	/** Artifacts and traces: the gateway streams downloads from it and writes uploads into it (gateway/file-download.ts, gateway/artifact-upload.ts). */
 	artifactStore: ArtifactStore;
 	uploadsInFlight: Set<UploadInFlight>;
@@ -51,9 +55,10 @@ interface Vars extends GatewayCallerVars, AnswersVars {
 
 interface Methods extends GatewayCallerMethods, AnswersMethods {
 	requestId(req: IncomingMessage): string;
+	/** Replaces moleculer-web's own (gateway/route-index.ts): its routing and the gateway's own answers use it. */
+	resolveAlias: ConstructorParameters<typeof Routing>[0];
 	// moleculer-web's own, used here (Moleculer binds methods to the service):
 	httpHandler: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
-	resolveAlias: ConstructorParameters<typeof Routing>[0];
 	encodeResponse(req: Req, res: Res, data: unknown): string;
 }
 
@@ -159,6 +164,10 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		requestId(req: IncomingMessage): string {
 			return requestIdOf(req, () => this.broker.generateUid());
 		},
+
+		resolveAlias(path: string, method: string) {
+			return this.routeIndex.resolve(this.aliases, path, method);
+		},
 	},
 
 	events: {
@@ -169,6 +178,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 	},
 
 	created() {
+		this.routeIndex = new RouteIndex();
 		this.artifactStore = new ArtifactStore(config.artifactsDir, config.maxArtifactBytes);
 		this.uploadsInFlight = new Set();
 	},
