@@ -6,14 +6,21 @@
  */
 import net from "net";
 
+/** The lists made, by their entries: the same ranges give the same list, so a connection's peer is worked out once for all its readers. */
+const lists = new Map<string, net.BlockList>();
+
 /** A block list of `address/bits` entries (config/ validates and normalises them). */
 export function trustedProxyList(cidrs: readonly string[]): net.BlockList {
-	const list = new net.BlockList();
+	const key = cidrs.join(" ");
+	let list = lists.get(key);
+	if (list) return list;
+	list = new net.BlockList();
 	for (const entry of cidrs) {
 		const [address, bits] = entry.split("/");
 		const family = net.isIP(address) === 4 ? "ipv4" : "ipv6";
 		list.addSubnet(address, Number(bits), family);
 	}
+	lists.set(key, list);
 	return list;
 }
 

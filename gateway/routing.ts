@@ -36,7 +36,9 @@ export const SENDS_CONTINUE = Symbol("sends continue");
 
 /** A request's path as moleculer-web matches it: no query, no trailing slash. */
 export function routedPath(req: IncomingMessage): string {
-	const path = (req.url ?? "").split("?")[0];
+	const url = req.url ?? "";
+	const query = url.indexOf("?");
+	const path = query === -1 ? url : url.slice(0, query);
 	return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
 

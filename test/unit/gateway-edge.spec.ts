@@ -33,6 +33,12 @@ describe("the client address", () => {
 		expect(clientAddress(req("fd00::1", "2001:db8::5"), ingress)).toBe("2001:db8::5");
 	});
 
+	it("is one list for the same ranges, so every reader of a connection shares its worked-out peer", () => {
+		expect(trustedProxyList(["10.0.0.0/8", "fd00::/8"])).toBe(ingress);
+		expect(trustedProxyList([])).toBe(none);
+		expect(trustedProxyList(["10.0.0.0/8"])).not.toBe(ingress);
+	});
+
 	it("falls back to the peer on a malformed or missing header", () => {
 		expect(clientAddress(req("10.1.2.3", "not-an-ip"), ingress)).toBe("10.1.2.3");
 		expect(clientAddress(req("10.1.2.3"), ingress)).toBe("10.1.2.3");
