@@ -20,7 +20,8 @@
  * (goal at 1 %: at most ×1.05 of tracing off).
  * API v4 beside v3, in the same deployments and the same rounds (docs/api.md#v4): its labels list
  * against v3's, and its jobs list (`GET /projects/:id/jobs`, 20 jobs) against v3's builds list, each
- * at a cost of at most ×1.05.
+ * at a cost of at most ×1.05; and, once, what v4's labels answer weighs as bytes on a socket: bare
+ * servers sending each version's answer, its body and headers, in the same turns.
  * The CPU each process used during a load (and the time no process ran) is kept with the rows, to
  * tell which one was the limit. The split's framework baseline also runs with a binary serializer
  * (Notepack, MessagePack) in place of the project's JSONExt: what the serializer weighs on a hop
@@ -163,12 +164,17 @@ async function makeBuilds(base: string, projectId: number, count: number): Promi
 	}
 }
 
-/** A list that answers 200 with `count` rows, before it is loaded. */
-async function expectList(what: string, url: string, headers: Record<string, string>, count: number): Promise<void> {
+/** Headers a bare server's answer leaves to Node, as the gateway's does. */
+const NODE_HEADERS = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
+
+/** A list that answers 200 with `count` rows, before it is loaded: its answer's bytes and headers (but Node's own). */
+async function expectList(what: string, url: string, headers: Record<string, string>, count: number) {
 	const res = await fetch(url, { headers });
-	const body = await res.json();
+	const bytes = Buffer.from(await res.arrayBuffer());
+	const body: unknown = JSON.parse(bytes.toString("utf8"));
 	if (res.status !== 200 || !Array.isArray(body) || body.length !== count)
 		throw new Error(`${what}: expected ${count} rows, got ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+	return { bytes, headers: Object.fromEntries([...res.headers].filter(([name]) => !NODE_HEADERS.has(name))) };
 }
 
 const scenario: Scenario = {
@@ -193,7 +199,9 @@ const scenario: Scenario = {
 				v3Builds: `${stack.url}/projects/${project.id}/builds`,
 				v4Jobs: `${v4}/projects/${project.id}/jobs`,
 			};
-			for (const [what, url] of Object.entries(lists)) await expectList(what, url, headers, what === "v4Labels" ? LABELS : BUILDS);
+			const answers: Record<string, Awaited<ReturnType<typeof expectList>>> = {};
+			for (const [what, url] of Object.entries({ v3Labels: stack.url + path, ...lists }))
+				answers[what] = await expectList(what, url, headers, what.endsWith("Labels") ? LABELS : BUILDS);
 			const traced: { stack: Stack; path: string }[] = [];
 			for (const t of TRACED_CASES) {
 				ctx.log(`starting ${c.name}, ${t.label}`);
@@ -202,6 +210,8 @@ const scenario: Scenario = {
 			}
 
 			const bare = await ctx.startBareServer(sample.bytes, { "Content-Type": sample.headers.get("content-type") ?? "application/json" });
+			// What v4's labels answer weighs as such, once: its bytes and headers against v3's, from bare servers.
+			const bareAnswers = c === CASES[0] ? await Promise.all([answers.v3Labels, answers.v4Labels].map(a => ctx.startBareServer(a.bytes, a.headers))) : [];
 			const frameworkNats = c.framework.nats ? { url: NATS_URL, namespace: `${stack.namespace}-fw` } : undefined;
 			const framework = await ctx.startFrameworkBaseline(sample.bytes, frameworkNats);
 			const binaryName = frameworkNats ? c.framework.binaryName : undefined;
@@ -220,7 +230,20 @@ const scenario: Scenario = {
 			const v4Labels = subject(`${c.name}: v4 labels list`, lists.v4Labels, stack.processes);
 			const v3Builds = subject(`${c.name}: v3 builds list`, lists.v3Builds, stack.processes);
 			const v4Jobs = subject(`${c.name}: v4 jobs list`, lists.v4Jobs, stack.processes);
-			const subjects = [full, ...tracedSubjects, bareServer, minimal, ...(notepack ? [notepack] : []), v4Labels, v3Builds, v4Jobs];
+			const [bareV3Answer, bareV4Answer] = bareAnswers.map((b, i) =>
+				subject(`bare node http: ${i ? "v4" : "v3"} labels answer, its bytes and headers`, b.url, []),
+			);
+			const subjects = [
+				full,
+				...tracedSubjects,
+				bareServer,
+				minimal,
+				...(notepack ? [notepack] : []),
+				v4Labels,
+				v3Builds,
+				v4Jobs,
+				...(bareV4Answer ? [bareV3Answer, bareV4Answer] : []),
+			];
 			ctx.log(`first load after start: ${full.name}`);
 			const cold = checked(full.name, await ctx.load({ url: full.url, headers, warmup: 0 }));
 			for (const s of subjects) {
@@ -236,7 +259,7 @@ const scenario: Scenario = {
 				}
 			await stack.stop();
 			for (const t of traced) await t.stack.stop();
-			bare.proc.child.kill("SIGKILL");
+			for (const b of [bare, ...bareAnswers]) b.proc.child.kill("SIGKILL");
 			for (const p of [...framework.procs, ...(binary?.procs ?? [])]) p.child.kill("SIGKILL");
 
 			const [fullLoad, bareLoad, frameworkLoad] = [full, bareServer, minimal].map(s => mergeLoads(s.runs));
@@ -278,6 +301,14 @@ const scenario: Scenario = {
 			const v4Extra = (load: LoadResult, s: Subject) => ({ requests: load.requests, rounds, ...cpuShares(addCpuSamples(s.cpu)) });
 			rows.push(...compare(ctx, v4Labels.name, v4LabelsLoad, `v3 labels list (${c.name}), same run`, fullLoad, v4Extra(v4LabelsLoad, v4Labels), V4_GOAL));
 			rows.push(...compare(ctx, v4Jobs.name, v4JobsLoad, `v3 builds list (${c.name}), same run`, v3BuildsLoad, v4Extra(v4JobsLoad, v4Jobs), V4_GOAL));
+			if (bareV4Answer) {
+				const [v3AnswerLoad, v4AnswerLoad] = [bareV3Answer, bareV4Answer].map(b => mergeLoads(b.runs));
+				// The body and the header lines it is sent with (Node adds the same few to both).
+				const bytes = (a: { bytes: Buffer; headers: Record<string, string> }) =>
+					a.bytes.length + Object.entries(a.headers).reduce((n, [name, value]) => n + `${name}: ${value}\r\n`.length, 0);
+				const answerExtra = { requests: v4AnswerLoad.requests, rounds, v3AnswerBytes: bytes(answers.v3Labels), v4AnswerBytes: bytes(answers.v4Labels) };
+				rows.push(...compare(ctx, bareV4Answer.name, v4AnswerLoad, bareV3Answer.name, v3AnswerLoad, answerExtra));
+			}
 		}
 		return rows;
 	},
