@@ -165,7 +165,8 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			return requestIdOf(req, () => this.broker.generateUid());
 		},
 
-		resolveAlias(path: string, method: string) {
+		// moleculer-web's default method too: its handler passes none for an OPTIONS without Access-Control-Request-Method.
+		resolveAlias(path: string, method: string = "GET") {
 			return this.routeIndex.resolve(this.aliases, path, method);
 		},
 	},
