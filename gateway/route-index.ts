@@ -88,8 +88,11 @@ interface MethodIndex {
 	otherHead: IndexedAlias[];
 }
 
+/** The aliases `method` may reach, in order: moleculer-web's rule (`*` takes any method). */
+const aliasesOfMethod = (aliases: readonly IndexedAlias[], method: string) => aliases.filter(alias => alias.method === "*" || alias.method === method);
+
 function indexOf(aliases: readonly IndexedAlias[], method: string): MethodIndex {
-	const ofMethod = aliases.filter(alias => alias.method === "*" || alias.method === method);
+	const ofMethod = aliasesOfMethod(aliases, method);
 	const filings = new Map(ofMethod.map(alias => [alias, filingOf(alias)]));
 	/** The aliases a path of this head, count and last segment can match, in order. */
 	const matchable = (head: string | undefined, count: number, last?: string) =>
@@ -135,7 +138,7 @@ export class RouteIndex {
 		const indexes = this.current(aliases);
 		let index = indexes.get(method);
 		if (!index) {
-			if (indexes.size >= MAX_INDEXED_METHODS) return aliases.filter(alias => alias.method === "*" || alias.method === method);
+			if (indexes.size >= MAX_INDEXED_METHODS) return aliasesOfMethod(aliases, method);
 			index = indexOf(aliases, method);
 			indexes.set(method, index);
 		}

@@ -10,12 +10,17 @@
  *
  * Only actions that say so: `hedge: true` (reads, and `events.push`, whose event id and JetStream
  * msgID follow from the request so a second publish is stored once), and cached actions
- * (reads by nature) unless they say `hedge: false`. Streams are never sent twice.
+ * (reads by nature) unless they say `hedge: false`. Streams are never sent twice. Each copy sent
+ * counts in `hedged_calls_total{action}` (docs/operations.md#metrics).
  */
-import type { Context, Middleware } from "moleculer";
+import type { Context, Middleware, ServiceBroker } from "moleculer";
 import { Stream } from "stream";
 
+/** Remote calls sent a second time, by action. */
+export const HEDGED_CALLS = "hedged.calls.total";
+
 interface HedgeableAction {
+	name?: string;
 	hedge?: boolean;
 	cache?: unknown;
 }
@@ -28,13 +33,23 @@ interface TransitLike {
 
 export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 	let transit: TransitLike | undefined;
+	let metrics: ServiceBroker["metrics"] | undefined;
 	return {
 		name: "HedgedCalls",
-		created(broker: { transit?: TransitLike }) {
+		created(broker: ServiceBroker & { transit?: TransitLike }) {
 			transit = broker.transit;
+			if (!broker.isMetricsEnabled()) return;
+			metrics = broker.metrics;
+			metrics.register({
+				name: HEDGED_CALLS,
+				type: "counter",
+				labelNames: ["action"],
+				description: "Remote calls sent a second time, their first request unanswered",
+			});
 		},
 		remoteAction(next: (ctx: Context) => Promise<unknown>, action: HedgeableAction) {
 			if (!isHedged(action)) return next;
+			const labels = { action: action.name };
 			return function hedged(ctx: Context): Promise<unknown> {
 				if (ctx.params instanceof Stream || (ctx as { stream?: unknown }).stream) return next(ctx);
 				return new Promise((resolve, reject) => {
@@ -83,6 +98,7 @@ export function HedgedCallsMiddleware(hedgeAfterMs: number): Middleware {
 					};
 					const timer = setTimeout(() => {
 						if (settled) return;
+						metrics?.increment(HEDGED_CALLS, labels);
 						attempt(ctx.copy());
 						// Both attempts lost: the call's timeout ends the call, this forgets the attempts.
 						const timeoutMs = ctx.options?.timeout;

@@ -1,10 +1,11 @@
 /**
  * Hedged calls over the real NATS (middlewares/hedged-calls.middleware.ts): a request lost on the
  * way, answered by its second copy, leaves nothing behind in the caller's table of requests
- * waiting for an answer (Moleculer refuses every remote call once that table is full).
+ * waiting for an answer (Moleculer refuses every remote call once that table is full), and each
+ * copy sent is counted.
  */
 import { Errors, ServiceBroker, type BrokerOptions } from "moleculer";
-import { HedgedCallsMiddleware } from "../../middlewares/hedged-calls.middleware";
+import { HEDGED_CALLS, HedgedCallsMiddleware } from "../../middlewares/hedged-calls.middleware";
 import { waitFor } from "../support/http";
 import { NATS_URL, requireServers, uniqueNamespace } from "../support/servers";
 
@@ -20,7 +21,7 @@ beforeAll(async () => {
 		logger: false,
 		requestTimeout: 5000,
 	};
-	caller = new ServiceBroker({ ...common, nodeID: "caller", middlewares: [HedgedCallsMiddleware(HEDGE_MS)] });
+	caller = new ServiceBroker({ ...common, nodeID: "caller", metrics: { enabled: true }, middlewares: [HedgedCallsMiddleware(HEDGE_MS)] });
 	callee = new ServiceBroker({ ...common, nodeID: "callee" });
 	callee.createService({
 		name: "reads",
@@ -42,6 +43,8 @@ afterAll(() => Promise.all([caller?.stop(), callee?.stop()]));
 
 type Handler = (payload: unknown) => Promise<unknown>;
 const calleeTransit = () => (callee as unknown as { transit: { requestHandler: Handler } }).transit;
+/** The caller's count of copies sent for `action` (`hedged_calls_total` on its Prometheus endpoint). */
+const copiesSent = (action: string) => caller.metrics.getMetric(HEDGED_CALLS)?.get({ action })?.value ?? 0;
 const pending = () => (caller as unknown as { transit: { pendingRequests: Map<string, unknown> } }).transit.pendingRequests;
 
 /** The callee loses the requests `lose` picks, as requests in a NATS node that dies are lost. */
@@ -57,7 +60,8 @@ async function losing<T>(lose: (n: number) => boolean, run: () => Promise<T>): P
 	}
 }
 
-it("forgets the copy that was lost once the other one is answered", async () => {
+it("forgets the copy that was lost once the other one is answered, and counts the copies sent", async () => {
+	const before = copiesSent("reads.get");
 	const { received } = await losing(
 		n => n % 2 === 0,
 		async () => {
@@ -65,6 +69,7 @@ it("forgets the copy that was lost once the other one is answered", async () => 
 		},
 	);
 	expect(received).toBe(40);
+	expect(copiesSent("reads.get") - before).toBe(20);
 	expect(pending().size).toBe(0);
 });
 

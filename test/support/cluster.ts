@@ -89,10 +89,7 @@ export class Cluster {
 			...this.opts.env,
 		};
 		await Promise.all(Object.entries(this.opts.nodes).map(([name, services]) => this.spawnNode(name, services)));
-		// Ready processes are not yet known to each other: the gateway must see every node before a test calls it.
-		const gateway = [...this.nodes.values()].find(n => n.services === "" || n.services.split(",").includes("api"));
-		if (gateway && !(await nodeSeesAll(Number(gateway.env.METRICS_PORT), this.nodes.size)))
-			throw new Error(`the gateway did not see all ${this.nodes.size} nodes within 30 s`);
+		await this.waitForGatewayToSeeAll();
 		await waitFor("the gateway to reach accounts", async () => (await this.api().get("/user")).status === 200, 30000);
 		return this;
 	}
@@ -104,6 +101,13 @@ export class Cluster {
 			// Registered before the wait, so that stop() also ends a node that never became ready.
 			node => this.nodes.set(name, node),
 		);
+	}
+
+	/** Ready processes are not yet known to each other: the gateway must see every node before a test counts on it. */
+	async waitForGatewayToSeeAll(): Promise<void> {
+		const gateway = [...this.nodes.values()].find(n => n.services === "" || n.services.split(",").includes("api"));
+		if (gateway && !(await nodeSeesAll(Number(gateway.env.METRICS_PORT), this.nodes.size)))
+			throw new Error(`the gateway did not see all ${this.nodes.size} nodes within 30 s`);
 	}
 
 	/** Waits until a route stops answering 503 (its service has been discovered). */
