@@ -20,6 +20,7 @@ import { filesUnder, internalApi } from "../support/builds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createProject, createUser, type TestUser } from "../support/fixtures";
 import { client, waitFor, type Reply } from "../support/http";
+import { metricValue } from "../support/processes";
 
 const REQUEST_TIMEOUT_MS = 2000;
 
@@ -34,9 +35,7 @@ async function withRetries(call: () => Promise<Reply>, attempts: number): Promis
 
 /** The copies of `action` the gateway sent again, their first request unanswered (`hedged_calls_total`). */
 async function hedgedCopies(cluster: Cluster, action: string): Promise<number> {
-	const text = await (await fetch(`http://127.0.0.1:${cluster.nodes.get("api")!.env.METRICS_PORT}/metrics`)).text();
-	const line = text.split("\n").find(l => l.startsWith("hedged_calls_total{") && l.includes(`action="${action}"`));
-	return line ? Number(line.split(" ").pop()) : 0;
+	return (await metricValue(Number(cluster.nodes.get("api")!.env.METRICS_PORT), "hedged_calls_total", { action })) ?? 0;
 }
 
 describe("a replica killed while a client retries", () => {

@@ -16,6 +16,7 @@ import { appContainer, find, literalEnv, ofKind, renderOverlay, type K8sObject }
 import { client, waitFor } from "../support/http";
 import { scalerLag, type NatsJetStreamTrigger } from "../support/keda-scaler";
 import { PrivateServer } from "../support/private-servers";
+import { metricValue } from "../support/processes";
 import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
 import { pushBody } from "../support/push-fixtures";
 
@@ -34,11 +35,7 @@ const endpoint = () => `127.0.0.1:${nats.monitorPort}`;
 const lagOf = (consumer: string) => scalerLag(endpoint(), { ...triggerOf(find(objects, "ScaledObject", consumer)) });
 
 /** The worker's own gauge of its backlog (mixins/push-backlog.mixin.ts), from its Prometheus endpoint. */
-async function gauge(node: string, group: string): Promise<number | null> {
-	const text = await (await fetch(`http://127.0.0.1:${cluster.nodes.get(node)!.env.METRICS_PORT}/metrics`)).text();
-	const line = text.split("\n").find(l => l.startsWith("push_consumer_backlog{") && l.includes(`group="${group}"`));
-	return line ? Number(line.split(" ").pop()) : null;
-}
+const gauge = (node: string, group: string) => metricValue(Number(cluster.nodes.get(node)!.env.METRICS_PORT), "push_consumer_backlog", { group });
 
 beforeAll(async () => {
 	objects = renderOverlay("production-keda");

@@ -284,17 +284,28 @@ export function serviceNames(): string[] {
 }
 
 /**
+ * A metric's value on the Prometheus endpoint at `metricsPort`: the first sample of `name` whose
+ * labels include `labels`; null when there is none.
+ */
+export async function metricValue(metricsPort: number, name: string, labels: Record<string, string> = {}): Promise<number | null> {
+	const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(2000) })).text();
+	const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
+	for (const line of text.split("\n")) {
+		if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+		if (wanted.every(w => line.includes(`{${w}`) || line.includes(`,${w}`))) return Number(line.slice(line.lastIndexOf(" ") + 1));
+	}
+	return null;
+}
+
+/**
  * Ready processes are not yet known to each other (discovery takes a moment): waits until the node
  * whose metrics are on `metricsPort` counts `nodes` nodes online (Moleculer's own gauge), up to 30 s.
  */
 export async function nodeSeesAll(metricsPort: number, nodes: number, cancelled: () => boolean = () => false): Promise<boolean> {
 	const deadline = Date.now() + 30000;
 	while (Date.now() < deadline && !cancelled()) {
-		const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(2000) })
-			.then(r => r.text())
-			.catch(() => "");
-		const online = /^moleculer_registry_nodes_online_total(?:\{[^}]*\})? (\d+)/m.exec(text);
-		if (online && Number(online[1]) >= nodes) return true;
+		const online = await metricValue(metricsPort, "moleculer_registry_nodes_online_total").catch(() => null);
+		if (online !== null && online >= nodes) return true;
 		await new Promise(r => setTimeout(r, 200));
 	}
 	return false;
