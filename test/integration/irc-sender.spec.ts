@@ -20,6 +20,25 @@ const pool = (o: Partial<IrcSenderOptions> = {}) => {
 	return p;
 };
 const target = (path: string): IrcTarget => parseTarget(`irc://127.0.0.1:${irc.port}/${path}`)!;
+/**
+ * A server that accepts and never answers. Closing it ends the connections it accepted too: a
+ * listening server's close() leaves them open, and one left open keeps jest's process from ending.
+ */
+async function silentServer(): Promise<{ port: number; close(): void }> {
+	const accepted = new Set<net.Socket>();
+	const server = net.createServer(socket => {
+		accepted.add(socket);
+		socket.on("error", () => undefined).on("close", () => accepted.delete(socket));
+	});
+	await new Promise<void>(r => server.listen(0, "127.0.0.1", () => r()));
+	return {
+		port: (server.address() as net.AddressInfo).port,
+		close() {
+			server.close();
+			for (const socket of accepted) socket.destroy();
+		},
+	};
+}
 const joinsBy = (l: IrcListener, nick: string) => l.lines.filter(line => line.startsWith(`:${nick}!`) && / JOIN /.test(line)).length;
 
 beforeAll(async () => {
@@ -149,16 +168,14 @@ it("keeps at most maxConnections: the one unused the longest quits, and when all
 	await waitFor("three lines", () => ["lru1", "lru2", "lru3"].every(nick => dev.messages.some(m => m.text === `from ${nick}`)));
 	expect(p.size).toBe(2);
 
-	const silent = net.createServer(() => undefined);
-	await new Promise<void>(r => silent.listen(0, "127.0.0.1", () => r()));
-	const port = (silent.address() as net.AddressInfo).port;
+	const { port, close } = await silentServer();
 	try {
 		const busy = pool({ maxConnections: 2, timeoutMs: 1000 });
 		const stuck = ["a", "b"].map(nick => busy.send(parseTarget(`irc://${nick}@127.0.0.1:${port}/#x`)!, ["waiting"]));
 		await expect(busy.send(parseTarget(`irc://c@127.0.0.1:${port}/#x`)!, ["third"])).rejects.toThrow(/2 connections, all sending/);
 		for (const send of stuck) await expect(send).rejects.toBeInstanceOf(TransientError);
 	} finally {
-		silent.close();
+		close();
 	}
 });
 
@@ -188,15 +205,13 @@ it("paces lines on one connection", async () => {
 });
 
 it("gives up on a server that never answers, within its time limit, as a transient failure", async () => {
-	const silent = net.createServer(() => undefined);
-	await new Promise<void>(r => silent.listen(0, "127.0.0.1", () => r()));
-	const port = (silent.address() as net.AddressInfo).port;
+	const { port, close } = await silentServer();
 	try {
 		const p = pool({ timeoutMs: 500 });
 		await expect(p.send(parseTarget(`irc://127.0.0.1:${port}/#x`)!, ["hello?"])).rejects.toBeInstanceOf(TransientError);
 		await expect(p.send(parseTarget(`irc://127.0.0.1:1/#x`)!, ["refused"])).rejects.toBeInstanceOf(TransientError);
 	} finally {
-		silent.close();
+		close();
 	}
 });
 
