@@ -4,6 +4,7 @@
  * `/integrations` and `/services`, the active ones listed, GET 404 until set, PUT answering the
  * integration with its event flags, DELETE 204 (If-Unmodified-Since), and secrets never shown.
  */
+import { CATALOGUE, fieldLabel, fieldsOf, findIntegration, isSecret, v4FlagNames, type FieldDef } from "../../lib/integrations/catalogue";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import IntegrationsService from "../../services/integrations.service";
@@ -15,6 +16,7 @@ let stack: LocalStack;
 let owner: TestUser;
 let developer: TestUser;
 let projectId: number;
+let everySlugProject: number;
 let v4: Client;
 const integrations = (segment = "integrations") => `/projects/${projectId}/${segment}`;
 
@@ -23,6 +25,7 @@ beforeAll(async () => {
 	owner = await createUser(stack.api());
 	developer = await createUser(stack.api());
 	projectId = (await createProject(stack.api(owner.token))).id;
+	everySlugProject = (await createProject(stack.api(owner.token))).id;
 	await addMember(stack.api(owner.token), projectId, developer.id, 30);
 	v4 = stack.v4(owner.token);
 });
@@ -36,6 +39,36 @@ it("answers 404 Integration Not Found for one never set, and 400 for a slug it d
 	const putUnknown = await v4.put(`${integrations()}/nope`, { body: {} });
 	expect([putUnknown.status, putUnknown.body]).toEqual([404, { error: "404 Not Found" }]);
 	expect((await v4.get(integrations())).body).toEqual([]);
+});
+
+/** A value each field of GitLab's current API accepts, as a script would send it. */
+function v4Value(slug: string, f: FieldDef): unknown {
+	if (f.type === "boolean") return f.default === true ? false : true;
+	if (f.type === "integer") return f.max === 1 ? 1 : 6697;
+	if (f.type === "select") return f.options![1];
+	if (f.type === "url") return `https://${slug}.example.com/${f.name}`;
+	if (f.name === "recipients") return slug === "irker" ? "irc://irc.example.com/#dev" : "dev@example.com";
+	return `${f.name}Value${slug.replace(/-/g, "")}`;
+}
+
+it.each(CATALOGUE.map(d => d.gitlabName))("%s: PUT takes every field and flag of GitLab's current API, GET reads each back but the secrets", async slug => {
+	const def = findIntegration(slug)!;
+	const fields = fieldsOf(def, "v4");
+	const flags = v4FlagNames(def);
+	const body = {
+		...Object.fromEntries(fields.map(f => [fieldLabel(f, true), v4Value(slug, f)])),
+		...Object.fromEntries(flags.map(flag => [flag, false])),
+	};
+	// A project of its own: the flags stay as set after the DELETE (GitLab keeps them too).
+	const base = `/projects/${everySlugProject}/integrations/${slug}`;
+	const put = await v4.put(base, { body });
+	expect([slug, put.status]).toEqual([slug, 200]);
+	const shown = fields.filter(f => !isSecret(f) && !f.v4Hidden).map(f => fieldLabel(f, true));
+	expect(put.body.properties).toEqual(Object.fromEntries(shown.map(name => [name, body[name]])));
+	for (const flag of flags) expect([slug, flag, put.body[flag]]).toEqual([slug, flag, false]);
+	expect((await v4.get(base)).body).toEqual(put.body);
+	expect((await v4.del(base)).status).toBe(204);
+	expect((await v4.get(base)).body).toMatchObject({ active: false, ...Object.fromEntries(flags.map(flag => [flag, false])) });
 });
 
 it("sets one with PUT in GitLab's current names and flags, shows them (no secrets, no webhook), and v3 sees the same settings", async () => {
