@@ -2,8 +2,9 @@
  * API v4 beside v3 with the gateway and every service in separate processes over the real NATS
  * (Redis as cacher), as production runs: each action's parameter schema reaches the gateway as
  * JSON, so every v4 route is called here with the parameters that shape it (booleans, scopes,
- * keyset, files[]). Every v4 route refuses a caller without a token, and a stranger finds no
- * private project; then one walk through each resource, the same data seen from v3.
+ * keyset, files[]). Every v4 route refuses a caller without a token but the reads of public
+ * projects, which find no private one, and a stranger finds none either; then one walk through each
+ * resource, the same data seen from v3.
  */
 import { v4RouteTables } from "../../gateway/routes";
 import { storedZip } from "../../scripts/zip";
