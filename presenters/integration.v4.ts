@@ -1,16 +1,41 @@
 /**
  * API v4's integration entities (GitLab's ProjectIntegrationBasic < ProjectIntegration,
- * docs/api.md#v4-integrations), beside v3's; pure. The slug is GitLab's name, the properties
- * GitLab's field names, secrets never; the event flags this service does not keep show as
- * GitLab's defaults.
+ * docs/api.md#v4-integrations), beside v3's; pure. The slug is GitLab's name; the flags are the
+ * record's, or GitLab's defaults while unset; the properties are every field of GitLab's current
+ * API for the integration, in its names, set or not (null, or GitLab's default), secrets never.
  */
-import type { IntegrationDef } from "../lib/integrations/catalogue";
-import type { IntegrationDoc } from "../models/integration";
-import { integrationTitle, visibleProperties } from "./integration";
+import { fieldLabel, fieldsOf, isSecret, type IntegrationDef } from "../lib/integrations/catalogue";
+import type { IntegrationDoc, StoredFlag } from "../models/integration";
+import { integrationTitle } from "./integration";
+
+/**
+ * The entity's flags in its order, each with the flag the record keeps it as (v4's `job_events` is
+ * 8.16's `build_events`) and its value while unset: on for GitLab 8.16's (its Service model's
+ * `default_value_for`), off for the events GitLab added since (its columns' defaults).
+ */
+const FLAGS: readonly [shown: string, kept: StoredFlag, unset: boolean][] = [
+	["commit_events", "commit_events", true],
+	["push_events", "push_events", true],
+	["issues_events", "issues_events", true],
+	["incident_events", "incident_events", false],
+	["alert_events", "alert_events", false],
+	["confidential_issues_events", "confidential_issues_events", true],
+	["merge_requests_events", "merge_requests_events", true],
+	["tag_push_events", "tag_push_events", true],
+	["deployment_events", "deployment_events", false],
+	["note_events", "note_events", true],
+	["confidential_note_events", "confidential_note_events", true],
+	["pipeline_events", "pipeline_events", true],
+	["wiki_page_events", "wiki_page_events", true],
+	["job_events", "build_events", true],
+	["comment_on_event_enabled", "comment_on_event_enabled", true],
+];
+
+/** The record's flag a v4 name stands for (`job_events` → `build_events`); undefined for a name that is no flag. */
+export const keptFlag = (shown: string): StoredFlag | undefined => FLAGS.find(([name]) => name === shown)?.[1];
 
 /** ProjectIntegrationBasic: the list's rows. */
 export function presentIntegrationBasicV4(def: IntegrationDef, doc: IntegrationDoc | null) {
-	const flag = (name: keyof IntegrationDoc) => (doc?.[name] as boolean | undefined) ?? true;
 	return {
 		id: doc?.id ?? null,
 		title: integrationTitle(def, doc),
@@ -18,22 +43,29 @@ export function presentIntegrationBasicV4(def: IntegrationDef, doc: IntegrationD
 		created_at: doc?.created_at ?? null,
 		updated_at: doc?.updated_at ?? null,
 		active: !!doc?.active,
-		commit_events: true,
-		push_events: flag("push_events"),
-		issues_events: flag("issues_events"),
-		confidential_issues_events: true,
-		merge_requests_events: flag("merge_requests_events"),
-		tag_push_events: flag("tag_push_events"),
-		note_events: flag("note_events"),
-		confidential_note_events: true,
-		pipeline_events: flag("pipeline_events"),
-		wiki_page_events: true,
-		job_events: flag("build_events"),
-		comment_on_event_enabled: true,
+		...Object.fromEntries(FLAGS.map(([shown, kept, unset]) => [shown, doc?.[kept] ?? unset])),
+		// Settings here are each project's own: none is inherited from an instance or group.
+		inherited: false,
 	};
+}
+
+/**
+ * GitLab's `api_field_names` with their values: the current API's fields that are neither secret
+ * nor a chat webhook, the stored value (without the secrets inside it), GitLab's default, or null.
+ */
+export function v4Properties(def: IntegrationDef, doc: IntegrationDoc | null): Record<string, unknown> {
+	const stored = doc?.properties ?? {};
+	const properties: Record<string, unknown> = {};
+	for (const f of fieldsOf(def, "v4")) {
+		if (isSecret(f) || f.v4Hidden) continue;
+		const v = stored[f.name];
+		properties[fieldLabel(f, true)] =
+			v === undefined || v === null ? (f.default ?? null) : f.embeddedSecrets && typeof v === "string" ? f.embeddedSecrets.shown(v) : v;
+	}
+	return properties;
 }
 
 /** ProjectIntegration: one integration, with its settings. */
 export function presentIntegrationV4(def: IntegrationDef, doc: IntegrationDoc | null) {
-	return { ...presentIntegrationBasicV4(def, doc), properties: visibleProperties(def, doc, true) };
+	return { ...presentIntegrationBasicV4(def, doc), properties: v4Properties(def, doc) };
 }
