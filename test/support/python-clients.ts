@@ -7,8 +7,9 @@
 import fs from "fs";
 import path from "path";
 import { runWalk, type WalkRun } from "./client-walks";
+import { PEER_CACHE } from "./peer-cache";
 
-export const PYTHON_CLIENTS_DIR = process.env.PYTHON_CLIENTS_DIR ?? "/root/.cache/gitlab-v3-ci/python-clients";
+export const PYTHON_CLIENTS_DIR = process.env.PYTHON_CLIENTS_DIR ?? path.join(PEER_CACHE, "python-clients");
 const HERE = path.join(__dirname, "python-gitlab");
 const INSTALL = `bash ${path.relative(process.cwd(), path.join(HERE, "install.sh"))}`;
 

@@ -9,6 +9,7 @@ import { spawn } from "child_process";
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { PEER_CACHE } from "./peer-cache";
 import { ROOT } from "./processes";
 
 const REQUIREMENTS = path.join(ROOT, "test/support/schemathesis-requirements.txt");
@@ -16,7 +17,7 @@ const VERSION = /^schemathesis==(\S+)$/m.exec(fs.readFileSync(REQUIREMENTS, "utf
 
 /** The Schemathesis command: SCHEMATHESIS_BIN, or where .ci/run puts it. */
 export function schemathesisBin(): string {
-	const bin = process.env.SCHEMATHESIS_BIN ?? path.join(os.homedir(), ".cache/gitlab-v3-ci", `schemathesis-${VERSION}`, "bin/schemathesis");
+	const bin = process.env.SCHEMATHESIS_BIN ?? path.join(PEER_CACHE, `schemathesis-${VERSION}`, "bin/schemathesis");
 	if (!fs.existsSync(bin)) {
 		const dir = path.dirname(path.dirname(bin));
 		throw new Error(`Schemathesis ${VERSION} is not at ${bin}: python3 -m venv ${dir} && ${dir}/bin/pip install -r ${REQUIREMENTS} (as .ci/run does)`);
