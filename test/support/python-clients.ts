@@ -1,6 +1,6 @@
 /**
  * The python-gitlab releases the client tests run, each in its own virtual environment that
- * test/support/python-gitlab/install.sh made (CI's .ci/run runs it) under PYTHON_CLIENTS_DIR.
+ * test/support/python-gitlab/install.sh made (.ci/peers runs it) under PYTHON_CLIENTS_DIR.
  * A missing or outdated environment fails the test at once with the command that installs it;
  * it never skips. See docs/clients.md#running-them.
  */
