@@ -2,11 +2,11 @@
  * Builds end to end: the gateway, accounts and builds as three processes over the real NATS,
  * Redis as cacher; the CI side drives builds through the internal API, users through /api/v3.
  */
-import { spawnSync } from "child_process";
 import fs from "fs";
 import http from "http";
 import path from "path";
 import { seedBuilds } from "../../scripts/seed";
+import { runCommand } from "../support/commands";
 import { startCluster, type Cluster } from "../support/cluster";
 import { NATS_URL } from "../support/servers";
 import { client, waitFor, type Reply } from "../support/http";
@@ -846,7 +846,8 @@ describe("npm run seed", () => {
 	};
 
 	it("seeds a demo project over HTTP from the command line, in every state, with traces and artifacts", async () => {
-		const run = spawnSync(
+		// Run without blocking this process: its kept-alive sockets to the gateway stay live (test/support/commands.ts).
+		const run = await runCommand(
 			process.execPath,
 			[
 				path.join(__dirname, "../../dist/scripts/seed.js"),
@@ -865,7 +866,7 @@ describe("npm run seed", () => {
 				"--artifacts",
 				"1",
 			],
-			{ encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, timeout: 120000 },
+			{ env: { PATH: process.env.PATH ?? "" }, timeoutMs: 120000 },
 		);
 		// On a failure the seed's own last words say which call failed and how.
 		expect({ status: run.status, error: run.status === 0 ? "" : run.stderr.slice(-2000) }).toEqual({ status: 0, error: "" });
@@ -885,7 +886,7 @@ describe("npm run seed", () => {
 		// A real zip, as a user would check it.
 		const zip = path.join(cluster.dataDir, "downloaded-artifacts.zip");
 		fs.writeFileSync(zip, bytes);
-		const listed = spawnSync("unzip", ["-l", zip], { encoding: "utf8" });
+		const listed = await runCommand("unzip", ["-l", zip]);
 		expect([listed.status, listed.stdout.includes("coverage/data.bin")]).toEqual([0, true]);
 		fs.rmSync(zip);
 		// A trace on every 5th build that ran: 8 of the 40.
@@ -929,13 +930,10 @@ describe("a real v3 client: the ruby-gitlab gem", () => {
 		await ci.drive(done, "running");
 		await ci.upload(done, Buffer.from([0x50, 0x4b, 3, 4, 0xff, 0xfe, 1, 2]), "rubocop-artifacts.zip");
 		await ci.state(done, "failed");
-		const gem = spawnSync(
+		const gem = await runCommand(
 			"ruby",
 			[path.join(__dirname, "../support/ruby-gitlab-builds.rb"), cluster.url, owner.token, String(projectId), String(running), String(done), SHA_A],
-			{
-				encoding: "utf8",
-				timeout: 60000,
-			},
+			{ timeoutMs: 60000 },
 		);
 		expect([gem.status, gem.stderr]).toEqual([0, ""]);
 		const out = JSON.parse(gem.stdout);
