@@ -82,6 +82,7 @@ local_main() {
 	case "$mode" in
 	start)
 		local_internal_secret
+		say "Building (tsc; about a minute the first time)…"
 		npm run build --silent
 		SERVICEDIR="${SERVICEDIR:-dist/services}" exec node node_modules/moleculer/bin/moleculer-runner.js --config dist/moleculer.config.js "$@"
 		;;
