@@ -10,19 +10,18 @@
  * knows, as it is and in the encodings a log could carry it in. test/e2e/security.spec.ts checks
  * the same of every endpoint's requests, on a split stack with chosen credentials.
  */
-import { spawn, type ChildProcess } from "child_process";
 import crypto from "crypto";
 import fs from "fs";
 import os from "os";
 import path from "path";
 import { deletePushChannel } from "../../lib/push/provisioning";
 import { internalApi } from "../support/builds";
-import { runCommand } from "../support/commands";
 import { client, waitFor } from "../support/http";
-import { freePort, ROOT } from "../support/processes";
+import { freePort } from "../support/processes";
 import { pushBody } from "../support/push-fixtures";
 import { PushPeers } from "../support/push-stack";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
+import { StartClusterCommand } from "../support/start-cluster-command";
 
 const namespace = uniqueNamespace("secrets-in-logs");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-secrets-in-logs-"));
@@ -38,54 +37,32 @@ const chosen = {
 };
 const SMTP_USER = "mailer@example.com";
 let peers: PushPeers;
-let command: ChildProcess;
-let output = "";
-let exited: Promise<unknown>;
+let command: StartClusterCommand;
 const secrets: Record<string, string> = { ...chosen };
 
 beforeAll(async () => {
 	await requireServers("nats", "redis");
 	peers = await PushPeers.start(["7"]);
-	command = spawn("npm", ["run", "start:cluster"], {
-		cwd: ROOT,
-		detached: true,
-		stdio: ["ignore", "pipe", "pipe"],
-		env: {
-			PATH: process.env.PATH ?? "",
-			HOME: process.env.HOME ?? os.tmpdir(),
+	const smtpLogin = `${encodeURIComponent(SMTP_USER)}:${encodeURIComponent(chosen["the SMTP password"])}`;
+	command = await StartClusterCommand.start(
+		{
 			PORT: String(await freePort()),
-			HEALTH_PORT: "0",
-			METRICS_PORT: "0",
 			NAMESPACE: namespace,
 			DATA_DIR: dataDir,
-			TRANSPORTER: NATS_URL,
-			CACHER: REDIS_URL,
 			LOG_LEVEL: "debug",
 			LOG_FORMAT: "json",
-			SMTP_URL: peers.smtp.url.replace("smtp://", `smtp://${encodeURIComponent(SMTP_USER)}:${encodeURIComponent(chosen["the SMTP password"])}@`),
+			SMTP_URL: peers.smtp.url.replace("smtp://", `smtp://${smtpLogin}@`),
 			TASK_TRACKER_API_URL: peers.tracker.apiUrl,
 			// The peers listen on 127.0.0.1.
 			ALLOW_LOCAL_REQUESTS: "true",
 		},
-	});
-	command.stdout!.on("data", chunk => (output += chunk));
-	command.stderr!.on("data", chunk => (output += chunk));
-	exited = new Promise(resolve => command.once("exit", resolve));
-	await waitFor(
-		"the cluster to say it is up",
-		() => Promise.resolve(output.includes("Ctrl-C stops every process.") || command.exitCode !== null),
 		240000,
-		250,
 	);
-	if (command.exitCode !== null) throw new Error(`start:cluster exited with ${command.exitCode}:\n${output.slice(-4000)}`);
 }, 300000);
 
 afterAll(async () => {
 	// Only after a failure: a launcher still running.
-	if (command?.pid && command.exitCode === null && command.signalCode === null) {
-		process.kill(-command.pid, "SIGINT");
-		await exited;
-	}
+	await command?.interrupt();
 	await peers?.stop();
 	fs.rmSync(dataDir, { recursive: true, force: true });
 	await deletePushChannel(NATS_URL, REDIS_URL, namespace).catch(() => undefined);
@@ -93,8 +70,7 @@ afterAll(async () => {
 
 it("walks everything that handles a secret, with what the start generated", async () => {
 	// Root's token as the banner's line reads it, its password from the file that line names.
-	const exportLine = /^ {2}(export T=.*)$/m.exec(output)![1];
-	const rootToken = (await runCommand("sh", ["-c", `${exportLine}; printf %s "$T"`])).stdout;
+	const rootToken = await command.pastedToken();
 	const credentials = fs.readFileSync(path.join(dataDir, "initial_root_credentials"), "utf8");
 	Object.assign(secrets, {
 		"root's private token": rootToken,
@@ -103,7 +79,7 @@ it("walks everything that handles a secret, with what the start generated", asyn
 		"the secrets key": fs.readFileSync(path.join(dataDir, ".secrets-key"), "utf8").trim(),
 	});
 	expect(rootToken).toMatch(/^[A-Za-z0-9_-]{20}$/);
-	const base = /^Gateway: (\S+)$/m.exec(output)![1].replace("localhost", "127.0.0.1");
+	const base = command.url;
 	const root = client(base, rootToken);
 	const anonymous = client(base);
 
@@ -148,9 +124,8 @@ it("walks everything that handles a secret, with what the start generated", asyn
 	expect(peers.tracker.requests.some(r => r.authorization?.includes(chosen["the task tracker's API key"]))).toBe(true);
 
 	// Ctrl-C: what every process prints while it stops is searched too.
-	process.kill(-command.pid!, "SIGINT");
-	await exited;
-	expect(output).toContain("Stopped, every process exited cleanly.");
+	await command.interrupt();
+	expect(command.output).toContain("Stopped, every process exited cleanly.");
 }, 180000);
 
 /** A secret as a log line could carry it: as it is, percent-encoded, in base64 (SMTP's AUTH LOGIN, a Basic header). */
@@ -159,7 +134,7 @@ function encodings(value: string): Record<string, string> {
 }
 
 it("prints no secret in any line of any process, nor in the launcher's own", () => {
-	const lines = output.split("\n");
+	const lines = command.output.split("\n");
 	// Debug logging did happen, in JSON lines, from the services and the workers.
 	expect(lines.filter(l => /"level":"debug"/.test(l)).length).toBeGreaterThan(100);
 	for (const name of ["api", "accounts", "integrations", "events", "push-mailer", "task-tracker-commenter", "irc-sender"])
