@@ -11,7 +11,8 @@
 #   bash scripts/local.sh tool FILE [args]   npm run seed, bench: the tools built (build:tools), then dist/FILE.js
 #   bash scripts/local.sh run COMMAND…       anything else on that Node (jest for one spec or project)
 #
-# Sourced (`. scripts/local.sh`), it only defines its functions: .ci/run calls ensure_node.
+# Sourced (`. scripts/local.sh`), it only defines its functions: .ci/run calls ensure_node, the test
+# run's global setup deps_fresh (a command the suite starts must never reinstall under it).
 # LOCAL_NODE_DIR chooses where the fetched Node goes (default ~/.cache/gitlab-v3-service/node-<release>).
 
 LOCAL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,11 +48,14 @@ ensure_node() {
 	export PATH="$dir/node_modules/.bin:$PATH"
 }
 
-# npm ci when node_modules is missing or older than the lockfile (npm rewrites node_modules/.package-lock.json at each install).
+# Whether node_modules is there and not older than the lockfile (npm rewrites node_modules/.package-lock.json at each install).
+deps_fresh() {
+	[ -f "$LOCAL_ROOT/node_modules/.package-lock.json" ] && [ ! "$LOCAL_ROOT/package-lock.json" -nt "$LOCAL_ROOT/node_modules/.package-lock.json" ]
+}
+
+# npm ci when they are not.
 ensure_deps() {
-	if [ -f "$LOCAL_ROOT/node_modules/.package-lock.json" ] && [ ! "$LOCAL_ROOT/package-lock.json" -nt "$LOCAL_ROOT/node_modules/.package-lock.json" ]; then
-		return 0
-	fi
+	deps_fresh && return 0
 	say "Installing the dependencies (npm ci; about 90 s the first time)…"
 	(cd "$LOCAL_ROOT" && npm ci --no-audit --no-fund --loglevel=error)
 }

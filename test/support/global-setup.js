@@ -1,4 +1,4 @@
-// Before any test file: checks that every peer of the suite is here (.ci/peers --check: one
+// Before any test file: checks that node_modules is the lockfile's and that every peer of the suite is here (.ci/peers --check: one
 // failure naming them all, with the command that brings them, instead of a failure per test),
 // compiles the sources once (the e2e tests run the built services as production does, and the built
 // tools: the seed script, the bench's support), and starts the tests' own NATS (JetStream) and Redis
@@ -7,6 +7,17 @@
 const { spawnSync } = require("child_process");
 const path = require("path");
 const { serverBinaries, startTestServers } = require("./test-servers");
+
+/**
+ * The dependencies are the lockfile's: otherwise a command the suite runs as a user would
+ * (`npm run start:cluster`) would reinstall them under the running suite (scripts/local.sh).
+ */
+function requireFreshDependencies(root) {
+	if (spawnSync("bash", ["-c", ". scripts/local.sh && deps_fresh"], { cwd: root }).status === 0) return;
+	const error = new Error("node_modules is older than package-lock.json: run `npm ci` (or `npm test`, which does it first).");
+	error.stack = error.message;
+	throw error;
+}
 
 /** Throws one error naming every missing peer, and the command that brings them all. */
 function requirePeers(root) {
@@ -23,6 +34,7 @@ function requirePeers(root) {
 
 module.exports = async function globalSetup() {
 	const root = path.resolve(__dirname, "../..");
+	requireFreshDependencies(root);
 	requirePeers(root);
 	const binaries = serverBinaries(process.env);
 	const tsc = path.join(root, "node_modules/typescript/bin/tsc");
