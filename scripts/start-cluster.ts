@@ -2,7 +2,9 @@
  * `npm run start:cluster`: the whole product split as production runs it, on one machine. Every
  * service and worker (each compiled file under dist/services) runs as its own moleculer-runner
  * process over the local NATS (JetStream) and Redis, with its own health and metrics ports; the
- * output of each is shown with its name; Ctrl-C (SIGINT), SIGTERM or SIGHUP stops them all.
+ * output of each is shown with its name; Ctrl-C (SIGINT), SIGTERM or SIGHUP stops them all. It runs
+ * from its source (tsx, scripts/local.sh), so that a bad setting or a NATS or Redis that does not
+ * answer stops it at once, before it builds the services.
  *
  * Settings come from the same environment the service reads (docs/configuration.md), with local
  * defaults: TRANSPORTER nats://127.0.0.1:4222, CACHER redis://127.0.0.1:6379, NAMESPACE local,
@@ -13,10 +15,12 @@
  */
 // First: the environment config/ reads at import, with the local defaults and the generated key.
 import { withLocalDefaults } from "./cluster-env";
+import { spawn } from "child_process";
 import path from "path";
 import { loadConfig } from "../config";
-import { freePort, nodeSeesAll, SERVICE_DIR, serviceNames, startServiceProcess, stopProcess, type ServiceProcess } from "../test/support/processes";
-import { startBanner, type RootCredentials } from "../lib/start/banner";
+import { freePort, nodeSeesAll, ROOT, SERVICE_DIR, serviceNames, startServiceProcess, stopProcess, type ServiceProcess } from "../test/support/processes";
+import { createdRootFromLog } from "../lib/accounts/root-credentials";
+import { startBanner } from "../lib/start/banner";
 import { reachable } from "./reachable";
 
 type Env = Record<string, string | undefined>;
@@ -68,23 +72,30 @@ export async function planCluster(callerEnv: Env, services: string[]): Promise<C
 /** Stops the start at once, naming the server, when NATS or Redis does not answer. */
 async function requireServers(env: Record<string, string>): Promise<void> {
 	const needed = [
-		["NATS", "TRANSPORTER", env.TRANSPORTER, "nats-server -js   (Debian: apt-get install nats-server)"],
-		["Redis", "CACHER", env.CACHER, "redis-server   (Debian: apt-get install redis-server)"],
+		["NATS", "TRANSPORTER", env.TRANSPORTER, "nats-server -js -sd data/nats", "nats-server"],
+		["Redis", "CACHER", env.CACHER, "redis-server --save ''", "redis-server"],
 	] as const;
-	for (const [server, variable, url, start] of needed) {
+	for (const [server, variable, url, start, debian] of needed) {
 		if (url && !(await reachable(url)))
-			throw new Error(`${server} is not reachable at ${url} (${variable}). Start it (${start}) or point ${variable} at a running one.`);
+			throw new Error(
+				`${server} is not reachable at ${url} (${variable}). Start it in another shell: ${start}   ` +
+					`(Debian's ${debian}, which \`npm test\` installs), or point ${variable} at a running one.`,
+			);
 	}
 }
 
-/** root's credentials from the accounts log of the start that created root (text or JSON lines). */
-export function rootCredentials(log: string): RootCredentials | null {
-	const line = /Created the root user: login root, [^\n]*/.exec(log)?.[0];
-	if (!line) return null;
-	return {
-		password: /password (?!from )([^\s,"]+)/.exec(line)?.[1] ?? null,
-		token: /private token (?!from )([A-Za-z0-9_-]{20})/.exec(line)?.[1] ?? null,
-	};
+/**
+ * `npm run build:tools` (the services, their broker configuration and the tools, such as the seed,
+ * into dist/), its output shown. The tools' build, the one the test run makes first: there it has
+ * nothing left to write, so it never rewrites files that running processes load.
+ */
+function buildServices(): Promise<void> {
+	console.log("NATS and Redis answer. Building (tsc -p tsconfig.tools.json)…");
+	const tsc = spawn(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.tools.json"], { cwd: ROOT, stdio: "inherit" });
+	return new Promise((resolve, reject) => {
+		tsc.once("error", reject);
+		tsc.once("exit", code => (code === 0 ? resolve() : reject(new Error(`the build failed (tsc exited with ${code}): see its errors above`))));
+	});
 }
 
 /** Forwards a process's output, each line prefixed with its name. */
@@ -105,10 +116,13 @@ function forward(proc: ServiceProcess, width: number) {
 }
 
 async function main(): Promise<void> {
+	// A bad setting, then a server that does not answer, stop the start before the build.
+	loadConfig(process.env);
+	await requireServers({ TRANSPORTER: process.env.TRANSPORTER ?? "", CACHER: process.env.CACHER ?? "" });
+	await buildServices();
 	const services = serviceNames();
-	if (!services.includes("api")) throw new Error(`no compiled services in ${SERVICE_DIR}: run \`npm run build\` first`);
+	if (!services.includes("api")) throw new Error(`no compiled services in ${SERVICE_DIR}: the build made none`);
 	const plan = await planCluster(process.env, services);
-	await requireServers(plan.env);
 	const width = Math.max(...plan.processes.map(p => p.name.length));
 	const running: ServiceProcess[] = [];
 	let stopping: Promise<void> | null = null;
@@ -165,7 +179,7 @@ async function main(): Promise<void> {
 	const secret = plan.env.INTERNAL_API_SECRET ? "" : " --secret <INTERNAL_API_SECRET>";
 	const lines = startBanner({
 		port: plan.port,
-		createdRoot: rootCredentials(running.find(p => p.services === "accounts")?.output.join("") ?? ""),
+		createdRoot: createdRootFromLog(running.find(p => p.services === "accounts")?.output.join("") ?? ""),
 		internalApiOn: !!plan.env.INTERNAL_API_SECRET,
 		details: plan.processes.map(
 			p => `  ${p.name.padEnd(width)}  health http://localhost:${p.healthPort}/ready   metrics http://localhost:${p.metricsPort}/metrics`,

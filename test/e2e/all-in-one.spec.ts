@@ -51,23 +51,28 @@ const addresses = () => {
 
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-it("creates root once, prints its generated credentials once, in the banner too, and keeps them across restarts", async () => {
+it("creates root once, its generated credentials in a file the log and the banner name, and keeps them across restarts", async () => {
 	const first = await startAllInOne();
 	const log = await afterBanner(first);
-	const match = /Created the root user: login root, password (\S+), private token ([A-Za-z0-9_-]{20})/.exec(log);
-	expect(match).not.toBeNull();
-	const [, password, token] = match!;
+	const file = path.join(dataDir, "initial_root_credentials");
+	expect(log).toContain(`Created the root user (login root): its generated password and private token are in ${file} (mode 0600), and nowhere else.`);
+	expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+	const written = fs.readFileSync(file, "utf8");
+	const password = /^Password: (\S+)$/m.exec(written)![1];
+	const token = /^Private token: ([A-Za-z0-9_-]{20})$/m.exec(written)![1];
 	rootToken = token;
 	expect(log).toContain(
 		[
 			addresses(),
-			`This start created root: login root, password ${password}, private token ${token} (shown once; keep them). Ready to paste:`,
-			`  export T=${token}`,
+			`This start created root (login root); its generated password and private token are in ${file} (yours only; keep them, then delete it). ` +
+				"Ready to paste:",
+			`  export T=$(sed -n 's/^Private token: //p' ${file})`,
 			`  curl -H "PRIVATE-TOKEN: $T" http://localhost:${ports.port}/api/v3/user`,
 			"The internal API (/api/v3/internal: builds, pushes) is off: set INTERNAL_API_SECRET to turn it on.",
 			"Ctrl-C stops it.",
 		].join("\n"),
 	);
+	expect([log.includes(password), log.includes(token)]).toEqual([false, false]);
 	const docs = await fetch(`http://127.0.0.1:${ports.port}/api/v3/docs`);
 	expect([docs.status, docs.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
 	const api = client(`http://127.0.0.1:${ports.port}/api/v3`, token);
@@ -85,7 +90,7 @@ it("creates root once, prints its generated credentials once, in the banner too,
 	expect(secondLog).toContain(
 		[
 			addresses(),
-			"root's private token is not shown again: the start that created root printed it. With it in T:",
+			"root was created by an earlier start (what it generated went to initial_root_credentials in the data directory). With its token in T:",
 			`  curl -H "PRIVATE-TOKEN: $T" http://localhost:${ports.port}/api/v3/user`,
 			"Ctrl-C stops it.",
 		].join("\n"),

@@ -5,12 +5,12 @@
  * renders it in headless Chromium (Debian's chromium, driven by playwright-core) from this
  * gateway alone, every route on the page. Neither needs a token.
  */
-import { spawnSync } from "child_process";
 import fs from "fs";
 import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
 import { chromium, type Browser } from "playwright-core";
+import { runCommand } from "../support/commands";
 import { ROOT } from "../support/processes";
 import { gatewayRoutes } from "../support/routes";
 import { NATS_URL } from "../support/servers";
@@ -60,23 +60,23 @@ afterAll(async () => {
 });
 
 describe("GET /api/v3/openapi.json", () => {
-	function validate(document: unknown): { valid: boolean; errors?: unknown } {
+	async function validate(document: unknown): Promise<{ valid: boolean; errors?: unknown }> {
 		const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "glv3-openapi-")), "openapi.json");
 		fs.writeFileSync(file, JSON.stringify(document));
 		// The validator is ESM-only: its own CLI, in a process of its own.
-		const run = spawnSync(process.execPath, [VALIDATOR_CLI, file], { encoding: "utf8", timeout: 60000 });
+		const run = await runCommand(process.execPath, [VALIDATOR_CLI, file], { timeoutMs: 60000 });
 		fs.rmSync(path.dirname(file), { recursive: true, force: true });
 		if (!run.stdout.trim()) throw new Error(`openapi validator: ${run.stderr}`);
 		return JSON.parse(run.stdout);
 	}
 
-	it("is a valid OpenAPI 3.1 document (and the validator does refuse a broken one)", () => {
+	it("is a valid OpenAPI 3.1 document (and the validator does refuse a broken one)", async () => {
 		expect(doc.openapi).toBe("3.1.0");
-		expect(validate(doc)).toEqual({ valid: true });
+		expect(await validate(doc)).toEqual({ valid: true });
 		const broken = JSON.parse(JSON.stringify(doc));
 		delete broken.info;
 		broken.paths["/user"].get.responses = "none";
-		expect(validate(broken).valid).toBe(false);
+		expect((await validate(broken)).valid).toBe(false);
 	}, 120000);
 
 	it("describes exactly the aliases the running gateway mounts", async () => {

@@ -5,12 +5,12 @@
  * goes up and comes down byte-identical while neither process grows by more than 64 MB; ranges are
  * exact, `curl -C -` resumes, and an interrupted upload leaves nothing.
  */
-import { spawnSync } from "child_process";
 import crypto from "crypto";
 import fs from "fs";
 import http from "http";
 import path from "path";
 import { startCluster, type Cluster } from "../support/cluster";
+import { runCommand } from "../support/commands";
 import { createProject, createUser } from "../support/fixtures";
 import { client, waitFor } from "../support/http";
 import { currentRss, filesUnder, internalApi, peakRss, resetPeakRss, streamDownload, streamUpload, type InternalApi } from "../support/builds";
@@ -155,7 +155,7 @@ describe("a 1 GiB artifact through the split stack", () => {
 	});
 
 	it("answers `curl -I` (HEAD) with the download's headers and no body", async () => {
-		const head = spawnSync("curl", ["-sS", "-I", "-H", `PRIVATE-TOKEN: ${token}`, artifactsUrl(buildId)], { encoding: "utf8" });
+		const head = await runCommand("curl", ["-sS", "-I", "-H", `PRIVATE-TOKEN: ${token}`, artifactsUrl(buildId)]);
 		expect(head.status).toBe(0);
 		const [statusLine, ...headerLines] = head.stdout.trim().split(/\r?\n/);
 		const headers = Object.fromEntries(headerLines.map(l => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
@@ -173,12 +173,12 @@ describe("a 1 GiB artifact through the split stack", () => {
 	it("lets `curl -C -` resume a download cut short, byte-identical", async () => {
 		const out = path.join(cluster.dataDir, "resumed.bin");
 		const curl = (...args: string[]) =>
-			spawnSync("curl", ["-sS", "-H", `PRIVATE-TOKEN: ${token}`, "-o", out, "-w", "%{http_code}", ...args, artifactsUrl(buildId)], { encoding: "utf8" });
+			runCommand("curl", ["-sS", "-H", `PRIVATE-TOKEN: ${token}`, "-o", out, "-w", "%{http_code}", ...args, artifactsUrl(buildId)]);
 		// The first 300 MiB and a bit, as a download that stopped there would leave them.
-		const first = curl("-r", `0-${300 * MiB + 4242}`);
+		const first = await curl("-r", `0-${300 * MiB + 4242}`);
 		expect([first.status, first.stdout]).toEqual([0, "206"]);
 		expect(fs.statSync(out).size).toBe(300 * MiB + 4243);
-		const resumed = curl("-C", "-");
+		const resumed = await curl("-C", "-");
 		expect([resumed.status, resumed.stdout, resumed.stderr]).toEqual([0, "206", ""]);
 		expect(fs.statSync(out).size).toBe(GiB);
 		expect(await sha256File(out)).toBe(sha256);

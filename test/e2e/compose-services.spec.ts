@@ -104,11 +104,11 @@ describe("docker-compose.yml services as processes", () => {
 		for (const name of appServiceNames().filter(n => !startedNames().includes(n))) expect(PLANNED_SERVICES).toContain(servicesOf(name));
 	});
 
-	it("run the image's command with the file's environment and pass their own health checks", () => {
+	it("run the image's command with the file's environment and pass their own health checks", async () => {
 		for (const c of containers) {
 			expect(c.child.exitCode).toBeNull();
 			expect(c.spec.argv).toEqual([...image.entrypoint, ...image.cmd]);
-			expect([c.spec.name, cluster.healthcheck(c)]).toEqual([c.spec.name, true]);
+			expect([c.spec.name, await cluster.healthcheck(c)]).toEqual([c.spec.name, true]);
 		}
 	});
 

@@ -5,10 +5,10 @@
  * services as separate processes over the real NATS. Every field GitLab 8.16's entities have is
  * checked with its type and, where it is known, its value.
  */
-import { spawnSync } from "child_process";
 import { Gitlab } from "gitlab";
 import path from "path";
 import { startCluster, type Cluster } from "../support/cluster";
+import { runCommand } from "../support/commands";
 import { internalApi, SHA_A, SHA_B } from "../support/builds";
 import { addMember, createProject, createUser, type TestUser } from "../support/fixtures";
 import { client } from "../support/http";
@@ -155,9 +155,9 @@ afterAll(async () => {
 describe("the ruby-gitlab gem", () => {
 	let out: Record<string, any>;
 
-	beforeAll(() => {
+	beforeAll(async () => {
 		const args = [cluster.url, cluster.rootToken, owner.token, project.id, projectName, member.id, member.username, SHA_A, buildId, gemKey.id].map(String);
-		const gem = spawnSync("ruby", [path.join(__dirname, "../support/ruby-gitlab-compat.rb"), ...args], { encoding: "utf8", timeout: 60000 });
+		const gem = await runCommand("ruby", [path.join(__dirname, "../support/ruby-gitlab-compat.rb"), ...args], { timeoutMs: 60000 });
 		expect([gem.status, gem.stderr]).toEqual([0, ""]);
 		out = JSON.parse(gem.stdout);
 	});

@@ -2,10 +2,10 @@
  * Labels end to end: the gateway, accounts and labels as three processes over the real NATS,
  * Redis as cacher, driven over HTTP as a v3 client would.
  */
-import { spawnSync } from "child_process";
 import http from "http";
 import Redis from "ioredis";
 import { startCluster, type Cluster } from "../support/cluster";
+import { runCommand } from "../support/commands";
 import { REDIS_URL } from "../support/servers";
 import { client, waitFor } from "../support/http";
 import { hashToken } from "../../lib/crypto/tokens";
@@ -370,16 +370,16 @@ describe("multipart forms, as `curl -F` sends them", () => {
 		const projectId = (await createProject(as(owner.token))).id;
 		const url = `${cluster.url}/projects/${projectId}/labels`;
 		// The real curl binary (the CI image has it): -F makes a multipart/form-data body.
-		const curl = (...args: string[]) => {
-			const run = spawnSync("curl", ["-sS", "-w", "\n%{http_code}", "-H", `PRIVATE-TOKEN: ${owner.token}`, ...args, url], { encoding: "utf8" });
+		const curl = async (...args: string[]) => {
+			const run = await runCommand("curl", ["-sS", "-w", "\n%{http_code}", "-H", `PRIVATE-TOKEN: ${owner.token}`, ...args, url]);
 			const lines = run.stdout.trim().split("\n");
 			return [Number(lines.pop()), JSON.parse(lines.join("\n"))];
 		};
-		expect(curl("-F", "name=from curl", "-F", "color=#0000ff", "-F", "description=Sent as multipart")).toEqual([
+		expect(await curl("-F", "name=from curl", "-F", "color=#0000ff", "-F", "description=Sent as multipart")).toEqual([
 			200,
 			{ name: "from curl", color: "#0000FF", description: "Sent as multipart" },
 		]);
-		expect(curl("-H", "Content-Type: multipart/form-data", "--data-binary", "name=no boundary")).toEqual([
+		expect(await curl("-H", "Content-Type: multipart/form-data", "--data-binary", "name=no boundary")).toEqual([
 			400,
 			{ message: "400 Bad Request - a multipart body needs a boundary in its Content-Type" },
 		]);

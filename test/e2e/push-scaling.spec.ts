@@ -24,6 +24,8 @@ let nats: PrivateServer;
 let smtp: SmtpSink;
 let cluster: Cluster;
 let objects: K8sObject[];
+/** The production overlay without KEDA, rendered before any connection is held (kubectl runs synchronously). */
+let production: K8sObject[];
 let project: { id: number; path_with_namespace: string };
 
 const NODES = { mailer: "workers/push-mailer", tracker: "workers/task-tracker-commenter", irc: "workers/irc-sender" } as const;
@@ -39,6 +41,7 @@ const gauge = (node: string, group: string) => metricValue(Number(cluster.nodes.
 
 beforeAll(async () => {
 	objects = renderOverlay("production-keda");
+	production = renderOverlay("production");
 	[nats, smtp] = await Promise.all([PrivateServer.nats({ monitoring: true }), startSmtpSink()]);
 	cluster = await startCluster({
 		nodes: { api: "api", accounts: "accounts", integrations: "integrations", events: "events", ...NODES },
@@ -87,7 +90,7 @@ it("a mailer held back by its SMTP server: its lag rises above the threshold whi
 	const trigger = triggerOf(find(objects, "ScaledObject", "push-mailer"));
 	const threshold = Number(trigger.lagThreshold);
 	// The CPU autoscaler the ScaledObject stands beside: what utilisation of the pod's request it scales at.
-	const hpa = find(renderOverlay("production"), "HorizontalPodAutoscaler", "push-mailer");
+	const hpa = find(production, "HorizontalPodAutoscaler", "push-mailer");
 	const target = hpa.spec.metrics[0].resource.target.averageUtilization / 100;
 	const requestCores = Number(/^(\d+)m$/.exec(appContainer(find(objects, "Deployment", "push-mailer")).resources.requests.cpu)![1]) / 1000;
 

@@ -2,16 +2,17 @@
  * `npm run start:cluster` as a newcomer runs it: the command itself (build included) in a process
  * group of its own, like a terminal's foreground job, over this run's NATS and Redis (TRANSPORTER
  * and CACHER exported, SECRETS_KEY not: the key `npm start` generates in DATA_DIR is used). What it
- * prints is all the test knows: where the gateway listens, root's credentials, every process's
- * health and metrics ports. Every routed endpoint is then served (no 503: each service and worker
+ * prints is all the test knows: where the gateway listens, the file of root's generated credentials
+ * (never a secret), every process's health and metrics ports. Every routed endpoint is then served (no 503: each service and worker
  * is up and found), a push goes through events to a worker, and Ctrl-C (SIGINT to the group)
  * stops every process, leaving none behind.
  */
-import { spawn, type ChildProcess } from "child_process";
+import { spawn } from "child_process";
 import fs from "fs";
 import os from "os";
 import path from "path";
 import { freePort, ROOT, serviceNames } from "../support/processes";
+import { StartClusterCommand } from "../support/start-cluster-command";
 import { internalApi } from "../support/builds";
 import { client, waitFor } from "../support/http";
 import { pushBody } from "../support/push-fixtures";
@@ -22,9 +23,7 @@ import { deletePushChannel } from "../../lib/push/provisioning";
 const namespace = uniqueNamespace("start-cluster");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-start-cluster-"));
 const secret = "start-cluster-internal-secret-0123456789abcdef";
-let command: ChildProcess;
-let output = "";
-let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+let command: StartClusterCommand;
 
 /** PIDs of live processes started with this run's NAMESPACE in their environment. */
 function processesOfThisCluster(): number[] {
@@ -43,37 +42,14 @@ function processesOfThisCluster(): number[] {
 
 beforeAll(async () => {
 	await requireServers("nats", "redis");
-	const port = await freePort();
-	command = spawn("npm", ["run", "start:cluster"], {
-		cwd: ROOT,
-		// Its own process group: SIGINT to the group is what Ctrl-C in a terminal sends.
-		detached: true,
-		stdio: ["ignore", "pipe", "pipe"],
-		env: {
-			PATH: process.env.PATH ?? "",
-			HOME: process.env.HOME ?? os.tmpdir(),
-			PORT: String(port),
-			// 0: any free ports (the defaults, 3001… and 3030…, may be taken on a shared machine).
-			HEALTH_PORT: "0",
-			METRICS_PORT: "0",
-			NAMESPACE: namespace,
-			DATA_DIR: dataDir,
-			INTERNAL_API_SECRET: secret,
-			TRANSPORTER: NATS_URL,
-			CACHER: REDIS_URL,
-		},
-	});
-	command.stdout!.on("data", chunk => (output += chunk));
-	command.stderr!.on("data", chunk => (output += chunk));
-	exited = new Promise(resolve => command.once("exit", (code, signal) => resolve({ code, signal })));
-	const upOrGone = () => output.includes("Ctrl-C stops every process.") || command.exitCode !== null;
-	await waitFor("the cluster to say it is up", () => Promise.resolve(upOrGone()), 180000, 250);
-	if (command.exitCode !== null) throw new Error(`start:cluster exited with ${command.exitCode}:\n${output}`);
+	// SECRETS_KEY not set: the key `npm start` generates in DATA_DIR is used.
+	command = await StartClusterCommand.start({ PORT: String(await freePort()), NAMESPACE: namespace, DATA_DIR: dataDir, INTERNAL_API_SECRET: secret }, 180000);
 }, 200000);
 
 afterAll(async () => {
 	// Only after a failure: whatever is left of this run.
-	for (const pid of [...(command?.pid ? [-command.pid] : []), ...processesOfThisCluster()]) {
+	command?.kill();
+	for (const pid of processesOfThisCluster()) {
 		try {
 			process.kill(pid, "SIGKILL");
 		} catch {
@@ -84,12 +60,16 @@ afterAll(async () => {
 	await deletePushChannel(NATS_URL, REDIS_URL, namespace).catch(() => undefined);
 });
 
-it("prints the gateway's address, root's credentials once, and each process's health and metrics ports", async () => {
-	expect(output).toMatch(/^Gateway: http:\/\/localhost:\d+\/api\/v3$/m);
-	expect(output).toMatch(/^Docs: {4}http:\/\/localhost:\d+\/api\/v3\/docs /m);
-	expect(output).toMatch(/This start created root: login root, password \S+, private token [A-Za-z0-9_-]{20} \(shown once; keep them\)/);
-	expect(output).toMatch(/^ {2}export T=[A-Za-z0-9_-]{20}$/m);
-	const listed = [...output.matchAll(/^ {2}(\S+) +health http:\/\/localhost:(\d+)\/ready +metrics http:\/\/localhost:(\d+)\/metrics$/gm)];
+it("prints the gateway's address, where root's generated credentials are, and each process's health and metrics ports", async () => {
+	expect(command.output).toMatch(/^Gateway: http:\/\/localhost:\d+\/api\/v3$/m);
+	expect(command.output).toMatch(/^Docs: {4}http:\/\/localhost:\d+\/api\/v3\/docs /m);
+	const file = path.join(dataDir, "initial_root_credentials");
+	expect(command.output).toContain(`This start created root (login root); its generated password and private token are in ${file} (yours only;`);
+	expect(command.output).toContain(`  export T=$(sed -n 's/^Private token: //p' ${file})\n`);
+	const token = await command.pastedToken();
+	expect(token).toMatch(/^[A-Za-z0-9_-]{20}$/);
+	expect(command.output).not.toContain(token);
+	const listed = [...command.output.matchAll(/^ {2}(\S+) +health http:\/\/localhost:(\d+)\/ready +metrics http:\/\/localhost:(\d+)\/metrics$/gm)];
 	// Every service and worker, each its own process with its own ports.
 	expect(listed.map(m => m[1]).sort()).toEqual(
 		serviceNames()
@@ -108,8 +88,8 @@ it("prints the gateway's address, root's credentials once, and each process's he
 });
 
 it("serves every endpoint area through the gateway, workers included", async () => {
-	const base = /^Gateway: (\S+)$/m.exec(output)![1].replace("localhost", "127.0.0.1");
-	const token = /^ {2}export T=(\S+)$/m.exec(output)![1];
+	const base = command.url;
+	const token = await command.pastedToken();
 	const api = client(base, token);
 	expect((await api.get("/user")).body).toMatchObject({ id: 1, username: "root" });
 	const project = await api.post("/projects", { form: { name: "cluster-demo", visibility_level: 20 } });
@@ -157,14 +137,13 @@ it("serves every endpoint area through the gateway, workers included", async () 
 
 it("stops every process on Ctrl-C (SIGINT to the process group) and leaves none running", async () => {
 	expect(processesOfThisCluster().length).toBeGreaterThanOrEqual(serviceNames().length);
-	process.kill(-command.pid!, "SIGINT");
-	const { code, signal } = await exited;
-	expect(output).toContain("Got SIGINT: stopping");
-	expect(output).toContain("Stopped, every process exited cleanly.");
+	const { code, signal } = await command.interrupt();
+	expect(command.output).toContain("Got SIGINT: stopping");
+	expect(command.output).toContain("Stopped, every process exited cleanly.");
 	// npm, like a shell, ends itself with the signal it was interrupted by once its script is done.
 	expect(code === 0 || signal === "SIGINT").toBe(true);
 	expect(processesOfThisCluster()).toEqual([]);
-	const port = /^Gateway: http:\/\/localhost:(\d+)/m.exec(output)![1];
+	const port = /^Gateway: http:\/\/localhost:(\d+)/m.exec(command.output)![1];
 	expect(await fetch(`http://127.0.0.1:${port}/api/v3/user`).catch(() => "refused")).toBe("refused");
 }, 60000);
 
@@ -182,7 +161,8 @@ it("stops at once, naming NATS and its address, when NATS is not reachable", asy
 	const code = await new Promise<number | null>(resolve => run.once("exit", resolve));
 	expect(code).toBe(1);
 	expect(said).toContain(`start:cluster failed: NATS is not reachable at ${transporter} (TRANSPORTER).`);
-	// Nothing was started: no process, no reconnect noise.
+	// Nothing was built or started: no process, no reconnect noise.
+	expect(said).not.toContain("Building");
 	expect(said).not.toContain("Starting ");
 	expect(said).not.toMatch(/CONNECTION_REFUSED|ECONNREFUSED/);
 }, 120000);

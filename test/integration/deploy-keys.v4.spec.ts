@@ -3,13 +3,13 @@
  * v3 on the same keys: can_push per project, the SHA-256 fingerprint `ssh-keygen -l` prints, PUT,
  * enable (201), DELETE (204, If-Unmodified-Since), and the instance's keys for admins.
  */
-import { execFileSync } from "child_process";
 import fs from "fs";
 import path from "path";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import KeysService from "../../services/keys.service";
 import { startLocal, type LocalStack } from "../support/broker";
+import { runCommand } from "../support/commands";
 import { createProject, createUser, type TestUser } from "../support/fixtures";
 import type { Client } from "../support/http";
 import { KeyFactory, type GeneratedKey } from "../support/ssh-keys";
@@ -26,10 +26,10 @@ let rsa: GeneratedKey;
 const deployKeys = (p = projectId) => `/projects/${p}/deploy_keys`;
 
 /** `ssh-keygen -l -E sha256`'s fingerprint of a key line. */
-function sha256Of(key: GeneratedKey): string {
+async function sha256Of(key: GeneratedKey): Promise<string> {
 	const file = path.join(keys.dir, `${Math.random()}.pub`);
 	fs.writeFileSync(file, `${key.line}\n`);
-	return /SHA256:\S+/.exec(execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", file], { encoding: "utf8" }))![0];
+	return /SHA256:\S+/.exec((await runCommand("ssh-keygen", ["-l", "-E", "sha256", "-f", file])).stdout)![0];
 }
 
 beforeAll(async () => {
@@ -58,7 +58,7 @@ it("adds a key with can_push (201) and both fingerprints; v3 shows the same key"
 		expires_at: null,
 		key: ed.line,
 		fingerprint: ed.fingerprint,
-		fingerprint_sha256: sha256Of(ed),
+		fingerprint_sha256: await sha256Of(ed),
 		can_push: true,
 	});
 	const v3 = await stack.api(owner.token).get(`/projects/${projectId}/keys/${res.body.id}`);
@@ -105,7 +105,7 @@ it("enables a key in another project (201), read-only there, and lists the insta
 	expect((await v4.get("/deploy_keys")).status).toBe(403);
 	const all = await stack.v4().get("/deploy_keys", { query: { per_page: 100 } });
 	const mine = all.body.find((k: { id: number }) => k.id === key.id);
-	expect(mine).toMatchObject({ fingerprint_sha256: sha256Of(ed), projects_with_write_access: [expect.objectContaining({ id: projectId })] });
+	expect(mine).toMatchObject({ fingerprint_sha256: await sha256Of(ed), projects_with_write_access: [expect.objectContaining({ id: projectId })] });
 	expect(mine).not.toHaveProperty("can_push");
 	expect((await stack.v4().get("/deploy_keys", { query: { public: "true" } })).body).toEqual([]);
 });

@@ -168,6 +168,7 @@ it("keeps the delivery records of a dead letter across restarts and while its re
 	expect(await third.adapter.deliveryLog.claim(key)).toBe("go");
 });
 
+// Its timeout: 2,500 events written durably and handled twice take minutes on a busy 2-core machine (a guard against a hang, not a measure).
 it("drops an event's delivery records once its groups are finished with it: a steady stream leaves none, and its journal is compacted", async () => {
 	// As push-worker does: a record per target, here 20 targets per event and group.
 	const targets = 20;
@@ -186,11 +187,14 @@ it("drops an event's delivery records once its groups are finished with it: a st
 	let last = journal();
 	// About 10 MB of journal: past the 8 MiB under which it is never compacted.
 	const events = 2500;
+	// The wait below ends with the test: after a timeout it must not spin on in the suite's process.
+	const deadline = Date.now() + 290_000;
 	for (let sent = 0; sent < events;) {
 		const batch = Array.from({ length: 100 }, () => crypto.randomUUID());
 		await Promise.all(batch.map(id => broker.sendToChannel("push", { id, pad: "p".repeat(100) })));
 		sent += batch.length;
 		while (handled < 2 * sent) {
+			if (Date.now() > deadline) throw new Error(`${handled} of ${2 * sent} deliveries handled when the test's time was up`);
 			mostKeys = Math.max(mostKeys, state.doneKeys.size);
 			await new Promise(r => setImmediate(r));
 		}
@@ -206,7 +210,7 @@ it("drops an event's delivery records once its groups are finished with it: a st
 	expect(mostKeys).toBeLessThanOrEqual(2 * 4 * targets);
 	expect(compactions).toBeGreaterThanOrEqual(1);
 	expect(journal()).toBeLessThan(8 * 1024 * 1024);
-});
+}, 300000);
 
 it("bounds the bytes the dead letters hold, apart from the events waiting: the oldest are dropped with a warning", async () => {
 	const failing: Handler = () => Promise.reject(new Error("peer down"));

@@ -42,7 +42,7 @@ beforeAll(async () => {
 	expect((await ci.upload(storedJob, storedZip([{ name: "dir/a b.txt", data: Buffer.from("old") }]), "old.zip")).status).toBe(200);
 	deflatedJob = await ci.build({ project_id: projectId, name: "build one", ref: "release/1.0", sha: SHA_B });
 	await ci.drive(deflatedJob, "success");
-	expect((await ci.upload(deflatedJob, deflatedZip({ "dir/a b.txt": "hello from the zip", "big.txt": BIG.toString() }), "new.zip")).status).toBe(200);
+	expect((await ci.upload(deflatedJob, await deflatedZip({ "dir/a b.txt": "hello from the zip", "big.txt": BIG.toString() }), "new.zip")).status).toBe(200);
 	const failed = await ci.build({ project_id: projectId, name: "build one", ref: "master" });
 	await ci.drive(failed, "failed");
 });

@@ -3,7 +3,7 @@
  * line per resource, shown in the test's output and checked against the number of calls each
  * resource must pass; `FAIL <resource>: <call>: <why>` lines name what did not.
  */
-import { spawn } from "child_process";
+import { runCommand } from "./commands";
 
 export interface WalkRun {
 	code: number | null;
@@ -12,18 +12,9 @@ export interface WalkRun {
 }
 
 /** Runs a walk script (`command args…`) with its input as JSON on stdin; resolves when it exits. */
-export function runWalk(command: string, args: string[], input: unknown): Promise<WalkRun> {
-	return new Promise((resolve, reject) => {
-		const child = spawn(command, args);
-		let stdout = "";
-		let stderr = "";
-		child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
-		child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-		// A non-zero exit is a result to report; only a script that could not start is an error.
-		child.on("error", reject);
-		child.on("close", code => resolve({ code, stdout, stderr }));
-		child.stdin.end(JSON.stringify(input));
-	});
+export async function runWalk(command: string, args: string[], input: unknown): Promise<WalkRun> {
+	const run = await runCommand(command, args, { input: JSON.stringify(input) });
+	return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 const SUMMARY = /^(\S+): (\d+) passed, (\d+) failed$/;

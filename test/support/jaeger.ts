@@ -7,9 +7,10 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { PEER_CACHE } from "./peer-cache";
 import { freePort, startProcess, stopProcess, type ManagedProcess } from "./processes";
 
-export const JAEGER_BIN = process.env.JAEGER_BIN || path.join(os.homedir(), ".cache/gitlab-v3-ci/bin/jaeger");
+export const JAEGER_BIN = process.env.JAEGER_BIN || path.join(PEER_CACHE, "bin/jaeger");
 
 /** A span as Jaeger's query API returns it, with its process's service name. */
 export interface JaegerSpan {
@@ -90,7 +91,7 @@ export class Jaeger {
 	static async start(opts: { maxTraces?: number } = {}): Promise<Jaeger> {
 		if (!fs.existsSync(JAEGER_BIN))
 			throw new Error(
-				`Jaeger is not built at ${JAEGER_BIN}: bash .ci/build-jaeger builds it from its Go module (needs Go; .ci/run does it), or set JAEGER_BIN`,
+				`Jaeger is not built at ${JAEGER_BIN}: bash .ci/build-jaeger builds it from its Go module (needs Go; \`npm test\` does it), or set JAEGER_BIN`,
 			);
 		const ports = { otlp: await freePort(), query: await freePort(), queryGrpc: await freePort(), health: await freePort() };
 		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-jaeger-"));

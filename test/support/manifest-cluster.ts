@@ -27,6 +27,7 @@ import { ServiceBroker } from "moleculer";
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { runCommand } from "./commands";
 import { ROOT } from "./deploy-manifests";
 import { freePort } from "./processes";
 
@@ -214,14 +215,14 @@ export class ManifestCluster {
 	}
 
 	/** Runs a compose health check (CMD form) with container ports mapped to local ones; true when it exits 0. */
-	healthcheck(c: RunningContainer): boolean {
+	async healthcheck(c: RunningContainer): Promise<boolean> {
 		const [cmd, exe, ...args] = c.spec.healthcheck ?? [];
 		if (cmd !== "CMD" || exe !== "node")
 			throw new Error(`${c.spec.name}: health check must be ["CMD", "node", ...], got ${JSON.stringify(c.spec.healthcheck)}`);
 		const mapped = args.map(a =>
 			a.replace(/(127\.0\.0\.1|localhost):(\d+)/g, (all, host, port) => (c.portMap.has(Number(port)) ? `${host}:${c.portMap.get(Number(port))}` : all)),
 		);
-		return spawnSync(process.execPath, mapped, { env: c.env, timeout: 10000 }).status === 0;
+		return (await runCommand(process.execPath, mapped, { env: c.env, timeoutMs: 10000 })).status === 0;
 	}
 
 	logs(c: RunningContainer): string {

@@ -9,10 +9,11 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import mongoose from "mongoose";
+import { PEER_CACHE } from "./peer-cache";
 import { listening } from "./private-servers";
 import { freePort, startProcess, stopProcess, type ManagedProcess } from "./processes";
 
-export const FERRETDB_BIN = process.env.FERRETDB_BIN || path.join(os.homedir(), ".cache/gitlab-v3-ci/bin/ferretdb");
+export const FERRETDB_BIN = process.env.FERRETDB_BIN || path.join(PEER_CACHE, "bin/ferretdb");
 
 export interface MongoServer {
 	/** `mongodb://host:port`, without a database. */
@@ -32,7 +33,7 @@ export async function startMongoServer(): Promise<MongoServer> {
 	if (!fs.existsSync(FERRETDB_BIN))
 		throw new Error(
 			`FerretDB is not built at ${FERRETDB_BIN} (FERRETDB_BIN names another binary, TEST_MONGO_URL another server). ` +
-				`Build it from its Go module (the version that script pins; needs Go; .ci/run does it) with:\n  bash .ci/build-ferretdb`,
+				`Build it from its Go module (the version that script pins; needs Go; \`npm test\` does it) with:\n  bash .ci/build-ferretdb`,
 		);
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-ferretdb-"));
 	const port = await freePort();

@@ -1,14 +1,15 @@
 /**
  * The python-gitlab releases the client tests run, each in its own virtual environment that
- * test/support/python-gitlab/install.sh made (CI's .ci/run runs it) under PYTHON_CLIENTS_DIR.
+ * test/support/python-gitlab/install.sh made (.ci/peers runs it) under PYTHON_CLIENTS_DIR.
  * A missing or outdated environment fails the test at once with the command that installs it;
  * it never skips. See docs/clients.md#running-them.
  */
 import fs from "fs";
 import path from "path";
 import { runWalk, type WalkRun } from "./client-walks";
+import { PEER_CACHE } from "./peer-cache";
 
-export const PYTHON_CLIENTS_DIR = process.env.PYTHON_CLIENTS_DIR ?? "/root/.cache/gitlab-v3-ci/python-clients";
+export const PYTHON_CLIENTS_DIR = process.env.PYTHON_CLIENTS_DIR ?? path.join(PEER_CACHE, "python-clients");
 const HERE = path.join(__dirname, "python-gitlab");
 const INSTALL = `bash ${path.relative(process.cwd(), path.join(HERE, "install.sh"))}`;
 

@@ -1,6 +1,6 @@
 /**
  * Schemathesis, from PyPI (the version pinned in test/support/schemathesis-requirements.txt, in a
- * virtual environment that .ci/run makes in the CI cache), run against a running gateway's own
+ * virtual environment that .ci/install-schemathesis makes in the peers' cache), run against a running gateway's own
  * OpenAPI document. Its configuration is written for the run: the seeded records' identifiers are a
  * dictionary for each path parameter of their name, so that generated requests reach records that
  * exist as well as ones that do not.
@@ -9,17 +9,17 @@ import { spawn } from "child_process";
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { PEER_CACHE } from "./peer-cache";
 import { ROOT } from "./processes";
 
 const REQUIREMENTS = path.join(ROOT, "test/support/schemathesis-requirements.txt");
 const VERSION = /^schemathesis==(\S+)$/m.exec(fs.readFileSync(REQUIREMENTS, "utf8"))![1];
 
-/** The Schemathesis command: SCHEMATHESIS_BIN, or where .ci/run puts it. */
+/** The Schemathesis command: SCHEMATHESIS_BIN, or where .ci/install-schemathesis puts it. */
 export function schemathesisBin(): string {
-	const bin = process.env.SCHEMATHESIS_BIN ?? path.join(os.homedir(), ".cache/gitlab-v3-ci", `schemathesis-${VERSION}`, "bin/schemathesis");
+	const bin = process.env.SCHEMATHESIS_BIN ?? path.join(PEER_CACHE, `schemathesis-${VERSION}`, "bin/schemathesis");
 	if (!fs.existsSync(bin)) {
-		const dir = path.dirname(path.dirname(bin));
-		throw new Error(`Schemathesis ${VERSION} is not at ${bin}: python3 -m venv ${dir} && ${dir}/bin/pip install -r ${REQUIREMENTS} (as .ci/run does)`);
+		throw new Error(`Schemathesis ${VERSION} is not at ${bin}: bash .ci/install-schemathesis installs it (\`npm test\` does)`);
 	}
 	return bin;
 }

@@ -1,5 +1,5 @@
 /** Zip archives of deflated entries, as zip tools usually write them (Python's zipfile, a real writer). */
-import { spawnSync } from "child_process";
+import { runCommand } from "./commands";
 
 const SCRIPT = [
 	"import sys, io, json, zipfile",
@@ -9,8 +9,8 @@ const SCRIPT = [
 	"sys.stdout.buffer.write(out.getvalue())",
 ].join("\n");
 
-export function deflatedZip(files: Record<string, string>): Buffer {
-	const run = spawnSync("python3", ["-c", SCRIPT], { input: JSON.stringify(files), maxBuffer: 64 * 1024 * 1024 });
-	if (run.status !== 0) throw new Error(`python3 zipfile: ${String(run.stderr)}`);
-	return run.stdout;
+export async function deflatedZip(files: Record<string, string>): Promise<Buffer> {
+	const run = await runCommand("python3", ["-c", SCRIPT], { input: JSON.stringify(files) });
+	if (run.status !== 0) throw new Error(`python3 zipfile: ${run.stderr}`);
+	return run.stdoutBytes;
 }

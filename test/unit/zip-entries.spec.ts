@@ -45,7 +45,7 @@ it("finds a stored entry by its exact path and reads it whole or in part", async
 
 it("inflates a deflated entry, and cuts a range out of it", async () => {
 	const text = "abcdefghij".repeat(10000);
-	const archive = await archiveOf(deflatedZip({ "t.txt": text }));
+	const archive = await archiveOf(await deflatedZip({ "t.txt": text }));
 	try {
 		const entry = (await archive.find("t.txt"))!;
 		expect(entry.size).toBe(text.length);

@@ -9,11 +9,11 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Caller, ProjectAccess } from "../../../lib/accounts/access";
 import type { ProjectListParams, UserListParams } from "../../../lib/accounts/listing";
 import type { LoginThrottle } from "../../../lib/accounts/login-throttle";
+import type { CreatedRoot } from "../../../lib/accounts/root-credentials";
 import type { ApiMeta } from "../../../lib/api/context";
 import { unauthorized } from "../../../lib/api/errors";
 import type { Paginated } from "../../../lib/api/pagination";
 import type { PasswordHasher } from "../../../lib/crypto/passwords";
-import type { RootCredentials } from "../../../lib/start/banner";
 import type { Collection } from "../../../lib/store/collection";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { SecretsVars } from "../../../mixins/secrets.mixin";
@@ -64,8 +64,8 @@ interface AccountsVars extends SecretsVars {
 	signInsUnderWay: number;
 	loginThrottle: LoginThrottle;
 	limiterRedis: Redis | null;
-	/** root's credentials when this start created root, until `npm start`'s banner shows them (lib/start/banner.ts). */
-	createdRoot: RootCredentials | null;
+	/** Where root's generated credentials are, when this start created root, until `npm start`'s banner names them (lib/start/banner.ts). */
+	createdRoot: CreatedRoot | null;
 }
 
 interface AccountsMethods extends ProjectAccessMethods {
@@ -77,7 +77,7 @@ interface AccountsMethods extends ProjectAccessMethods {
 	createUserAsAdmin(ctx: Ctx<NewUser>): Promise<UserDoc>;
 	shownUser(userId: number): Promise<UserDoc>;
 	usersPage(ctx: Ctx<UserListParams>, present: UserListPresenters): Promise<Paginated<unknown>>;
-	bootstrapRoot(): Promise<RootCredentials | null>;
+	bootstrapRoot(): Promise<CreatedRoot | null>;
 	memberDoc(projectId: number, userId: number, level: number): Omit<MemberDoc, "id">;
 	checkGrant(access: ProjectAccess, level: number): void;
 	memberChanged(ctx: Ctx, access: ProjectAccess, userId: number): Promise<void>;

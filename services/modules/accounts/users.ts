@@ -8,6 +8,7 @@ import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/
 import { ApiError, conflict, forbidden, notFound, validation } from "../../../lib/api/errors";
 import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { encryptSecret } from "../../../lib/crypto/secrets";
+import { createdRootLine, stageRootCredentials } from "../../../lib/accounts/root-credentials";
 import { generateToken, hashToken } from "../../../lib/crypto/tokens";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { DEFAULT_COLOR_SCHEME_ID, DEFAULT_THEME_ID, publicUser, type StoredUser } from "../../../models/user";
@@ -140,33 +141,28 @@ export const Users: AccountsModule = {
 
 		/**
 		 * First start: create root (id 1, admin) unless an admin exists. Never touches an existing one.
-		 * Returns the credentials it made (null for those set by GITLAB_ROOT_*), or null when root existed.
+		 * What it generated goes to DATA_DIR/initial_root_credentials, never to the log
+		 * (lib/accounts/root-credentials.ts). Returns where, or null when root existed.
 		 */
 		async bootstrapRoot() {
 			if ((await this.db.users.count({ is_admin: true })) > 0) return null;
 			const password = config.rootPassword || generateToken();
+			const token = config.rootToken || generateToken();
+			const staged = stageRootCredentials(config.dataDir, {
+				password: config.rootPassword ? null : password,
+				token: config.rootToken ? null : token,
+			});
 			try {
-				const { token } = await this.insertUser({
-					username: "root",
-					email: "admin@example.com",
-					name: "Administrator",
-					password,
-					admin: true,
-					token: config.rootToken || undefined,
-				});
-				const created = { password: config.rootPassword ? null : password, token: config.rootToken ? null : token };
-				const shown = [
-					created.password ? `password ${created.password}` : "password from GITLAB_ROOT_PASSWORD",
-					created.token ? `private token ${created.token}` : "private token from GITLAB_ROOT_TOKEN",
-				];
-				// Printed once, on the start that creates root; never again.
-				this.logger.info(`Created the root user: login root, ${shown.join(", ")}`);
-				return created;
+				await this.insertUser({ username: "root", email: "admin@example.com", name: "Administrator", password, admin: true, token });
 			} catch (err) {
+				staged.discard();
 				// Another replica created root at the same moment: the unique index kept it single.
 				if (!(err instanceof Error && /already been taken/.test(err.message))) throw err;
 				return null;
 			}
+			staged.commit();
+			this.logger.info(createdRootLine(staged.root));
+			return staged.root;
 		},
 	},
 };

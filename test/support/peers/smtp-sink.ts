@@ -1,5 +1,6 @@
 /**
- * A real SMTP server for tests (npm smtp-server, no TLS, any auth) on a free loopback port;
+ * A real SMTP server for tests (npm smtp-server, no TLS, any auth: every login is taken and
+ * recorded) on a free loopback port;
  * every accepted message is parsed with mailparser (pinned 3.9.31).
  * `refuse(code)` makes it answer the DATA command with that code until `accept()`;
  * `refuseRecipient(address, code)` refuses that one recipient (RCPT TO) until `acceptRecipients()`.
@@ -17,6 +18,8 @@ export interface SmtpSink {
 	messages: ParsedMail[];
 	/** performance.now() when each message was accepted, in the order of `messages`. */
 	arrivals: number[];
+	/** The logins of senders configured with a user and password, as the server received them. */
+	logins: { username: string; password: string }[];
 	/** Envelopes as received (RCPT TO addresses per message). */
 	envelopes: { from: string; to: string[] }[];
 	/** How many DATA commands were refused. */
@@ -48,6 +51,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 		messages: [] as ParsedMail[],
 		arrivals: [] as number[],
 		envelopes: [] as { from: string; to: string[] }[],
+		logins: [] as { username: string; password: string }[],
 		refused: 0,
 		connectionErrors: [] as Error[],
 	} as SmtpSink;
@@ -57,6 +61,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 		logger: false,
 		// Pooled client connections stay open; stop() should not wait long for them.
 		closeTimeout: 1000,
+		onAuth(auth, _session, callback) {
+			sink.logins.push({ username: auth.username ?? "", password: auth.password ?? "" });
+			callback(null, { user: auth.username });
+		},
 		onRcptTo(address, _session, callback) {
 			const code = refusedRecipients.get(address.address.toLowerCase());
 			if (code === undefined) return callback();

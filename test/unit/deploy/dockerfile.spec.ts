@@ -23,7 +23,9 @@ describe("Dockerfile", () => {
 		// The type definitions describe the same major as the runtime.
 		const typesNode = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).devDependencies["@types/node"];
 		expect(typesNode).toMatch(/^24\.\d+\.\d+$/);
-		// And the tests run on it (.ci/run installs it when the machine's node is older).
+		// .nvmrc names a release of it: what nvm installs and what npm start and npm test fetch (scripts/local.sh).
+		expect(fs.readFileSync(path.join(ROOT, ".nvmrc"), "utf8")).toMatch(/^24\.\d+\.\d+\n$/);
+		// And the tests run on it (npm test fetches it when the machine's node is older).
 		expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(24);
 	});
 

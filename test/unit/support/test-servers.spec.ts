@@ -34,7 +34,7 @@ it("names every server binary that is too old, once, with the command that insta
 				`  ${dir}/nats-server is 2.8.4: 2.9 or later is needed`,
 				`  ${dir}/redis-server is 6.0.16: 6.2 or later is needed`,
 				"Install them with:",
-				"  sudo apt-get install nats-server redis-server    (Debian/Ubuntu; Debian 12 has 2.9.10 and 7.0; .ci/run does it)",
+				"  sudo apt-get install nats-server redis-server    (Debian/Ubuntu; Debian 12 has 2.9.10 and 7.0; `npm test` does it)",
 				"  brew install nats-server redis                    (macOS)",
 				"An older distribution's nats-server: go install github.com/nats-io/nats-server/v2@v2.15.2 (then add ~/go/bin to PATH).",
 				"Or point TEST_NATS_URL (nats-server -js) and TEST_REDIS_URL at servers that run already.",
