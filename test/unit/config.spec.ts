@@ -32,7 +32,7 @@ describe("loadConfig", () => {
 		expect(c).toMatchObject({
 			transporter: "nats://nats:4222",
 			cacher: "redis://redis:6379",
-			redisUrl: "redis://redis:6379",
+			redis: { url: "redis://redis:6379" },
 			mongoUri: "mongodb://mongo/gitlab",
 			rateLimitPerMinute: 0,
 			maxBodyBytes: 2 * 1024 * 1024,
