@@ -16,7 +16,7 @@ export const buildsRoutes: RouteTable = {
 		"GET /projects/:id/builds/:build_id": "builds.get",
 		// builds authorizes and says where the file is; the gateway streams it from the artifact store.
 		"GET /projects/:id/builds/:build_id/trace": fileDownload("builds.traceGrant", { timeout }),
-		"GET /projects/:id/builds/:build_id/artifacts": fileDownload("builds.artifactsGrant", { timeout }),
+		"GET /projects/:id/builds/:build_id/artifacts": fileDownload("builds.artifactsGrant", { timeout, redirects: true }),
 		"POST /projects/:id/builds/:build_id/cancel": "builds.cancel",
 		"POST /projects/:id/builds/:build_id/retry": "builds.retry",
 		"POST /projects/:id/builds/:build_id/erase": "builds.erase",
