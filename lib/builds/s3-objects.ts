@@ -67,8 +67,10 @@ export function isPreconditionFailed(err: unknown): boolean {
 function isUnavailable(err: unknown): boolean {
 	const e = err as S3Error;
 	const status = e?.$metadata?.httpStatusCode;
+	// The code, or its name in the message where a wrapper kept only that (the SDK wraps what it does not take for an Error).
+	const network = NETWORK_CODES.has(e?.code ?? "") || [...NETWORK_CODES].some(code => (err as Error)?.message?.includes(code));
 	return (
-		NETWORK_CODES.has(e?.code ?? "") ||
+		network ||
 		["TimeoutError", "RequestTimeout", "SlowDown", "ServiceUnavailable", "InternalError"].includes(e?.name ?? "") ||
 		(typeof status === "number" && status >= 500)
 	);

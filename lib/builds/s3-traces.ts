@@ -20,8 +20,8 @@ const PLACE = /^\d{10}$/;
 const BASE = /^base-(\d{10})$/;
 /** Appends after the base before the run is compacted while the build still runs (a listing stays one page). */
 const COMPACT_AFTER = 200;
-/** Tries of an append whose place another append kept taking first. */
-const APPEND_TRIES = 10;
+/** Places an append tries when other appends keep taking them first. */
+const APPEND_TRIES = 100;
 /** Times a read lists the trace again when a piece it was reading was compacted away. */
 const RELISTS = 3;
 
@@ -103,24 +103,31 @@ export class S3Traces {
 		return (await this.layout(projectId, buildId)).size;
 	}
 
-	/** Appends `text` in the next place; the trace's size afterwards. */
+	/**
+	 * Appends `text` in the next free place; the trace's size afterwards. A place another append
+	 * took first is followed by the next one (the taken place holds that append: the run stays unbroken).
+	 */
 	async append(projectId: number, buildId: number, text: string | Buffer): Promise<number> {
 		const bytes = typeof text === "string" ? Buffer.from(text) : text;
 		// Tells this append's own object from another's when a retried request finds its place taken.
 		const token = crypto.randomBytes(12).toString("hex");
-		for (let attempt = 0; attempt < APPEND_TRIES; attempt++) {
-			const layout = await this.layout(projectId, buildId);
-			if (layout.size + bytes.length > this.maxBytes) throw new TraceTooLarge(this.maxBytes);
-			const name = this.dir(projectId, buildId) + place(layout.lastSeq + 1);
+		const layout = await this.layout(projectId, buildId);
+		if (layout.size + bytes.length > this.maxBytes) throw new TraceTooLarge(this.maxBytes);
+		for (let seq = layout.lastSeq + 1, taken = 0; taken < APPEND_TRIES; seq++) {
+			const name = this.dir(projectId, buildId) + place(seq);
 			try {
 				await this.objects.put(name, bytes, { ifNoneMatch: true, metadata: { append: token } });
 			} catch (err) {
 				if (!isPreconditionFailed(err)) throw err;
-				// Taken: by another append (list again, take the next place), or by this one, its answer lost and the request sent again.
-				if ((await this.objects.head(name))?.metadata.append !== token) continue;
+				// Taken: by another append (take the next place), or by this one, its answer lost and the request sent again.
+				if ((await this.objects.head(name))?.metadata.append !== token) {
+					taken++;
+					continue;
+				}
 			}
-			if (layout.loose + 1 >= COMPACT_AFTER) this.compactInBackground(projectId, buildId);
-			return layout.size + bytes.length;
+			if (layout.loose + 1 + taken >= COMPACT_AFTER) this.compactInBackground(projectId, buildId);
+			// Others appended meanwhile: the size is the trace's as it is now.
+			return taken ? this.size(projectId, buildId) : layout.size + bytes.length;
 		}
 		throw new TraceBusy();
 	}
