@@ -184,6 +184,19 @@ export class S3ArtifactStore implements BuildFileStore {
 		return removed;
 	}
 
+	/**
+	 * An artifacts file of the filesystem store (`npm run artifacts:to-s3`) under the same key:
+	 * "present" when the bucket has it whole already (a run that was interrupted, run again).
+	 */
+	async importArtifact(projectId: number, buildId: number, file: string, size: number, open: () => Readable): Promise<"copied" | "present"> {
+		const key = artifactKeyOf(projectId, buildId, file);
+		if ((await this.objects.head(key))?.size === size) return "present";
+		await this.objects.upload(key, open());
+		const copied = await this.objects.head(key);
+		if (copied?.size !== size) throw new Error(`the copy of ${key} has ${copied?.size ?? 0} bytes, not ${size}`);
+		return "copied";
+	}
+
 	// ── reads ──
 
 	async openObject(key: string, range?: ByteRange): Promise<OpenedFile | null> {

@@ -150,6 +150,25 @@ export class S3Traces {
 		await this.objects.deleteMany(names);
 	}
 
+	/**
+	 * A trace file of the filesystem store (`npm run artifacts:to-s3`) becomes the trace's base,
+	 * `base-0000000000`, which appends follow from place 1. Copied when the bucket has no trace of
+	 * the build, or only an earlier copy that is shorter (the file grew since); "present" when the
+	 * copy there is whole; "kept" when the bucket's trace has appends of its own (the service
+	 * already writes there), which are left as they are.
+	 */
+	async importFile(projectId: number, buildId: number, size: number, open: () => Readable): Promise<"copied" | "present" | "kept"> {
+		const layout = await this.layout(projectId, buildId);
+		const base = `${this.dir(projectId, buildId)}base-${place(0)}`;
+		const onlyACopy = layout.pieces.length === 1 && layout.pieces[0].name === base;
+		if (layout.pieces.length && !onlyACopy) return "kept";
+		if (onlyACopy && layout.size >= size) return layout.size === size ? "present" : "kept";
+		await this.objects.upload(base, open());
+		const copied = await this.objects.head(base);
+		if (copied?.size !== size) throw new Error(`the copy of ${base} has ${copied?.size ?? 0} bytes, not ${size}`);
+		return "copied";
+	}
+
 	/** Copies the run into one base object and removes what it replaces; one at a time per trace in this process. */
 	compact(projectId: number, buildId: number): Promise<void> {
 		const id = this.dir(projectId, buildId);
