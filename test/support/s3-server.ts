@@ -20,22 +20,28 @@ export const VERSITYGW_BIN = process.env.VERSITYGW_BIN || path.join(os.homedir()
 
 export class S3Server {
 	private proc: ManagedProcess | null = null;
-	readonly accessKey = "test-" + crypto.randomBytes(6).toString("hex");
-	readonly secretKey = crypto.randomBytes(24).toString("base64url");
 
 	private constructor(
 		readonly port: number,
 		/** The directory versitygw keeps the buckets in (one subdirectory each). */
 		readonly dir: string,
+		readonly accessKey: string,
+		readonly secretKey: string,
 	) {}
 
-	static async start(): Promise<S3Server> {
+	/** A server of its own keys, or of the ones given (a deployment file's). */
+	static async start(keys: { accessKey?: string; secretKey?: string } = {}): Promise<S3Server> {
 		if (!fs.existsSync(VERSITYGW_BIN))
 			throw new Error(
 				`versitygw is not built at ${VERSITYGW_BIN} (VERSITYGW_BIN names another binary). ` +
 					`Build it from its Go module (the version that script pins; needs Go; .ci/run does it) with:\n  bash .ci/build-versitygw`,
 			);
-		const server = new S3Server(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), "glv3-s3-")));
+		const server = new S3Server(
+			await freePort(),
+			fs.mkdtempSync(path.join(os.tmpdir(), "glv3-s3-")),
+			keys.accessKey ?? "test-" + crypto.randomBytes(6).toString("hex"),
+			keys.secretKey ?? crypto.randomBytes(24).toString("base64url"),
+		);
 		try {
 			await server.resume();
 		} catch (err) {
