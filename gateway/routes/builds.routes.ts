@@ -41,8 +41,8 @@ export const buildsRoutes: RouteTable = {
 		"POST /projects/:id/builds/:build_id/erase": { ...created(ERASED_BUILD), 409: "Conflict" },
 		"POST /builds": created(BUILD),
 		"PUT /builds/:build_id": { ...ok(BUILD), 409: "Conflict" },
-		// An erased build takes no trace or artifacts: 403.
-		"PATCH /builds/:build_id/trace": { ...ok(object({ id: integer, trace_size: integer }, "TraceAppended")), 403: "Forbidden" },
+		// An erased build takes no trace or artifacts: 403. In a bucket, appends that keep taking this one's place first: 409.
+		"PATCH /builds/:build_id/trace": { ...ok(object({ id: integer, trace_size: integer }, "TraceAppended")), 403: "Forbidden", 409: "Conflict" },
 		"PUT /builds/:build_id/artifacts": { ...ok(BUILD), 403: "Forbidden", 409: "Conflict" },
 	},
 };

@@ -6,9 +6,10 @@
  *   one PUT below a part's size and a multipart upload beyond, under the size limit; S3 shows an
  *   object only once it is complete, and no build record names it before the commit, so nothing is
  *   visible before then. A marker object, `uploads/<project>/<build>/artifacts-<unique>`, written
- *   before the first byte, is the upload's name: the commit removes it, and a marker left by a
- *   process that died (an hour old) tells the sweep which object to remove; the sweep also aborts
- *   multipart uploads begun that long ago;
+ *   before the first byte, is the upload's name. The commit and a discard each claim it with a
+ *   conditional write (`If-Match` on the pending marker), so that exactly one of them decides the
+ *   object's fate, as a rename does on disk; a marker left by a process that died (an hour old)
+ *   tells the sweep which object to remove; the sweep also aborts multipart uploads begun that long ago;
  * - reads are ranged GETs, streamed at the client's pace; an archive's entries are read with them;
  * - traces are appended as pieces with conditional writes (lib/builds/s3-traces.ts);
  * - the store being away is a 503 to the client, never a 500, and is logged (lib/builds/s3-objects.ts).
@@ -34,12 +35,16 @@ import {
 	type UploadTarget,
 } from "./artifact-storage";
 import { ByteLimit, drain, pipeFrom } from "./file-streams";
-import { isPreconditionFailed, S3Objects, sendBody, type ObjectBody } from "./s3-objects";
+import { isNotFound, isPreconditionFailed, S3Objects, sendBody, type ObjectBody } from "./s3-objects";
 import { S3Traces } from "./s3-traces";
 
 /** Every upload name writeUpload makes: the marker's, which also names the object. */
 const UPLOAD_NAME = /^uploads\/([1-9][0-9]{0,15})\/([1-9][0-9]{0,15})\/(artifacts-[a-z0-9]+-[0-9a-f]{16})$/;
 const UPLOADS = "uploads/";
+/** A marker's states (its body and its `state` metadata): written pending, claimed by one commit or one discard. */
+const PENDING = "pending";
+const COMMITTING = "committing";
+const DISCARDING = "discarding";
 /** Where check() proves that the server honours conditional writes (trace appends rely on them); one per check. */
 const PROBES = "probes/conditional-write-";
 
@@ -71,7 +76,11 @@ export class S3ArtifactStore implements BuildFileStore {
 		return traceKeyOf(projectId, buildId);
 	}
 
-	/** The bucket is there and ours, and a second create-if-absent of one object is refused (412), as trace appends need. */
+	/**
+	 * The bucket is there and ours, and the server honours conditional writes, which trace appends
+	 * and upload claims rely on: a second create-if-absent of one object, and a replace of a version
+	 * it does not have, are refused (412).
+	 */
 	async check(): Promise<void> {
 		const where = `the artifacts bucket ${this.objects.bucket} (ARTIFACTS_S3_BUCKET)`;
 		const probe = PROBES + crypto.randomBytes(8).toString("hex");
@@ -81,17 +90,24 @@ export class S3ArtifactStore implements BuildFileStore {
 		} catch (err) {
 			throw new Error(`${where} cannot be used: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message ?? (err as Error).name}`, { cause: err });
 		}
-		let honoured = false;
+		const refused = async (write: () => Promise<void>) => {
+			try {
+				await write();
+				return false;
+			} catch (err) {
+				if (!isPreconditionFailed(err)) throw err;
+				return true;
+			}
+		};
 		try {
-			await this.objects.put(probe, "2", { ifNoneMatch: true });
-		} catch (err) {
-			if (!isPreconditionFailed(err)) throw err;
-			honoured = true;
+			const honoured =
+				(await refused(() => this.objects.put(probe, "2", { ifNoneMatch: true }))) &&
+				(await refused(() => this.objects.put(probe, "3", { ifMatch: '"0123456789abcdef0123456789abcdef"' })));
+			if (!honoured)
+				throw new Error(`${where}: the server ignored a conditional write (If-None-Match, If-Match), which trace appends need; use an S3 server that honours them`);
 		} finally {
 			await this.objects.delete(probe);
 		}
-		if (!honoured)
-			throw new Error(`${where}: the server ignored a conditional write (If-None-Match: *), which trace appends need; use an S3 server that honours them`);
 	}
 
 	// ── uploads ──
@@ -111,7 +127,7 @@ export class S3ArtifactStore implements BuildFileStore {
 			throw new ArtifactTooLarge(this.maxArtifactBytes);
 		}
 		try {
-			await this.objects.put(upload, "");
+			await this.objects.put(upload, PENDING, { ifNoneMatch: true, metadata: { state: PENDING } });
 		} catch (err) {
 			drain(source);
 			throw err;
@@ -139,20 +155,49 @@ export class S3ArtifactStore implements BuildFileStore {
 		}
 	}
 
-	/** The object an upload wrote becomes the build's: its marker goes. UploadGone when the object is not there (swept, discarded). */
+	/**
+	 * The object an upload wrote becomes the build's: the commit claims the pending marker, then
+	 * removes it. UploadGone when a discard or the sweep had it first, or the object is not there;
+	 * a commit that fails once it has claimed the upload removes the object and the marker itself.
+	 */
 	async commitUpload(projectId: number, buildId: number, upload: string): Promise<StoredArtifact> {
 		const { key, file } = this.uploadOf(upload, buildId);
 		if (key !== artifactKeyOf(projectId, buildId, file)) throw new TypeError(`not an upload of this build: ${JSON.stringify(upload)}`);
-		const stored = await this.objects.head(key);
-		if (!stored || !(await this.objects.head(upload))) throw new UploadGone(upload);
-		await this.objects.delete(upload);
-		return { file, size: stored.size };
+		if (!(await this.claim(upload, COMMITTING))) throw new UploadGone(upload);
+		try {
+			const stored = await this.objects.head(key);
+			if (!stored) throw new UploadGone(upload);
+			await this.objects.delete(upload);
+			return { file, size: stored.size };
+		} catch (err) {
+			await this.objects.delete(key).catch(() => {});
+			await this.objects.delete(upload).catch(() => {});
+			throw err;
+		}
 	}
 
+	/** Removes an upload nobody commits: only when this discard claims it first (a commit that won keeps its object). */
 	async discardUpload(upload: string, buildId?: number): Promise<void> {
 		const { key } = this.uploadOf(upload, buildId);
+		if (!(await this.claim(upload, DISCARDING))) return;
 		await this.objects.delete(key);
 		await this.objects.delete(upload);
+	}
+
+	/**
+	 * Moves a pending marker to `state` with a conditional write on the version read: true for the
+	 * one caller that did it, false when the marker is gone or another caller moved it first.
+	 */
+	private async claim(upload: string, state: string): Promise<boolean> {
+		const marker = await this.objects.head(upload);
+		if (!marker || marker.metadata.state !== PENDING) return false;
+		try {
+			await this.objects.put(upload, state, { ifMatch: marker.etag, metadata: { state } });
+			return true;
+		} catch (err) {
+			if (isPreconditionFailed(err) || isNotFound(err)) return false;
+			throw err;
+		}
 	}
 
 	private uploadOf(upload: string, buildId?: number): { key: string; file: string } {
@@ -170,8 +215,11 @@ export class S3ArtifactStore implements BuildFileStore {
 		let removed = 0;
 		const stale: string[] = [];
 		for await (const marker of this.objects.list(UPLOADS)) if (now - marker.lastModified > idleMs && UPLOAD_NAME.test(marker.name)) stale.push(marker.name);
+		// An hour old, pending or claimed by a commit that never finished: no record names the object
+		// (a commit removes the marker before the record is written).
 		for (const upload of stale) {
-			await this.discardUpload(upload);
+			await this.objects.delete(upload.slice(UPLOADS.length));
+			await this.objects.delete(upload);
 			removed++;
 		}
 		const abandoned: { name: string; uploadId: string }[] = [];

@@ -188,11 +188,21 @@ export class S3Objects {
 		return { size: total === undefined ? (out.ContentLength ?? 0) : Number(total), etag: out.ETag ?? "", body: out.Body as Readable };
 	}
 
-	/** Writes a small object whole; `ifNoneMatch` creates it only when there is none (a PreconditionFailed otherwise). */
-	async put(name: string, body: Buffer | string, opts: { ifNoneMatch?: boolean; metadata?: Record<string, string> } = {}): Promise<void> {
+	/**
+	 * Writes a small object whole. Conditional writes (a PreconditionFailed when they do not hold):
+	 * `ifNoneMatch` creates it only when there is none, `ifMatch` replaces only that version of it.
+	 */
+	async put(name: string, body: Buffer | string, opts: { ifNoneMatch?: boolean; ifMatch?: string; metadata?: Record<string, string> } = {}): Promise<void> {
 		await this.send(() =>
 			this.client.send(
-				new PutObjectCommand({ Bucket: this.bucket, Key: this.key(name), Body: body, IfNoneMatch: opts.ifNoneMatch ? "*" : undefined, Metadata: opts.metadata }),
+				new PutObjectCommand({
+					Bucket: this.bucket,
+					Key: this.key(name),
+					Body: body,
+					IfNoneMatch: opts.ifNoneMatch ? "*" : undefined,
+					IfMatch: opts.ifMatch,
+					Metadata: opts.metadata,
+				}),
 			),
 		);
 	}

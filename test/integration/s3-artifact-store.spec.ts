@@ -121,6 +121,26 @@ describe("uploads", () => {
 		expect(await contents("9/")).toEqual({ keys: [], uploads: [] });
 	});
 
+	it("a commit and a discard of one upload: whichever claims it first decides, and the other changes nothing", async () => {
+		const committed = await store.writeUpload({ projectId: 10, buildId: 1 }, body(Buffer.from("keep")));
+		const { file } = await store.commitUpload(10, 1, committed.upload);
+		// A gateway whose commit call timed out while builds committed: its discard must not remove the object.
+		await store.discardUpload(committed.upload);
+		expect((await sent(await store.openObject(store.artifactKey(10, 1, file)))).toString()).toBe("keep");
+		const discarded = await store.writeUpload({ projectId: 10, buildId: 2 }, body(Buffer.from("drop")));
+		await store.discardUpload(discarded.upload);
+		await expect(store.commitUpload(10, 2, discarded.upload)).rejects.toBeInstanceOf(UploadGone);
+		expect(await contents("10/2/")).toEqual({ keys: [], uploads: [] });
+		for (let i = 3; i < 13; i++) {
+			const pending = await store.writeUpload({ projectId: 10, buildId: i }, body(Buffer.from(`race ${i}`)));
+			const [commit] = await Promise.allSettled([store.commitUpload(10, i, pending.upload), store.discardUpload(pending.upload)]);
+			const left = (await contents(`10/${i}/`)).keys;
+			if (commit.status === "fulfilled") expect(left).toEqual([`10/${i}/${commit.value.file}`]);
+			else expect([commit.reason, left]).toEqual([expect.any(UploadGone), []]);
+		}
+		expect((await contents("uploads/")).keys).toEqual([]);
+	}, 60000);
+
 	it("the sweep removes what a dead process left an hour ago (a marker and its object, a multipart upload), and nothing younger", async () => {
 		const leftOver = await store.writeUpload({ projectId: 11, buildId: 1 }, body(crypto.randomBytes(1000)));
 		// A multipart upload a process began and never finished (it died mid-upload).
