@@ -6,7 +6,7 @@
 import path from "path";
 import { bool, ConfigError, oneOf, str, url, type Env } from "./parse";
 
-export const ARTIFACT_STORES = ["filesystem", "s3"] as const;
+const ARTIFACT_STORES = ["filesystem", "s3"] as const;
 
 /** The bucket's settings that the Secret carries (the bucket and its credentials). */
 export const S3_SECRET_SETTINGS = ["ARTIFACTS_S3_BUCKET", "ARTIFACTS_S3_ACCESS_KEY_ID", "ARTIFACTS_S3_SECRET_ACCESS_KEY"];
@@ -34,7 +34,11 @@ export function artifactStorage(env: Env, dataDir: string) {
 	const store = oneOf(env, "ARTIFACTS_STORE", ARTIFACT_STORES, "filesystem");
 	const endpoint = url(env, "ARTIFACTS_S3_ENDPOINT", ["http", "https"]).replace(/\/+$/, "");
 	if (endpoint && (new URL(endpoint).username || new URL(endpoint).password))
-		throw new ConfigError("ARTIFACTS_S3_ENDPOINT", "<hidden>", "a URL without credentials (they go in ARTIFACTS_S3_ACCESS_KEY_ID and ARTIFACTS_S3_SECRET_ACCESS_KEY)");
+		throw new ConfigError(
+			"ARTIFACTS_S3_ENDPOINT",
+			"<hidden>",
+			"a URL without credentials (they go in ARTIFACTS_S3_ACCESS_KEY_ID and ARTIFACTS_S3_SECRET_ACCESS_KEY)",
+		);
 	const s3 = {
 		/** Empty: AWS's own endpoint for the region. */
 		endpoint,
@@ -53,7 +57,11 @@ export function artifactStorage(env: Env, dataDir: string) {
 		publicEndpoint: url(env, "ARTIFACTS_S3_PUBLIC_ENDPOINT", ["http", "https"]).replace(/\/+$/, ""),
 	};
 	if (!s3.accessKeyId !== !s3.secretAccessKey)
-		throw new ConfigError(s3.accessKeyId ? "ARTIFACTS_S3_SECRET_ACCESS_KEY" : "ARTIFACTS_S3_ACCESS_KEY_ID", "", "set together with its pair, or both left empty");
+		throw new ConfigError(
+			s3.accessKeyId ? "ARTIFACTS_S3_SECRET_ACCESS_KEY" : "ARTIFACTS_S3_ACCESS_KEY_ID",
+			"",
+			"set together with its pair, or both left empty",
+		);
 	if (store === "s3" && !s3.bucket) throw new ConfigError("ARTIFACTS_S3_BUCKET", "", "a bucket name whenever ARTIFACTS_STORE=s3");
 	return {
 		artifactStore: store,

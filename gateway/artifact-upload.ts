@@ -72,7 +72,9 @@ async function receive(host: UploadHost, req: Req, authorize: string, commit: st
 	// Authorized: a client waiting on `Expect: 100-continue` may send the body now.
 	sendContinue(req);
 	const length = req.headers["content-length"];
-	const pending = await host.artifactStore.writeUpload({ projectId: lease.project_id, buildId: lease.build_id }, req, { expectedBytes: length === undefined ? undefined : Number(length) });
+	const pending = await host.artifactStore.writeUpload({ projectId: lease.project_id, buildId: lease.build_id }, req, {
+		expectedBytes: length === undefined ? undefined : Number(length),
+	});
 	try {
 		const params: UploadCommit = { build_id: lease.build_id, filename: lease.filename, upload: pending.upload, size: pending.size };
 		return await ctx.call(commit, params, callOpts);

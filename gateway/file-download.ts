@@ -81,7 +81,8 @@ const REDIRECTING_DOWNLOAD_OPENAPI = {
 		...DOWNLOAD_OPENAPI.responses,
 		"302": {
 			description:
-				"Only where the operator has artifacts downloaded from the S3 bucket itself (ARTIFACTS_S3_PROXY_DOWNLOAD=false): a presigned URL of the file, valid for five minutes, in Location.",
+				"Only where the operator has artifacts downloaded from the S3 bucket itself (ARTIFACTS_S3_PROXY_DOWNLOAD=false): " +
+				"a presigned URL of the file, valid for five minutes, in Location.",
 		},
 	},
 };

@@ -15,7 +15,9 @@ import { importFilesystemStore } from "../lib/builds/s3-import";
 
 async function main(): Promise<number> {
 	if (!config.s3.bucket) {
-		console.error("artifacts:to-s3: set ARTIFACTS_S3_BUCKET (and the other ARTIFACTS_S3_* settings, docs/configuration.md#artifacts) to the bucket to copy into.");
+		console.error(
+			"artifacts:to-s3: set ARTIFACTS_S3_BUCKET (and the other ARTIFACTS_S3_* settings, docs/configuration.md#artifacts) to the bucket to copy into.",
+		);
 		return 2;
 	}
 	const store = new S3ArtifactStore(config.s3, config.maxArtifactBytes, { warn: (...args: unknown[]) => console.error(...args) }, MAX_TRACE_BYTES);

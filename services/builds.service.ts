@@ -273,7 +273,9 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 			if (changed) await this.cleanProjectCache(build.project_id);
 			// A finished build's trace is put in one piece where the store keeps it in several (S3), in the background.
 			if (changed && patch.status && isFinished(patch.status))
-				this.artifacts.settleTrace(build.project_id, build.id).catch((err: unknown) => this.logger.warn(`Settling the trace of build ${build.id} failed:`, err));
+				this.artifacts
+					.settleTrace(build.project_id, build.id)
+					.catch((err: unknown) => this.logger.warn(`Settling the trace of build ${build.id} failed:`, err));
 			return changed;
 		},
 

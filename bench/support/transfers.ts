@@ -70,14 +70,32 @@ export async function artifactsBuild(stack: Stack, name: string) {
 		projectId: project.id,
 		buildId: build.id,
 		/** `curl -T file` through the gateway; its seconds. */
-		async upload(file: string, bytes: number): Promise<number> {
-			const { out, seconds } = await curl(["-T", file, "-H", `Gitlab-Shared-Secret: ${BENCH_INTERNAL_SECRET}`, "-o", "/dev/null", "-w", "%{http_code} %{size_upload}", uploadUrl]);
+		upload: async (file: string, bytes: number): Promise<number> => {
+			const { out, seconds } = await curl([
+				"-T",
+				file,
+				"-H",
+				`Gitlab-Shared-Secret: ${BENCH_INTERNAL_SECRET}`,
+				"-o",
+				"/dev/null",
+				"-w",
+				"%{http_code} %{size_upload}",
+				uploadUrl,
+			]);
 			if (out !== `200 ${bytes}`) throw new Error(`upload: ${out}`);
 			return seconds;
 		},
 		/** `curl -o /dev/null` through the gateway; its seconds. */
-		async download(bytes: number): Promise<number> {
-			const { out, seconds } = await curl(["-H", `PRIVATE-TOKEN: ${stack.rootToken}`, "-o", "/dev/null", "-w", "%{http_code} %{size_download}", downloadUrl]);
+		download: async (bytes: number): Promise<number> => {
+			const { out, seconds } = await curl([
+				"-H",
+				`PRIVATE-TOKEN: ${stack.rootToken}`,
+				"-o",
+				"/dev/null",
+				"-w",
+				"%{http_code} %{size_download}",
+				downloadUrl,
+			]);
 			if (out !== `200 ${bytes}`) throw new Error(`download: ${out}`);
 			return seconds;
 		},

@@ -88,7 +88,7 @@ export const MAX_TRACE_BYTES = 100 * 1024 * 1024;
 export const STORED_NAME = /^artifacts-[a-z0-9]+-[0-9a-f]{16}$/;
 export const TRACE_FILE = "trace.log";
 /** Every key openObject takes: a stored artifacts file or a trace, of a project and build by number. */
-export const OBJECT_KEY = /^([1-9][0-9]{0,15})\/([1-9][0-9]{0,15})\/(artifacts-[a-z0-9]+-[0-9a-f]{16}|trace\.log)$/;
+const OBJECT_KEY = /^([1-9][0-9]{0,15})\/([1-9][0-9]{0,15})\/(artifacts-[a-z0-9]+-[0-9a-f]{16}|trace\.log)$/;
 
 /** A new artifacts file name: the time (for people listing a build's files) and 64 random bits. */
 export function newArtifactName(): string {

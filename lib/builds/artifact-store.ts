@@ -112,8 +112,8 @@ export class ArtifactStore implements BuildFileStore {
 	}
 
 	/** Files are always streamed by the gateway: there is no other place a client could fetch them from. */
-	async directDownloadUrl(): Promise<null> {
-		return null;
+	directDownloadUrl(): Promise<null> {
+		return Promise.resolve(null);
 	}
 
 	/** The root can be made (an unwritable DATA_DIR stops the start here, not at the first upload). */

@@ -88,7 +88,9 @@ export class S3ArtifactStore implements BuildFileStore {
 			await this.objects.checkBucket();
 			await this.objects.put(probe, "1", { ifNoneMatch: true });
 		} catch (err) {
-			throw new Error(`${where} cannot be used: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message ?? (err as Error).name}`, { cause: err });
+			throw new Error(`${where} cannot be used: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message ?? (err as Error).name}`, {
+				cause: err,
+			});
 		}
 		const refused = async (write: () => Promise<void>) => {
 			try {
@@ -104,7 +106,9 @@ export class S3ArtifactStore implements BuildFileStore {
 				(await refused(() => this.objects.put(probe, "2", { ifNoneMatch: true }))) &&
 				(await refused(() => this.objects.put(probe, "3", { ifMatch: '"0123456789abcdef0123456789abcdef"' })));
 			if (!honoured)
-				throw new Error(`${where}: the server ignored a conditional write (If-None-Match, If-Match), which trace appends need; use an S3 server that honours them`);
+				throw new Error(
+					`${where}: the server ignored a conditional write (If-None-Match, If-Match), which trace appends need; use an S3 server that honours them`,
+				);
 		} finally {
 			await this.objects.delete(probe);
 		}
@@ -305,9 +309,10 @@ export class S3ArtifactStore implements BuildFileStore {
 	}
 
 	/** A bucket has no directories to prune. */
-	async pruneBuildDir(projectId: number, buildId: number): Promise<void> {
+	pruneBuildDir(projectId: number, buildId: number): Promise<void> {
 		positiveId(projectId, "project id");
 		positiveId(buildId, "build id");
+		return Promise.resolve();
 	}
 
 	settleTrace(projectId: number, buildId: number): Promise<void> {
@@ -341,7 +346,8 @@ class StoredObject implements OpenedFile {
 		}
 	}
 
-	async close(): Promise<void> {
+	close(): Promise<void> {
 		this.got.body.destroy();
+		return Promise.resolve();
 	}
 }

@@ -235,7 +235,10 @@ export class S3Objects {
 				this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map(n => ({ Key: this.key(n) })), Quiet: true } })),
 			);
 			const failed = (out.Errors ?? []).filter(e => e.Code !== "NoSuchKey");
-			if (failed.length) throw new Error(`could not remove ${failed.length} object(s) of the artifacts bucket, ${failed[0].Key}: ${failed[0].Code} ${failed[0].Message}`);
+			if (failed.length)
+				throw new Error(
+					`could not remove ${failed.length} object(s) of the artifacts bucket, ${failed[0].Key}: ${failed[0].Code} ${failed[0].Message}`,
+				);
 		}
 	}
 
@@ -248,7 +251,12 @@ export class S3Objects {
 			);
 			for (const o of page.Contents ?? [])
 				if (o.Key?.startsWith(this.settings.prefix))
-					yield { name: o.Key.slice(this.settings.prefix.length), size: o.Size ?? 0, etag: o.ETag ?? "", lastModified: o.LastModified?.getTime() ?? 0 };
+					yield {
+						name: o.Key.slice(this.settings.prefix.length),
+						size: o.Size ?? 0,
+						etag: o.ETag ?? "",
+						lastModified: o.LastModified?.getTime() ?? 0,
+					};
 			token = page.IsTruncated ? page.NextContinuationToken : undefined;
 		} while (token);
 	}
@@ -260,7 +268,12 @@ export class S3Objects {
 		for (;;) {
 			const page = await this.send(() =>
 				this.client.send(
-					new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: this.settings.prefix || undefined, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
+					new ListMultipartUploadsCommand({
+						Bucket: this.bucket,
+						Prefix: this.settings.prefix || undefined,
+						KeyMarker: keyMarker,
+						UploadIdMarker: uploadIdMarker,
+					}),
 				),
 			);
 			for (const u of page.Uploads ?? [])
@@ -305,7 +318,12 @@ function s3Client(settings: S3Settings, endpoint: string): S3Client {
 		// Checksums only where S3 requires them: servers other than AWS (Ceph, older MinIO) refuse the SDK's newer defaults.
 		requestChecksumCalculation: "WHEN_REQUIRED",
 		responseChecksumValidation: "WHEN_REQUIRED",
-		requestHandler: { connectionTimeout: CONNECT_MS, socketTimeout: SOCKET_IDLE_MS, httpAgent: { keepAlive: true, maxSockets: 256 }, httpsAgent: { keepAlive: true, maxSockets: 256 } },
+		requestHandler: {
+			connectionTimeout: CONNECT_MS,
+			socketTimeout: SOCKET_IDLE_MS,
+			httpAgent: { keepAlive: true, maxSockets: 256 },
+			httpsAgent: { keepAlive: true, maxSockets: 256 },
+		},
 	});
 }
 

@@ -87,7 +87,10 @@ export class S3Traces {
 		});
 		const pieces: Piece[] = [];
 		let size = 0;
-		if (base) pieces.push({ name: base.name, size: base.size, start: 0, seq: baseSeq }), (size = base.size);
+		if (base) {
+			pieces.push({ name: base.name, size: base.size, start: 0, seq: baseSeq });
+			size = base.size;
+		}
 		// The places after the base, in order; a place missing (never seen: appends take the next one) ends the run.
 		let next = baseSeq + 1;
 		for (const { o, seq } of chunks.filter(c => c.seq > baseSeq).sort((a, b) => a.seq - b.seq)) {
@@ -231,7 +234,7 @@ class TraceReader implements OpenedFile {
 	async sendTo(sink: Writable): Promise<void> {
 		try {
 			let relists = 0;
-			for (let at = this.range.start; at <= this.range.end && !this.closed; ) {
+			for (let at = this.range.start; at <= this.range.end && !this.closed;) {
 				const piece = this.layout.pieces.find(p => at >= p.start && at < p.start + p.size);
 				if (!piece) throw new Error(`trace ended at byte ${at} of ${this.range.end + 1}`);
 				const last = Math.min(this.range.end, piece.start + piece.size - 1);
@@ -254,9 +257,10 @@ class TraceReader implements OpenedFile {
 		}
 	}
 
-	async close(): Promise<void> {
+	close(): Promise<void> {
 		this.closed = true;
 		this.body?.destroy();
 		this.body = null;
+		return Promise.resolve();
 	}
 }

@@ -147,14 +147,32 @@ describe("docker-compose.yml services as processes", () => {
 			const build = await fetch(`${url}/internal/builds`, {
 				method: "POST",
 				headers: { ...secret, "Content-Type": "application/json" },
-				body: JSON.stringify({ project_id: project.id, name: "test", stage: "test", ref: "master", tag: false, commit: { id: "b".repeat(40), title: "Ship", message: "Ship\n", author_name: "Ada", author_email: "ada@example.com", created_at: "2017-01-01T10:00:00Z" } }),
+				body: JSON.stringify({
+					project_id: project.id,
+					name: "test",
+					stage: "test",
+					ref: "master",
+					tag: false,
+					commit: {
+						id: "b".repeat(40),
+						title: "Ship",
+						message: "Ship\n",
+						author_name: "Ada",
+						author_email: "ada@example.com",
+						created_at: "2017-01-01T10:00:00Z",
+					},
+				}),
 			});
 			expect(build.status).toBe(201);
 			const { id } = (await build.json()) as { id: number };
 			const bytes = crypto.randomBytes(100 * 1024);
 			const upload = await fetch(`${url}/internal/builds/${id}/artifacts?filename=a.zip`, { method: "PUT", headers: secret, body: bytes });
 			expect(upload.status).toBe(200);
-			expect(Buffer.from(await (await fetch(`${url}/projects/${project.id}/builds/${id}/artifacts`, { headers: { "PRIVATE-TOKEN": rootToken } })).arrayBuffer()).equals(bytes)).toBe(true);
+			expect(
+				Buffer.from(
+					await (await fetch(`${url}/projects/${project.id}/builds/${id}/artifacts`, { headers: { "PRIVATE-TOKEN": rootToken } })).arrayBuffer(),
+				).equals(bytes),
+			).toBe(true);
 			const objects: string[] = [];
 			for await (const o of s3.objects(compose.services.s3.environment.BUCKET).list(`${project.id}/${id}/`)) objects.push(o.name);
 			expect(objects).toEqual([expect.stringMatching(new RegExp(`^${project.id}/${id}/artifacts-`))]);

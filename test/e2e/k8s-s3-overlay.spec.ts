@@ -57,7 +57,10 @@ beforeAll(async () => {
 		overrides: { NAMESPACE: namespace, PUSH_STREAM_REPLICAS: "1", CACHER: REDIS_URL, ARTIFACTS_S3_ENDPOINT: s3.endpoint },
 	});
 	for (const name of ["accounts", "builds", "api"])
-		pods.set(name, await cluster.start(podContainer(objects, find(objects, "Deployment", name), image, `${name}-6f7c9d8b5-${crypto.randomBytes(3).toString("hex")}`)));
+		pods.set(
+			name,
+			await cluster.start(podContainer(objects, find(objects, "Deployment", name), image, `${name}-6f7c9d8b5-${crypto.randomBytes(3).toString("hex")}`)),
+		);
 	await Promise.all([...pods.values()].map(p => cluster.untilReady(p, 90000)));
 	await waitFor("the gateway to reach accounts and builds", async () => (await client(apiUrl(), rootToken).get("/projects")).status === 200, 30000);
 }, 180000);
@@ -80,8 +83,19 @@ it("an artifact and a trace go to the bucket through different pods, and no pod'
 	await waitFor("builds to be served", async () => (await root.get(`/projects/${project.id}/builds`)).status === 200, 30000);
 	const internal = (method: string, path: string, body: RequestInit["body"], type = "application/json") =>
 		fetch(`${apiUrl()}/internal${path}`, { method, body, headers: { "Gitlab-Shared-Secret": internalSecret, "Content-Type": type } });
-	const commit = { id: "c".repeat(40), title: "Ship", message: "Ship\n", author_name: "Ada", author_email: "ada@example.com", created_at: "2017-01-01T10:00:00Z" };
-	const created = await internal("POST", "/builds", JSON.stringify({ project_id: project.id, name: "test", stage: "test", ref: "master", tag: false, commit }));
+	const commit = {
+		id: "c".repeat(40),
+		title: "Ship",
+		message: "Ship\n",
+		author_name: "Ada",
+		author_email: "ada@example.com",
+		created_at: "2017-01-01T10:00:00Z",
+	};
+	const created = await internal(
+		"POST",
+		"/builds",
+		JSON.stringify({ project_id: project.id, name: "test", stage: "test", ref: "master", tag: false, commit }),
+	);
 	expect(created.status).toBe(201);
 	const { id } = (await created.json()) as { id: number };
 	const bytes = crypto.randomBytes(12 * 1024 * 1024 + 5);

@@ -295,7 +295,10 @@ describe("traces, erases and clients that leave, step by step", () => {
 
 	it("a commit whose build an erase removes before the move answers 403, and leaves nothing", async () => {
 		const id = await erasable();
-		const pending = await new ArtifactStore(config.artifactsDir, config.maxArtifactBytes).writeUpload({ projectId, buildId: id }, Readable.from([Buffer.from("zip")]));
+		const pending = await new ArtifactStore(config.artifactsDir, config.maxArtifactBytes).writeUpload(
+			{ projectId, buildId: id },
+			Readable.from([Buffer.from("zip")]),
+		);
 		const rename = fs.promises.rename;
 		jest.spyOn(fs.promises, "rename").mockImplementation(async (from, to) => {
 			if (String(to).startsWith(buildDir(id) + path.sep)) expect((await erase(id)).status).toBe(201);

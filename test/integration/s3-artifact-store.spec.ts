@@ -61,9 +61,11 @@ async function sent(opened: OpenedFile | null): Promise<Buffer> {
 
 /** `bytes` random bytes as a stream of 1 MiB chunks (a client's body). */
 function body(bytes: Buffer): Readable {
-	return Readable.from((function* () {
-		for (let at = 0; at < bytes.length; at += MiB) yield bytes.subarray(at, at + MiB);
-	})());
+	return Readable.from(
+		(function* () {
+			for (let at = 0; at < bytes.length; at += MiB) yield bytes.subarray(at, at + MiB);
+		})(),
+	);
 }
 
 describe("uploads", () => {
@@ -71,28 +73,34 @@ describe("uploads", () => {
 		["one PUT (below a part)", 300 * 1024],
 		["a multipart upload (beyond a part)", 19 * MiB + 17],
 		["an empty file", 0],
-	])("%s: nothing but the marker until complete, then the object; the commit removes the marker", async (_what, size) => {
-		const bytes = crypto.randomBytes(size);
-		const pending = await store.writeUpload({ projectId: 7, buildId: 70 + size % 10 }, body(bytes), { expectedBytes: size });
-		const buildId = 70 + size % 10;
-		expect(pending.upload).toMatch(new RegExp(`^uploads/7/${buildId}/artifacts-[a-z0-9]+-[0-9a-f]{16}$`));
-		expect(pending.size).toBe(size);
-		const file = pending.upload.split("/").pop()!;
-		expect(await contents(`7/${buildId}/`)).toEqual({ keys: [`7/${buildId}/${file}`], uploads: [] });
-		expect((await contents("uploads/")).keys).toEqual([pending.upload]);
-		expect(await store.commitUpload(7, buildId, pending.upload)).toEqual({ file, size });
-		expect((await contents("uploads/")).keys).toEqual([]);
-		expect((await sent(await store.openObject(store.artifactKey(7, buildId, file)))).equals(bytes)).toBe(true);
-		// Committed once: a second commit of the same upload finds it gone.
-		await expect(store.commitUpload(7, buildId, pending.upload)).rejects.toBeInstanceOf(UploadGone);
-		await store.removeArtifact(7, buildId, file);
-		expect(await store.openObject(store.artifactKey(7, buildId, file))).toBeNull();
-	}, 60000);
+	])(
+		"%s: nothing but the marker until complete, then the object; the commit removes the marker",
+		async (_what, size) => {
+			const bytes = crypto.randomBytes(size);
+			const pending = await store.writeUpload({ projectId: 7, buildId: 70 + (size % 10) }, body(bytes), { expectedBytes: size });
+			const buildId = 70 + (size % 10);
+			expect(pending.upload).toMatch(new RegExp(`^uploads/7/${buildId}/artifacts-[a-z0-9]+-[0-9a-f]{16}$`));
+			expect(pending.size).toBe(size);
+			const file = pending.upload.split("/").pop()!;
+			expect(await contents(`7/${buildId}/`)).toEqual({ keys: [`7/${buildId}/${file}`], uploads: [] });
+			expect((await contents("uploads/")).keys).toEqual([pending.upload]);
+			expect(await store.commitUpload(7, buildId, pending.upload)).toEqual({ file, size });
+			expect((await contents("uploads/")).keys).toEqual([]);
+			expect((await sent(await store.openObject(store.artifactKey(7, buildId, file)))).equals(bytes)).toBe(true);
+			// Committed once: a second commit of the same upload finds it gone.
+			await expect(store.commitUpload(7, buildId, pending.upload)).rejects.toBeInstanceOf(UploadGone);
+			await store.removeArtifact(7, buildId, file);
+			expect(await store.openObject(store.artifactKey(7, buildId, file))).toBeNull();
+		},
+		60000,
+	);
 
 	it("an upload past the limit, an interrupted one and a short one leave no object, no part and no marker", async () => {
-		const over = Readable.from((function* () {
-			for (let i = 0; i < 25; i++) yield crypto.randomBytes(MiB);
-		})());
+		const over = Readable.from(
+			(function* () {
+				for (let i = 0; i < 25; i++) yield crypto.randomBytes(MiB);
+			})(),
+		);
 		await expect(store.writeUpload({ projectId: 8, buildId: 1 }, over)).rejects.toBeInstanceOf(ArtifactTooLarge);
 		const cut = new PassThrough();
 		const writing = store.writeUpload({ projectId: 8, buildId: 2 }, cut);
@@ -103,7 +111,9 @@ describe("uploads", () => {
 			ArtifactIncomplete,
 		);
 		// Announced too large: refused before a byte is read or written.
-		await expect(store.writeUpload({ projectId: 8, buildId: 4 }, body(Buffer.alloc(10)), { expectedBytes: MAX + 1 })).rejects.toBeInstanceOf(ArtifactTooLarge);
+		await expect(store.writeUpload({ projectId: 8, buildId: 4 }, body(Buffer.alloc(10)), { expectedBytes: MAX + 1 })).rejects.toBeInstanceOf(
+			ArtifactTooLarge,
+		);
 		expect(await contents("8/")).toEqual({ keys: [], uploads: [] });
 		expect((await contents("uploads/")).keys).toEqual([]);
 	}, 60000);
@@ -147,7 +157,13 @@ describe("uploads", () => {
 		const { CreateMultipartUploadCommand, UploadPartCommand } = await import("@aws-sdk/client-s3");
 		const mpu = await objects.client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: "11/2/artifacts-abc-0123456789abcdef" }));
 		await objects.client.send(
-			new UploadPartCommand({ Bucket: bucket, Key: "11/2/artifacts-abc-0123456789abcdef", UploadId: mpu.UploadId, PartNumber: 1, Body: crypto.randomBytes(6 * MiB) }),
+			new UploadPartCommand({
+				Bucket: bucket,
+				Key: "11/2/artifacts-abc-0123456789abcdef",
+				UploadId: mpu.UploadId,
+				PartNumber: 1,
+				Body: crypto.randomBytes(6 * MiB),
+			}),
 		);
 		expect(await store.sweepStaleUploads(60 * 60 * 1000)).toBe(0);
 		expect((await contents("11/")).uploads).toHaveLength(1);

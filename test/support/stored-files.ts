@@ -29,22 +29,23 @@ export function filesystemStore(dataDir: string): StoredFiles {
 	const dir = (projectId: number, buildId: number) => path.join(root, String(projectId), String(buildId));
 	return {
 		kind: "filesystem",
-		buildFiles: async (projectId, buildId) => filesUnder(dir(projectId, buildId)),
-		buildGone: async (projectId, buildId) => !fs.existsSync(dir(projectId, buildId)),
-		pendingUploads: async () => filesUnder(path.join(root, ".tmp")),
+		buildFiles: (projectId, buildId) => Promise.resolve(filesUnder(dir(projectId, buildId))),
+		buildGone: (projectId, buildId) => Promise.resolve(!fs.existsSync(dir(projectId, buildId))),
+		pendingUploads: () => Promise.resolve(filesUnder(path.join(root, ".tmp"))),
 		async readRange(projectId, buildId, file, start, length) {
-			const fd = fs.openSync(path.join(dir(projectId, buildId), file), "r");
+			const handle = await fs.promises.open(path.join(dir(projectId, buildId), file), "r");
 			try {
 				const buf = Buffer.alloc(length);
-				const read = fs.readSync(fd, buf, 0, length, start);
-				return buf.subarray(0, read);
+				const { bytesRead } = await handle.read(buf, 0, length, start);
+				return buf.subarray(0, bytesRead);
 			} finally {
-				fs.closeSync(fd);
+				await handle.close();
 			}
 		},
 		async sha256(projectId, buildId, file) {
 			const hash = crypto.createHash("sha256");
-			for await (const chunk of fs.createReadStream(path.join(dir(projectId, buildId), file), { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+			for await (const chunk of fs.createReadStream(path.join(dir(projectId, buildId), file), { highWaterMark: 1024 * 1024 }))
+				hash.update(chunk as Buffer);
 			return hash.digest("hex");
 		},
 	};

@@ -426,7 +426,9 @@ describe("ArtifactStore uploads in two steps (the gateway writes, builds commits
 
 	it("removes the partial file of a failed write (too large, short, interrupted)", async () => {
 		await expect(store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from(bytes(MAX + 1)))).rejects.toBeInstanceOf(ArtifactTooLarge);
-		await expect(store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from([Buffer.from("abc")]), { expectedBytes: 4 })).rejects.toBeInstanceOf(ArtifactIncomplete);
+		await expect(store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from([Buffer.from("abc")]), { expectedBytes: 4 })).rejects.toBeInstanceOf(
+			ArtifactIncomplete,
+		);
 		const source = new PassThrough();
 		const writing = store.writeUpload({ projectId: 2, buildId: 3 }, source);
 		source.write(Buffer.alloc(1000));

@@ -190,7 +190,11 @@ describe("loadConfig: artifacts in a bucket (docs/configuration.md#artifacts)", 
 			publicEndpoint: "",
 		});
 		// AWS itself: virtual-hosted addressing, the SDK's own credentials.
-		expect(loadConfig({ ARTIFACTS_STORE: "s3", ARTIFACTS_S3_BUCKET: "gitlab-artifacts" }).s3).toMatchObject({ endpoint: "", forcePathStyle: false, accessKeyId: "" });
+		expect(loadConfig({ ARTIFACTS_STORE: "s3", ARTIFACTS_S3_BUCKET: "gitlab-artifacts" }).s3).toMatchObject({
+			endpoint: "",
+			forcePathStyle: false,
+			accessKeyId: "",
+		});
 	});
 
 	it.each([
@@ -238,7 +242,10 @@ describe("loadConfig: Redis through Sentinel (docs/configuration.md#redis)", () 
 		[{ REDIS_SENTINELS: "s:26379" }, 'REDIS_SENTINEL_NAME="" (expected the name the Sentinels monitor the primary under'],
 		[{ REDIS_SENTINELS: "s:99999", REDIS_SENTINEL_NAME: "m" }, "REDIS_SENTINELS"],
 		[{ REDIS_SENTINELS: "redis://s:26379", REDIS_SENTINEL_NAME: "m" }, "REDIS_SENTINELS"],
-		[{ REDIS_SENTINELS: "s", REDIS_SENTINEL_NAME: "m", CACHER: "redis://:pw@redis:6379" }, 'CACHER="redis://<credentials>@redis:6379" (expected empty when REDIS_SENTINELS is set'],
+		[
+			{ REDIS_SENTINELS: "s", REDIS_SENTINEL_NAME: "m", CACHER: "redis://:pw@redis:6379" },
+			'CACHER="redis://<credentials>@redis:6379" (expected empty when REDIS_SENTINELS is set',
+		],
 		[{ REDIS_SENTINELS: "s", REDIS_SENTINEL_NAME: "m", REDIS_URL: "redis://redis:6379" }, "REDIS_URL"],
 	])("refuses %j", (env, message) => {
 		expect(() => loadConfig(env)).toThrow(message);

@@ -175,7 +175,10 @@ describe("the document", () => {
 		for (const file of ["artifacts", "trace"]) {
 			const op = doc.paths[`/projects/{id}/builds/{build_id}/${file}`].get;
 			const redirect = file === "artifacts" ? ["302"] : [];
-			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", ...redirect, "304", "400", "401", "403", "404", "416", "429", "431", "503"]]);
+			expect([file, Object.keys(op.responses).sort()]).toEqual([
+				file,
+				["200", "206", ...redirect, "304", "400", "401", "403", "404", "416", "429", "431", "503"],
+			]);
 			expect(op.responses["206"].description).toContain("Content-Range");
 		}
 		expect(doc.paths["/projects/{id}/builds/{build_id}/artifacts"].get.responses["302"].description).toContain("ARTIFACTS_S3_PROXY_DOWNLOAD=false");

@@ -144,7 +144,7 @@ describe.each(OVERLAYS)("app Deployments (%s)", overlay => {
 		}
 	});
 
-	it("the artifacts volume is ReadWriteMany in a multi-node cluster and mounted at DATA_DIR/artifacts by api and builds only (none with the S3 store)", () => {
+	it("the artifacts volume is ReadWriteMany in a multi-node cluster, mounted at DATA_DIR/artifacts by api and builds only (none with S3)", () => {
 		if (configMap(objects()).ARTIFACTS_STORE === "s3") {
 			// The bucket holds the files: no claim, and every app pod keeps only its scratch emptyDirs.
 			expect(ofKind(objects(), "PersistentVolumeClaim")).toEqual([]);
@@ -362,7 +362,7 @@ describe("overlays", () => {
 		expect(ofKind(objects, "Service").map(s => s.metadata.name)).not.toContain(mongo.hostname);
 	});
 
-	it("production-s3 is production with artifacts in a bucket: no shared volume, the store and endpoint in the ConfigMap, the bucket and its keys in the Secret", () => {
+	it("production-s3 is production with artifacts in a bucket: no shared volume, store and endpoint in the ConfigMap, bucket and keys in the Secret", () => {
 		const s3 = rendered["production-s3"];
 		expect(configMap(s3)).toMatchObject({ ARTIFACTS_STORE: "s3", ARTIFACTS_S3_ENDPOINT: expect.stringMatching(/^https:\/\/[a-z0-9.-]+$/) });
 		expect(configMap(rendered.production).ARTIFACTS_STORE).toBe("filesystem");
