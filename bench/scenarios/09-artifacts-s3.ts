@@ -151,53 +151,34 @@ const scenario: Scenario = {
 
 		const file = `${size / MiB} MiB`;
 		const extra = { rounds, server: "versitygw v1.8.0 (posix)", partMiB: PART_BYTES / MiB };
+		/** A throughput row: MiB/s of `value` against `baselineValue`, the rounds' medians. */
+		const rate = (what: string, value: number[], baseline: string, baselineValue: number[]): Row => ({
+			case: what,
+			metric: "MiB/s",
+			value: summarize(value, rounds + 1),
+			baseline,
+			baselineValue: summarize(baselineValue, rounds + 1),
+			better: "higher",
+			extra,
+		});
+		const throughStack = "through the gateway (split, over NATS)";
 		return [
-			{
-				case: `download ${file} from the bucket through the gateway (split, over NATS), curl`,
-				metric: "MiB/s",
-				value: summarize(down, rounds + 1),
-				baseline: "plain GET of the same object from the same S3 server, curl",
-				baselineValue: summarize(get, rounds + 1),
-				better: "higher",
-				extra: { ...extra, client: "curl" },
-			},
-			{
-				case: `upload ${file} into the bucket through the gateway (split, over NATS), curl -T`,
-				metric: "MiB/s",
-				value: summarize(up, rounds + 1),
-				baseline: "the same bytes in one PUT straight to the same S3 server, curl -T",
-				baselineValue: summarize(put, rounds + 1),
-				better: "higher",
-				extra: { ...extra, client: "curl" },
-			},
-			{
-				// For the record: the store's own way of writing (streamed parts), without the gateway in front.
-				case: `upload ${file} into the bucket through the gateway (split, over NATS), curl -T`,
-				metric: "MiB/s",
-				value: summarize(up, rounds + 1),
-				baseline: "the same bytes streamed straight to the server in parts by @aws-sdk/lib-storage",
-				baselineValue: summarize(multipart, rounds + 1),
-				better: "higher",
-				extra,
-			},
-			{
-				case: `GET ${file}, streamed, with @aws-sdk/client-s3`,
-				metric: "MiB/s",
-				value: summarize(sdkGet, rounds + 1),
-				baseline: "the same GET with minio 8",
-				baselineValue: summarize(minioGet, rounds + 1),
-				better: "higher",
-				extra,
-			},
-			{
-				case: `multipart upload of ${file}, streamed, with @aws-sdk/lib-storage`,
-				metric: "MiB/s",
-				value: summarize(sdkPut, rounds + 1),
-				baseline: "the same upload with minio 8 putObject (same part size)",
-				baselineValue: summarize(minioPut, rounds + 1),
-				better: "higher",
-				extra,
-			},
+			rate(`download ${file} from the bucket ${throughStack}, curl`, down, "plain GET of the same object from the same S3 server, curl", get),
+			rate(`upload ${file} into the bucket ${throughStack}, curl -T`, up, "the same bytes in one PUT straight to the same S3 server, curl -T", put),
+			// For the record: the store's own way of writing (streamed parts), without the gateway in front.
+			rate(
+				`upload ${file} into the bucket ${throughStack}, curl -T`,
+				up,
+				"the same bytes streamed straight to the server in parts by @aws-sdk/lib-storage",
+				multipart,
+			),
+			rate(`GET ${file}, streamed, with @aws-sdk/client-s3`, sdkGet, "the same GET with minio 8", minioGet),
+			rate(
+				`multipart upload of ${file}, streamed, with @aws-sdk/lib-storage`,
+				sdkPut,
+				"the same upload with minio 8 putObject (same part size)",
+				minioPut,
+			),
 			{
 				case: `ranged GET of ${RANGE / 1024} KiB at a random offset, one at a time, with @aws-sdk/client-s3`,
 				metric: "latency ms",

@@ -66,38 +66,19 @@ export async function artifactsBuild(stack: Stack, name: string) {
 	const build = (await created.json()) as { id: number };
 	const uploadUrl = `${stack.url}/internal/builds/${build.id}/artifacts?filename=bench.bin`;
 	const downloadUrl = `${stack.url}/projects/${project.id}/builds/${build.id}/artifacts`;
+	/** curl through the gateway, checking what `-w` prints; its seconds. */
+	const transfer = async (args: string[], written: string, expected: string): Promise<number> => {
+		const { out, seconds } = await curl([...args, "-o", "/dev/null", "-w", written]);
+		if (out !== expected) throw new Error(`${args.includes("-T") ? "upload" : "download"}: ${out}`);
+		return seconds;
+	};
 	return {
 		projectId: project.id,
 		buildId: build.id,
 		/** `curl -T file` through the gateway; its seconds. */
-		upload: async (file: string, bytes: number): Promise<number> => {
-			const { out, seconds } = await curl([
-				"-T",
-				file,
-				"-H",
-				`Gitlab-Shared-Secret: ${BENCH_INTERNAL_SECRET}`,
-				"-o",
-				"/dev/null",
-				"-w",
-				"%{http_code} %{size_upload}",
-				uploadUrl,
-			]);
-			if (out !== `200 ${bytes}`) throw new Error(`upload: ${out}`);
-			return seconds;
-		},
+		upload: (file: string, bytes: number) =>
+			transfer(["-T", file, "-H", `Gitlab-Shared-Secret: ${BENCH_INTERNAL_SECRET}`, uploadUrl], "%{http_code} %{size_upload}", `200 ${bytes}`),
 		/** `curl -o /dev/null` through the gateway; its seconds. */
-		download: async (bytes: number): Promise<number> => {
-			const { out, seconds } = await curl([
-				"-H",
-				`PRIVATE-TOKEN: ${stack.rootToken}`,
-				"-o",
-				"/dev/null",
-				"-w",
-				"%{http_code} %{size_download}",
-				downloadUrl,
-			]);
-			if (out !== `200 ${bytes}`) throw new Error(`download: ${out}`);
-			return seconds;
-		},
+		download: (bytes: number) => transfer(["-H", `PRIVATE-TOKEN: ${stack.rootToken}`, downloadUrl], "%{http_code} %{size_download}", `200 ${bytes}`),
 	};
 }

@@ -13,10 +13,9 @@
  * - One file of an archive is read with ranged GETs; erase and the v4 DELETE remove the objects.
  */
 import { spawn, spawnSync } from "child_process";
-import http from "http";
 import path from "path";
 import { S3ArtifactStore } from "../../lib/builds/s3-artifact-store";
-import { internalApi, sha256Of, streamDownload, streamUpload, type InternalApi } from "../support/builds";
+import { internalApi, openUpload, sha256Of, streamDownload, streamUpload, type InternalApi } from "../support/builds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createProject, createUser } from "../support/fixtures";
 import { client, waitFor } from "../support/http";
@@ -138,14 +137,7 @@ describe("kill -9 in the middle of a multipart upload", () => {
 		const buildId = await ci.build({ project_id: projectId });
 		expect((await ci.upload(buildId, Buffer.from("previous artifact"), "prev.zip")).status).toBe(200);
 		const [previous] = await stored.buildFiles(projectId, buildId);
-		const upload = http.request(`${cluster.url}/internal/builds/${buildId}/artifacts?filename=next.zip`, {
-			method: "PUT",
-			headers: { ...ci.headers, "Content-Type": "application/octet-stream", "Content-Length": String(64 * MiB) },
-		});
-		const outcome = new Promise<string>(resolve => {
-			upload.on("response", res => (res.resume(), resolve(`HTTP ${res.statusCode}`)));
-			upload.on("error", err => resolve(`error ${err.message}`));
-		});
+		const { request: upload, outcome } = openUpload(`${cluster.url}/internal/builds/${buildId}/artifacts?filename=next.zip`, ci.headers, 64 * MiB);
 		upload.write(Buffer.alloc(32 * MiB, 7));
 		await waitFor(
 			"a multipart upload to be under way",

@@ -21,6 +21,7 @@ import os from "os";
 import { generateToken } from "../../lib/crypto/tokens";
 import { deleteJetStreamPush } from "../../lib/push/provisioning";
 import { PLANNED_SERVICES, composeEnv, loadCompose, runtimeImage, serviceFiles } from "../support/deploy-manifests";
+import { internalApi } from "../support/builds";
 import { createProject } from "../support/fixtures";
 import { client } from "../support/http";
 import { ClusterObserver, ManifestCluster, serviceNames, type ContainerSpec, type RunningContainer } from "../support/manifest-cluster";
@@ -143,31 +144,10 @@ describe("docker-compose.yml services as processes", () => {
 		}
 		if (landed.has("builds")) {
 			// Artifacts go to the s3 service's bucket: nothing is shared between api and builds but it.
-			const secret = { "Gitlab-Shared-Secret": composeEnv(compose.services.api).INTERNAL_API_SECRET };
-			const build = await fetch(`${url}/internal/builds`, {
-				method: "POST",
-				headers: { ...secret, "Content-Type": "application/json" },
-				body: JSON.stringify({
-					project_id: project.id,
-					name: "test",
-					stage: "test",
-					ref: "master",
-					tag: false,
-					commit: {
-						id: "b".repeat(40),
-						title: "Ship",
-						message: "Ship\n",
-						author_name: "Ada",
-						author_email: "ada@example.com",
-						created_at: "2017-01-01T10:00:00Z",
-					},
-				}),
-			});
-			expect(build.status).toBe(201);
-			const { id } = (await build.json()) as { id: number };
+			const ci = internalApi(url, composeEnv(compose.services.api).INTERNAL_API_SECRET);
+			const id = await ci.build({ project_id: project.id });
 			const bytes = crypto.randomBytes(100 * 1024);
-			const upload = await fetch(`${url}/internal/builds/${id}/artifacts?filename=a.zip`, { method: "PUT", headers: secret, body: bytes });
-			expect(upload.status).toBe(200);
+			expect((await ci.upload(id, bytes, "a.zip")).status).toBe(200);
 			expect(
 				Buffer.from(
 					await (await fetch(`${url}/projects/${project.id}/builds/${id}/artifacts`, { headers: { "PRIVATE-TOKEN": rootToken } })).arrayBuffer(),

@@ -16,7 +16,7 @@ import crypto from "crypto";
 import { generateToken } from "../../lib/crypto/tokens";
 import { deleteJetStreamPush } from "../../lib/push/provisioning";
 import { TEST_PRODUCTION_SECRETS, find, ofKind, renderOverlay, runtimeImage, type K8sObject } from "../support/deploy-manifests";
-import { filesUnder } from "../support/builds";
+import { filesUnder, internalApi } from "../support/builds";
 import { createProject } from "../support/fixtures";
 import { client, waitFor } from "../support/http";
 import { ManifestCluster, podContainer, type RunningContainer } from "../support/manifest-cluster";
@@ -81,26 +81,11 @@ it("an artifact and a trace go to the bucket through different pods, and no pod'
 	const root = client(apiUrl(), rootToken);
 	const project = await createProject(root);
 	await waitFor("builds to be served", async () => (await root.get(`/projects/${project.id}/builds`)).status === 200, 30000);
-	const internal = (method: string, path: string, body: RequestInit["body"], type = "application/json") =>
-		fetch(`${apiUrl()}/internal${path}`, { method, body, headers: { "Gitlab-Shared-Secret": internalSecret, "Content-Type": type } });
-	const commit = {
-		id: "c".repeat(40),
-		title: "Ship",
-		message: "Ship\n",
-		author_name: "Ada",
-		author_email: "ada@example.com",
-		created_at: "2017-01-01T10:00:00Z",
-	};
-	const created = await internal(
-		"POST",
-		"/builds",
-		JSON.stringify({ project_id: project.id, name: "test", stage: "test", ref: "master", tag: false, commit }),
-	);
-	expect(created.status).toBe(201);
-	const { id } = (await created.json()) as { id: number };
+	const ci = internalApi(apiUrl(), internalSecret);
+	const id = await ci.build({ project_id: project.id });
 	const bytes = crypto.randomBytes(12 * 1024 * 1024 + 5);
-	expect((await internal("PUT", `/builds/${id}/artifacts?filename=artifacts.zip`, bytes, "application/octet-stream")).status).toBe(200);
-	expect((await internal("PATCH", `/builds/${id}/trace`, "$ make\nok\n", "text/plain")).status).toBe(200);
+	expect((await ci.upload(id, bytes, "artifacts.zip")).status).toBe(200);
+	expect((await ci.trace(id, "$ make\nok\n")).status).toBe(200);
 	const download = await fetch(`${apiUrl()}/projects/${project.id}/builds/${id}/artifacts`, { headers: { "PRIVATE-TOKEN": rootToken } });
 	expect([download.status, Buffer.from(await download.arrayBuffer()).equals(bytes)]).toEqual([200, true]);
 	expect((await root.get(`/projects/${project.id}/builds/${id}/trace`)).text).toBe("$ make\nok\n");
