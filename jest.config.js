@@ -1,9 +1,12 @@
-// Four projects: unit (pure helpers, no broker), integration (in-process broker, real Redis/NATS
-// where a test says so), e2e (separate processes over the real NATS), and e2e-mongo: the e2e
+// Five projects: unit (pure helpers, no broker), integration (in-process broker, real Redis/NATS
+// where a test says so), e2e (separate processes over the real NATS), e2e-mongo: the e2e
 // suites of the stored resources again, their processes storing in MongoDB (a FerretDB each
-// cluster starts: test/support/cluster.ts). `npm test` runs all.
+// cluster starts: test/support/cluster.ts), and e2e-s3: the artifacts and trace suites again, on
+// an S3 bucket (a versitygw each cluster starts). `npm test` runs all.
 /** The e2e suites that run on MongoDB as well: labels, builds (paging, scope), deploy keys, snippets, integrations and push. */
 const MONGO_E2E = ["labels", "builds", "deploy-keys", "snippets", "push-workers"].map(name => `<rootDir>/test/e2e/${name}.spec.ts`);
+/** The artifacts and trace suites, run on an S3 bucket as well: builds (traces, artifacts, erase), the 1 GiB transfer, v4 job artifacts through a real client. */
+const S3_E2E = ["builds", "artifacts-transfer", "gitbeaker"].map(name => `<rootDir>/test/e2e/${name}.spec.ts`);
 const base = {
 	preset: "ts-jest",
 	testEnvironment: "node",
@@ -23,6 +26,12 @@ module.exports = {
 			displayName: "e2e-mongo",
 			testMatch: MONGO_E2E,
 			setupFiles: ["<rootDir>/test/support/setup-env.ts", "<rootDir>/test/support/setup-mongo-env.ts"],
+		},
+		{
+			...base,
+			displayName: "e2e-s3",
+			testMatch: S3_E2E,
+			setupFiles: ["<rootDir>/test/support/setup-env.ts", "<rootDir>/test/support/setup-s3-env.ts"],
 		},
 	],
 };

@@ -7,6 +7,7 @@
  */
 import { ServiceBroker, type BrokerOptions, type MetricRegistry } from "moleculer";
 import { config } from "./config";
+import { cacherOption } from "./lib/cache/redis-connection";
 import { printStartBanner } from "./lib/start/banner";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
@@ -36,8 +37,8 @@ const brokerConfig: BrokerOptions = {
 	},
 	logLevel: config.logLevel,
 	transporter: (config.transporter || null) as BrokerOptions["transporter"],
-	// In memory: bounded (least recently used entries go first), so no client can grow it without end.
-	cacher: (config.cacher || { type: "MemoryLRU", options: { max: config.cacheMaxEntries } }) as BrokerOptions["cacher"],
+	// Redis (CACHER, or through Sentinel), else in memory: bounded (least recently used entries go first), so no client can grow it without end.
+	cacher: cacherOption(config.redis, config.cacher, config.cacheMaxEntries) as BrokerOptions["cacher"],
 	// JSONExt carries Buffers as base64: 3x faster streams than JSON, and no oversized NATS packets.
 	serializer: "JSONExt",
 	transit: { maxChunkSize: 64 * 1024 },

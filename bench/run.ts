@@ -23,7 +23,7 @@ import { runLoad } from "./support/load";
 import { ROOT } from "../test/support/processes";
 import { Stack } from "./support/stack";
 
-/** The scenarios; a module `NN-*.ts` fills slot NN (7: durable writes of the store, 8: worker throughput per replica). */
+/** The scenarios; a module `NN-*.ts` fills slot NN (7: durable writes of the store, 8: worker throughput per replica, 9: artifacts on S3). */
 const EXPECTED: Record<number, string> = {
 	1: "gateway overhead",
 	2: "auth cost",
@@ -33,6 +33,7 @@ const EXPECTED: Record<number, string> = {
 	6: "start-up",
 	7: "durable writes",
 	8: "worker throughput",
+	9: "artifacts on S3",
 };
 const SCENARIO_TIME_LIMIT_MS = 10 * 60 * 1000;
 const TABLE_START = "<!-- bench:table:start -->";

@@ -2,9 +2,10 @@
  * The one place that reads the environment. Every setting is parsed once, typed, given its
  * default, and a bad value stops start-up with a message that names the variable.
  */
-import path from "path";
 import { bool, bytes, cidrList, ConfigError, type Env, fraction, int, list, mongoUri, oneOf, resourceAttributes, str, url } from "./parse";
 import { dataDirOf } from "./data-dir";
+import { artifactStorage, S3_SECRET_SETTINGS } from "./artifacts";
+import { redisSettings, REDIS_SECRET_SETTINGS } from "./redis";
 
 export { ConfigError } from "./parse";
 
@@ -42,7 +43,16 @@ export const INTERNAL_SECRET_COMMAND = `node -e "console.log(require('crypto').r
 export const MIN_INTERNAL_SECRET_LENGTH = 32;
 
 /** The settings the Secret carries. */
-const SECRET_SETTINGS = ["SECRETS_KEY", "INTERNAL_API_SECRET", "GITLAB_ROOT_PASSWORD", "GITLAB_ROOT_TOKEN", "MONGO_URI", "SMTP_URL"];
+const SECRET_SETTINGS = [
+	"SECRETS_KEY",
+	"INTERNAL_API_SECRET",
+	"GITLAB_ROOT_PASSWORD",
+	"GITLAB_ROOT_TOKEN",
+	"MONGO_URI",
+	"SMTP_URL",
+	...S3_SECRET_SETTINGS,
+	...REDIS_SECRET_SETTINGS,
+];
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
 
@@ -93,16 +103,16 @@ function processes(env: Env, transporter: string) {
 	};
 }
 
-/** Where data lives: the cacher, Redis, MongoDB, the data directory and the durable channels. */
+/** Where data lives: the cacher, Redis, MongoDB, the data directory, artifacts and the durable channels. */
 function storage(env: Env, cacher: string, dataDir: string) {
 	return {
-		/** Empty: in-memory cacher. `redis://…`: the Redis cacher shared by every node. */
+		/** Empty: in-memory cacher (or, with REDIS_SENTINELS, Redis through Sentinel). `redis://…`: the Redis cacher shared by every node. */
 		cacher,
-		/** Redis used by the rate limiter and the workers' delivery records (the cacher's Redis by default). */
-		redisUrl: url(env, "REDIS_URL", ["redis", "rediss"], cacher.startsWith("redis") ? cacher : ""),
+		/** The Redis of the cache (with Sentinel) and of the rate limiter (the cacher's by default, or REDIS_URL); null: none. */
+		...redisSettings(env, cacher),
 		mongoUri: mongoUri(env, "MONGO_URI"),
 		dataDir,
-		artifactsDir: path.join(dataDir, "artifacts"),
+		...artifactStorage(env, dataDir),
 		/** Durable channel adapter: empty means JetStream on the NATS transporter, or in-process without one. */
 		channels: url(env, "CHANNELS", ["nats", "redis", "rediss"]),
 	};

@@ -11,7 +11,7 @@ import type { Context } from "moleculer";
 import type { Readable } from "stream";
 import { badRequest, tooLarge } from "../lib/api/errors";
 import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge } from "../lib/builds/artifact-errors";
-import type { ArtifactStorage } from "../lib/builds/artifact-store";
+import type { ArtifactStorage } from "../lib/builds/artifact-storage";
 import type { UploadCommit, UploadLease } from "../lib/builds/upload-leases";
 import { sendContinue } from "./http-server";
 import { SENDS_CONTINUE } from "./routing";
@@ -72,7 +72,9 @@ async function receive(host: UploadHost, req: Req, authorize: string, commit: st
 	// Authorized: a client waiting on `Expect: 100-continue` may send the body now.
 	sendContinue(req);
 	const length = req.headers["content-length"];
-	const pending = await host.artifactStore.writeUpload(lease.build_id, req, { expectedBytes: length === undefined ? undefined : Number(length) });
+	const pending = await host.artifactStore.writeUpload({ projectId: lease.project_id, buildId: lease.build_id }, req, {
+		expectedBytes: length === undefined ? undefined : Number(length),
+	});
 	try {
 		const params: UploadCommit = { build_id: lease.build_id, filename: lease.filename, upload: pending.upload, size: pending.size };
 		return await ctx.call(commit, params, callOpts);

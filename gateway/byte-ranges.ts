@@ -6,7 +6,7 @@
 import type { IncomingMessage } from "http";
 import rangeParser from "range-parser";
 import { ApiError } from "../lib/api/errors";
-import type { ByteRange } from "../lib/builds/artifact-store";
+import type { ByteRange } from "../lib/builds/artifact-storage";
 
 /**
  * Longer Range headers are ignored before they are parsed, and so is a header of several ranges

@@ -162,7 +162,7 @@ function forgetChangedOwners(this: CallerThis, ctx: Context<AccessChange>): void
 function edgePieces(broker: ServiceBroker, logger: Logger): GatewayCallerVars {
 	const cacheReads = new CacheReads(broker.cacher as never);
 	const recentTokens = new RecentTokens(tokenHash => cacheReads.keyOf({ name: RESOLVE_TOKEN.action, cache: RESOLVE_TOKEN.cache }, { tokenHash }, {}));
-	const redis: Redis | null = config.redisUrl ? limiterRedis(config.redisUrl, logger) : null;
+	const redis: Redis | null = config.redis ? limiterRedis(config.redis, logger) : null;
 	const limits = new RequestLimits(redis, {
 		prefix: broker.namespace || "gitlab",
 		perMinute: config.rateLimitPerMinute,

@@ -9,12 +9,14 @@
  * and Content-Disposition, a strong ETag (If-None-Match → 304) and `Accept-Ranges: bytes`: one
  * byte range is a 206 with exactly those bytes, a range the file cannot satisfy a 416
  * (gateway/byte-ranges.ts, as for one file of an archive), so `curl -C -` resumes.
- * A HEAD gets the same answer without reading the file (`curl -I` for its size).
+ * A HEAD gets the same answer without reading the file (`curl -I` for its size). Where the operator
+ * chose it (an S3 store with ARTIFACTS_S3_PROXY_DOWNLOAD=false), an artifacts archive is a 302 to a
+ * presigned URL of the bucket instead, as GitLab's `proxy_download: false` answers.
  */
 import type { IncomingMessage, ServerResponse } from "http";
 import type { Context } from "moleculer";
 import { notFound } from "../lib/api/errors";
-import type { ArtifactStorage } from "../lib/builds/artifact-store";
+import type { ArtifactStorage } from "../lib/builds/artifact-storage";
 import type { DownloadGrant } from "../lib/builds/transfer-grants";
 import { MAX_VALIDATOR_HEADER, rangeAnswer } from "./byte-ranges";
 import { isHead } from "./http-server";
@@ -40,17 +42,18 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
  * A moleculer-web alias function (it runs after the route's authentication and authorization)
  * serving the file that `grantAction` authorizes; its parameters are the route's.
  */
-export function fileDownload(grantAction: string, opts: { timeout?: number } = {}): AliasFunction {
+export function fileDownload(grantAction: string, opts: { timeout?: number; redirects?: boolean } = {}): AliasFunction {
 	const callOpts = opts.timeout ? { timeout: opts.timeout } : {};
+	const redirects = !!opts.redirects;
 	// Settles once the stored file is closed: moleculer-web does not wait for it; a test can.
 	const download = function download(this: FileHost, req: Req, res: ServerResponse, next: (err?: unknown) => void): Promise<void> {
-		return serve(this.artifactStore, req, res, grantAction, callOpts).catch(err => {
+		return serve(this.artifactStore, req, res, grantAction, callOpts, redirects).catch(err => {
 			if (!res.headersSent) return next(err);
 			// Too late for an error body: cut the response short so the client sees it is incomplete.
 			res.destroy();
 		});
 	};
-	return Object.assign(download, { openapi: DOWNLOAD_OPENAPI, grantAction });
+	return Object.assign(download, { openapi: redirects ? REDIRECTING_DOWNLOAD_OPENAPI : DOWNLOAD_OPENAPI, grantAction });
 }
 
 /** What the API description says of these answers (gateway/openapi.ts merges it into the operation). */
@@ -72,8 +75,31 @@ export const DOWNLOAD_OPENAPI = {
 	},
 };
 
-async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, grantAction: string, callOpts: object): Promise<void> {
+/** An artifacts archive's download, which the operator may send to the bucket instead (ARTIFACTS_S3_PROXY_DOWNLOAD=false). */
+const REDIRECTING_DOWNLOAD_OPENAPI = {
+	responses: {
+		...DOWNLOAD_OPENAPI.responses,
+		"302": {
+			description:
+				"Only where the operator has artifacts downloaded from the S3 bucket itself (ARTIFACTS_S3_PROXY_DOWNLOAD=false): " +
+				"a presigned URL of the file, valid for five minutes, in Location.",
+		},
+	},
+};
+
+async function serve(store: ArtifactStorage, req: Req, res: ServerResponse, grantAction: string, callOpts: object, redirects: boolean): Promise<void> {
 	const grant = await req.$ctx.call<DownloadGrant, Record<string, unknown>>(grantAction, { ...req.$params }, callOpts);
+	// Where the operator chose it (GitLab's proxy_download: false), the client fetches the bytes from the bucket itself.
+	const direct =
+		redirects && grant.key !== null
+			? await store.directDownloadUrl(grant.key, { contentType: grant.contentType, contentDisposition: grant.headers["Content-Disposition"] })
+			: null;
+	if (direct) {
+		const cached = noneMatch(req.headers["if-none-match"], grant.etag);
+		res.writeHead(cached ? 304 : 302, cached ? { ETag: grant.etag } : { Location: direct, "Cache-Control": "no-store" });
+		res.end();
+		return;
+	}
 	const answer = rangeAnswer(req, grant);
 	const opened = grant.key === null ? null : await store.openObject(grant.key, answer.bytes ?? undefined);
 	try {

@@ -40,7 +40,7 @@ const Lifecycle: AccountsModule = {
 	async started() {
 		// Tokens are encrypted with it: a different key must stop here, not answer 500 to every sign-in.
 		await checkSecretsKeyInStore(this);
-		this.limiterRedis = config.redisUrl ? limiterRedis(config.redisUrl, this.logger) : null;
+		this.limiterRedis = config.redis ? limiterRedis(config.redis, this.logger) : null;
 		this.loginThrottle = new LoginThrottle(this.limiterRedis, { prefix: this.broker.namespace || "gitlab", limit: config.authFailureLimit }, this.logger);
 		this.createdRoot = await this.bootstrapRoot();
 	},

@@ -30,7 +30,8 @@ import { RouteIndex, type IndexedAlias } from "../gateway/route-index";
 import { routedPath, Routing } from "../gateway/routing";
 import { forgetOpenApi } from "../gateway/routes/docs.routes";
 import { paginationHeaders } from "../lib/api/pagination";
-import { ArtifactStore } from "../lib/builds/artifact-store";
+import type { ArtifactStorage } from "../lib/builds/artifact-storage";
+import { openArtifactStore } from "../lib/builds/artifact-stores";
 import { httpRequestObserver } from "../middlewares/request-metrics.middleware";
 import { AccessCacheMixin } from "../mixins/access-cache.mixin";
 
@@ -47,7 +48,7 @@ interface Vars extends GatewayCallerVars, AnswersVars {
 	/** moleculer-web's alias table. */
 	aliases: IndexedAlias[];
 	/** Artifacts and traces: the gateway streams downloads from it and writes uploads into it (gateway/file-download.ts, gateway/artifact-upload.ts). */
-	artifactStore: ArtifactStore;
+	artifactStore: ArtifactStorage;
 	uploadsInFlight: Set<UploadInFlight>;
 	/** What the fast path of a cached GET reads (gateway/cached-get-fast-path.ts). */
 	fastPath: FastPathGateway;
@@ -180,7 +181,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 
 	created() {
 		this.routeIndex = new RouteIndex();
-		this.artifactStore = new ArtifactStore(config.artifactsDir, config.maxArtifactBytes);
+		this.artifactStore = openArtifactStore(config, this.logger);
 		this.uploadsInFlight = new Set();
 	},
 

@@ -13,9 +13,9 @@ import { AccessLevel, canReadBuilds, type ProjectAccess } from "../lib/accounts/
 import { usersById } from "../lib/accounts/lookups";
 import { ApiError, forbidden, notFound } from "../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../lib/api/pagination";
-import { ArtifactStore } from "../lib/builds/artifact-store";
+import { openArtifactStore } from "../lib/builds/artifact-stores";
 import { commitIdPrefix, parseId } from "../lib/builds/build-input";
-import { isCanonicalScope, parseScope, SCOPE_PARAM, type StatePatch } from "../lib/builds/build-state";
+import { isCanonicalScope, isFinished, parseScope, SCOPE_PARAM, type StatePatch } from "../lib/builds/build-state";
 import { BuildBusy, BuildStore, type NewBuild } from "../lib/builds/build-store";
 import { backfillPipelines } from "../lib/builds/pipeline-backfill";
 import { PipelineStore } from "../lib/builds/pipeline-store";
@@ -73,7 +73,7 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 	},
 
 	created() {
-		this.artifacts = new ArtifactStore(config.artifactsDir, config.maxArtifactBytes);
+		this.artifacts = openArtifactStore(config, this.logger);
 	},
 
 	async started() {
@@ -91,6 +91,8 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		})
 			.then(given => given && this.logger.info(`Gave ${given} build(s) stored before pipelines were kept their pipeline.`))
 			.catch((err: unknown) => this.logger.warn("Giving older builds their pipelines stopped; the next start goes on:", err));
+		// The store is there and does what the service relies on, or the start stops saying what is wrong.
+		await this.artifacts.check();
 		const swept = (removed: number) => this.logger.info(`Removed ${removed} artifacts upload(s) left unfinished by a stopped process.`);
 		const removed = await this.artifacts.sweepStaleUploads(STALE_UPLOAD_MS);
 		if (removed) swept(removed);
@@ -269,6 +271,11 @@ const BuildsService: ServiceSchema<ServiceSettingSchema, BuildsMethods, BuildsVa
 		async changeState(build: BuildDoc, patch: StatePatch): Promise<BuildDoc | null> {
 			const changed = await this.builds.applyStatePatch(build, patch);
 			if (changed) await this.cleanProjectCache(build.project_id);
+			// A finished build's trace is put in one piece where the store keeps it in several (S3), in the background.
+			if (changed && patch.status && isFinished(patch.status))
+				this.artifacts
+					.settleTrace(build.project_id, build.id)
+					.catch((err: unknown) => this.logger.warn(`Settling the trace of build ${build.id} failed:`, err));
 			return changed;
 		},
 

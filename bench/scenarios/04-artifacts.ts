@@ -12,7 +12,6 @@
  * The client is curl (`-o /dev/null`, `-T file`): it moves bytes over loopback several times
  * faster than a Node http client, so the client is not what is measured.
  */
-import { spawn } from "child_process";
 import crypto from "crypto";
 import fs from "fs";
 import path from "path";
@@ -20,7 +19,7 @@ import { Writable } from "stream";
 import { pipeline } from "stream/promises";
 import type { BenchContext, Row, Scenario } from "../scenario";
 import { single, summarize } from "../support/stats";
-import { BENCH_INTERNAL_SECRET } from "../support/stack";
+import { artifactsBuild, writeSource } from "../support/transfers";
 import type { ServiceProcess } from "../../test/support/processes";
 
 const MiB = 1024 * 1024;
@@ -28,37 +27,6 @@ const MiB = 1024 * 1024;
 const RSS_BUDGET = 64 * MiB;
 /** What the processes move before their rest is measured: their first transfer grows them once (see the e2e test). */
 const WARM_UP = 64 * MiB;
-
-/** A file of `size` pseudo-random bytes (a seeded block, numbered per MiB so no two MiB are the same). */
-async function writeSource(file: string, size: number): Promise<void> {
-	const block = crypto.createHash("sha512").update("bench-artifacts").digest();
-	const mib = Buffer.alloc(MiB);
-	for (let i = 0; i < MiB; i += block.length) block.copy(mib, i);
-	const out = fs.createWriteStream(file);
-	for (let sent = 0, n = 0; sent < size; sent += MiB, n++) {
-		const chunk = Buffer.from(mib.subarray(0, Math.min(MiB, size - sent)));
-		chunk.writeUInt32LE(n, 0);
-		if (!out.write(chunk)) await new Promise<void>(r => out.once("drain", () => r()));
-	}
-	await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-}
-
-/** curl with `args`; resolves with what `-w` printed and the seconds it took. */
-function curl(args: string[]): Promise<{ out: string; seconds: number }> {
-	const started = process.hrtime.bigint();
-	return new Promise((resolve, reject) => {
-		const child = spawn("curl", ["-sS", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-		let out = "";
-		let err = "";
-		child.stdout.on("data", c => (out += c));
-		child.stderr.on("data", c => (err += c));
-		child.on("error", reject);
-		child.on("close", code => {
-			if (code !== 0) return reject(new Error(`curl exited ${code}: ${err}`));
-			resolve({ out, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
-		});
-	});
-}
 
 /** A sink that counts what it gets. */
 function counter(): Writable & { bytes: number } {
@@ -118,63 +86,13 @@ const scenario: Scenario = {
 		const size = (ctx.quick ? 256 : 1024) * MiB;
 		const rounds = ctx.quick ? 2 : 3;
 		const stack = await ctx.startStack({ nodes: { api: "api", accounts: "accounts", builds: "builds" }, nats: true, redis: true });
-		const project = (await stack.expect(201, "POST", "/projects", { json: { name: "bench-artifacts" } })).body as { id: number };
-		await stack.waitForRoute(`/projects/${project.id}/builds`);
-		const created = await fetch(`${stack.url}/internal/builds`, {
-			method: "POST",
-			headers: { "Gitlab-Shared-Secret": BENCH_INTERNAL_SECRET, "Content-Type": "application/json" },
-			body: JSON.stringify({
-				project_id: project.id,
-				name: "bench",
-				stage: "test",
-				ref: "master",
-				commit: {
-					id: "0ff3ae198f8601a285adcf5c0fff204ee6fba5fd",
-					message: "bench",
-					author_name: "Bench",
-					author_email: "b@example.com",
-					created_at: "2016-01-01T00:00:00Z",
-				},
-			}),
-		});
-		if (created.status !== 201) throw new Error(`create build: HTTP ${created.status} ${await created.text()}`);
-		const build = (await created.json()) as { id: number };
-		const uploadUrl = `${stack.url}/internal/builds/${build.id}/artifacts?filename=bench.bin`;
-		const downloadUrl = `${stack.url}/projects/${project.id}/builds/${build.id}/artifacts`;
+		const { projectId, upload, download } = await artifactsBuild(stack, "bench-artifacts");
 		const artifactsDir = path.join(stack.dataDir, "artifacts");
 
 		const source = path.join(ctx.tmpDir, "source.bin");
 		const warm = path.join(ctx.tmpDir, "warm.bin");
 		await writeSource(source, size);
 		await writeSource(warm, WARM_UP);
-		const upload = async (file: string, bytes: number) => {
-			const { out, seconds: took } = await curl([
-				"-T",
-				file,
-				"-H",
-				`Gitlab-Shared-Secret: ${BENCH_INTERNAL_SECRET}`,
-				"-o",
-				"/dev/null",
-				"-w",
-				"%{http_code} %{size_upload}",
-				uploadUrl,
-			]);
-			if (out !== `200 ${bytes}`) throw new Error(`upload: ${out}`);
-			return took;
-		};
-		const download = async (bytes: number) => {
-			const { out, seconds: took } = await curl([
-				"-H",
-				`PRIVATE-TOKEN: ${stack.rootToken}`,
-				"-o",
-				"/dev/null",
-				"-w",
-				"%{http_code} %{size_download}",
-				downloadUrl,
-			]);
-			if (out !== `200 ${bytes}`) throw new Error(`download: ${out}`);
-			return took;
-		};
 
 		const procs = Object.fromEntries(stack.processes.map(p => [p.name, p])) as Record<string, ServiceProcess>;
 		const pids = { api: procs.api.child.pid!, builds: procs.builds.child.pid! };
@@ -193,7 +111,7 @@ const scenario: Scenario = {
 			write.push(size / MiB / (await plainWrite(source, artifactsDir, true)));
 			writeNoSync.push(size / MiB / (await plainWrite(source, artifactsDir, false)));
 		}
-		const stored = storedFile(path.join(artifactsDir, String(project.id)));
+		const stored = storedFile(path.join(artifactsDir, String(projectId)));
 		ctx.log(`downloading ${rounds} times with curl, and reading the stored file ${rounds} times`);
 		const down: number[] = [];
 		const read: number[] = [];

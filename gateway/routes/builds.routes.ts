@@ -16,7 +16,7 @@ export const buildsRoutes: RouteTable = {
 		"GET /projects/:id/builds/:build_id": "builds.get",
 		// builds authorizes and says where the file is; the gateway streams it from the artifact store.
 		"GET /projects/:id/builds/:build_id/trace": fileDownload("builds.traceGrant", { timeout }),
-		"GET /projects/:id/builds/:build_id/artifacts": fileDownload("builds.artifactsGrant", { timeout }),
+		"GET /projects/:id/builds/:build_id/artifacts": fileDownload("builds.artifactsGrant", { timeout, redirects: true }),
 		"POST /projects/:id/builds/:build_id/cancel": "builds.cancel",
 		"POST /projects/:id/builds/:build_id/retry": "builds.retry",
 		"POST /projects/:id/builds/:build_id/erase": "builds.erase",
@@ -41,8 +41,8 @@ export const buildsRoutes: RouteTable = {
 		"POST /projects/:id/builds/:build_id/erase": { ...created(ERASED_BUILD), 409: "Conflict" },
 		"POST /builds": created(BUILD),
 		"PUT /builds/:build_id": { ...ok(BUILD), 409: "Conflict" },
-		// An erased build takes no trace or artifacts: 403.
-		"PATCH /builds/:build_id/trace": { ...ok(object({ id: integer, trace_size: integer }, "TraceAppended")), 403: "Forbidden" },
+		// An erased build takes no trace or artifacts: 403. In a bucket, appends that keep taking this one's place first: 409.
+		"PATCH /builds/:build_id/trace": { ...ok(object({ id: integer, trace_size: integer }, "TraceAppended")), 403: "Forbidden", 409: "Conflict" },
 		"PUT /builds/:build_id/artifacts": { ...ok(BUILD), 403: "Forbidden", 409: "Conflict" },
 	},
 };

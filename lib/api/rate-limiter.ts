@@ -3,8 +3,10 @@
  * every replica counts together, with this process's memory standing in while Redis does not
  * answer (a limit never fails a request because Redis is away; it counts per replica meanwhile).
  */
-import Redis from "ioredis";
+import type Redis from "ioredis";
 import type { Logger } from "moleculer";
+import type { RedisConnection } from "../../config/redis";
+import { connectRedis } from "../cache/redis-connection";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 
 export { RateLimiterRes };
@@ -26,9 +28,10 @@ export interface LimiterSpec {
  * A Redis that hangs (its socket open, nothing answered) is dropped after a second of silence:
  * a command's timeout rejects its caller but leaves the command queued on the socket, so every
  * request would add one more until Redis answers; dropped, the limiters count in memory meanwhile.
+ * Through Sentinel it follows a failover to the new primary (lib/cache/redis-connection.ts).
  */
-export function limiterRedis(url: string, logger: Logger): Redis {
-	const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250, socketTimeout: SILENT_REDIS_MS });
+export function limiterRedis(conn: RedisConnection, logger: Logger): Redis {
+	const redis = connectRedis(conn, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250, socketTimeout: SILENT_REDIS_MS });
 	let down = false;
 	redis.on("error", (err: Error) => {
 		if (!down) logger.warn(`Rate limiting fell back to memory: Redis is unavailable (${err.message})`);

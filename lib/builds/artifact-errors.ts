@@ -42,3 +42,11 @@ export class TraceTooLarge extends Error {
 		this.name = "TraceTooLarge";
 	}
 }
+
+/** Appends kept taking the trace's next place before this one could (the S3 store's conditional writes); nothing was appended. */
+export class TraceBusy extends Error {
+	constructor() {
+		super("the trace kept changing under the append");
+		this.name = "TraceBusy";
+	}
+}

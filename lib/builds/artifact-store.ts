@@ -10,6 +10,19 @@ import path from "path";
 import type { Readable } from "stream";
 import { ArtifactIncomplete, ArtifactTooLarge, TraceTooLarge, UploadGone } from "./artifact-errors";
 import {
+	artifactKeyOf,
+	MAX_TRACE_BYTES,
+	newArtifactName,
+	parseObjectKey,
+	positiveId,
+	traceKeyOf,
+	TRACE_FILE,
+	type BuildFileStore,
+	type PendingUpload,
+	type StoredArtifact,
+	type UploadTarget,
+} from "./artifact-storage";
+import {
 	ByteLimit,
 	drain,
 	EarlyFlush,
@@ -23,57 +36,9 @@ import {
 	type RandomAccessFile,
 } from "./file-streams";
 
-// The types of the ArtifactStorage interface, for those who implement or call it.
-export type { ByteRange, OpenedFile, RandomAccessFile } from "./file-streams";
-
-/** A complete upload, not yet visible: commitUpload moves it into place, discardUpload removes it. */
-export interface PendingUpload {
-	/** The store's name for it (`.tmp/<build>-<random>.part`). */
-	upload: string;
-	size: number;
-}
-
-export interface StoredArtifact {
-	/** The stored file's name, to keep in the build record. */
-	file: string;
-	size: number;
-}
-
-/**
- * What the gateway and the builds service need of the store. The shared volume (ArtifactStore)
- * implements it; an S3-compatible object store would too (a temporary object, then a copy or a
- * completed multipart upload as the commit; ranged GETs as reads).
- */
-export interface ArtifactStorage {
-	/** Streams `source` into a temporary object, counted against the size limit. Nothing is visible yet. */
-	writeUpload(buildId: number, source: Readable, opts?: { expectedBytes?: number }): Promise<PendingUpload>;
-	/** Moves a complete upload into place as the build's new artifacts file (UploadGone when it is not there). */
-	commitUpload(projectId: number, buildId: number, upload: string): Promise<StoredArtifact>;
-	/** Removes an upload that will not be committed (idempotent); with `buildId`, only one of that build. */
-	discardUpload(upload: string, buildId?: number): Promise<void>;
-	/** The key of a stored artifacts file, or of a build's trace, for openObject. */
-	artifactKey(projectId: number, buildId: number, file: string): string;
-	traceKey(projectId: number, buildId: number): string;
-	/** Opens a stored object (or a byte range of it) by key; null when it is gone. */
-	openObject(key: string, range?: ByteRange): Promise<OpenedFile | null>;
-	/** Opens a stored object for reads anywhere in it (one entry of an artifacts archive); null when it is gone. */
-	openRandomAccess(key: string): Promise<RandomAccessFile | null>;
-}
-
-const STORED_NAME = /^artifacts-[a-z0-9]+-[0-9a-f]{16}$/;
-const TRACE_FILE = "trace.log";
 const TMP_DIR = ".tmp";
-/** Every key openObject takes: a stored artifacts file or a trace, of a project and build by number. */
-const OBJECT_KEY = /^[1-9][0-9]{0,15}\/[1-9][0-9]{0,15}\/(?:artifacts-[a-z0-9]+-[0-9a-f]{16}|trace\.log)$/;
 /** Every upload name writeUpload makes; the number is the build's. */
 const UPLOAD_NAME = /^\.tmp\/([1-9][0-9]{0,15})-[0-9a-f]{16}\.part$/;
-
-/**
- * The most a build's trace may hold (docs/api.md#internal-builds): an append that would take it
- * past this is refused whole (TraceTooLarge, a 413). Checked before each append, so concurrent
- * appends may pass it by at most one body each.
- */
-export const MAX_TRACE_BYTES = 100 * 1024 * 1024;
 
 /** How much of an upload may wait while a write is in flight; what waits goes in one writev. */
 const WRITE_CHUNK = 1024 * 1024;
@@ -100,12 +65,7 @@ function isUnsyncable(err: unknown): boolean {
 	return ["EISDIR", "EINVAL", "EPERM", "ENOTSUP", "EBADF"].includes((err as NodeJS.ErrnoException)?.code ?? "");
 }
 
-function positiveId(value: number, what: string): string {
-	if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`${what} must be a positive integer, got ${value}`);
-	return String(value);
-}
-
-export class ArtifactStore implements ArtifactStorage {
+export class ArtifactStore implements BuildFileStore {
 	readonly root: string;
 	constructor(
 		root: string,
@@ -120,9 +80,7 @@ export class ArtifactStore implements ArtifactStorage {
 	}
 
 	artifactPath(projectId: number, buildId: number, file: string): string {
-		// The name comes from the build record; never let it point anywhere else.
-		if (!STORED_NAME.test(file)) throw new TypeError(`not a stored artifacts name: ${JSON.stringify(file)}`);
-		return path.join(this.buildDir(projectId, buildId), file);
+		return this.inside(artifactKeyOf(projectId, buildId, file));
 	}
 
 	tracePath(projectId: number, buildId: number): string {
@@ -130,19 +88,16 @@ export class ArtifactStore implements ArtifactStorage {
 	}
 
 	artifactKey(projectId: number, buildId: number, file: string): string {
-		return path
-			.relative(this.root, this.artifactPath(projectId, buildId, file))
-			.split(path.sep)
-			.join("/");
+		return artifactKeyOf(projectId, buildId, file);
 	}
 
 	traceKey(projectId: number, buildId: number): string {
-		return `${positiveId(projectId, "project id")}/${positiveId(buildId, "build id")}/${TRACE_FILE}`;
+		return traceKeyOf(projectId, buildId);
 	}
 
 	/** The file a key names; a key that is not one the store makes, or that would leave the root, is refused. */
 	objectPath(key: string): string {
-		if (typeof key !== "string" || !OBJECT_KEY.test(key)) throw new TypeError(`not a stored object key: ${JSON.stringify(key)}`);
+		parseObjectKey(key);
 		return this.inside(key);
 	}
 
@@ -154,6 +109,16 @@ export class ArtifactStore implements ArtifactStorage {
 	/** Opens a stored object for reads anywhere in it; null when it is gone. */
 	async openRandomAccess(key: string): Promise<RandomAccessFile | null> {
 		return openForRandomAccess(this.objectPath(key));
+	}
+
+	/** Files are always streamed by the gateway: there is no other place a client could fetch them from. */
+	directDownloadUrl(): Promise<null> {
+		return Promise.resolve(null);
+	}
+
+	/** The root can be made (an unwritable DATA_DIR stops the start here, not at the first upload). */
+	async check(): Promise<void> {
+		await fs.promises.mkdir(this.root, { recursive: true });
 	}
 
 	/** `relative` resolved under the root, and checked to stay there (the names are checked too: two fences). */
@@ -175,7 +140,8 @@ export class ArtifactStore implements ArtifactStorage {
 	 * rethrown: ArtifactTooLarge, ArtifactInterrupted (the source failed or closed early),
 	 * ArtifactIncomplete (it ended before `expectedBytes`, a Content-Length), or the disk's own error.
 	 */
-	async writeUpload(buildId: number, source: Readable, opts: { expectedBytes?: number } = {}): Promise<PendingUpload> {
+	async writeUpload({ projectId, buildId }: UploadTarget, source: Readable, opts: { expectedBytes?: number } = {}): Promise<PendingUpload> {
+		positiveId(projectId, "project id");
 		positiveId(buildId, "build id");
 		if (opts.expectedBytes !== undefined && opts.expectedBytes > this.maxArtifactBytes) {
 			drain(source);
@@ -212,7 +178,7 @@ export class ArtifactStore implements ArtifactStorage {
 	async commitUpload(projectId: number, buildId: number, upload: string): Promise<StoredArtifact> {
 		const tmp = this.uploadPath(upload, buildId);
 		const dir = this.buildDir(projectId, buildId);
-		const file = `artifacts-${Date.now().toString(36)}-${crypto.randomBytes(8).toString("hex")}`;
+		const file = newArtifactName();
 		await fs.promises.mkdir(dir, { recursive: true });
 		const target = path.join(dir, file);
 		try {
@@ -239,8 +205,7 @@ export class ArtifactStore implements ArtifactStorage {
 
 	/** writeUpload then commitUpload, for a caller that stores and commits in one place. */
 	async writeArtifact(projectId: number, buildId: number, source: Readable, opts: { expectedBytes?: number } = {}): Promise<StoredArtifact> {
-		positiveId(projectId, "project id");
-		const pending = await this.writeUpload(buildId, source, opts);
+		const pending = await this.writeUpload({ projectId, buildId }, source, opts);
 		try {
 			return await this.commitUpload(projectId, buildId, pending.upload);
 		} catch (err) {
@@ -304,6 +269,9 @@ export class ArtifactStore implements ArtifactStorage {
 	async removeTrace(projectId: number, buildId: number): Promise<void> {
 		await unlinkQuietly(this.tracePath(projectId, buildId));
 	}
+
+	/** A trace file is one piece already. */
+	async settleTrace(): Promise<void> {}
 
 	/**
 	 * Removes uploads in progress that have not been written to for `idleMs` (left by a process

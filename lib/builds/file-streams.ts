@@ -115,6 +115,8 @@ export interface RandomAccessFile {
 	size: number;
 	/** Reads up to `length` bytes at `position` into `buffer` at `offset`; the bytes read (0 at the end). */
 	read(buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
+	/** Bytes `start` (inclusive) to `end` (exclusive) as one stream, where the store reads a long run better that way (one ranged GET). */
+	readStream?(start: number, end: number): Promise<Readable>;
 	close(): Promise<void>;
 }
 

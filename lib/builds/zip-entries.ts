@@ -5,7 +5,8 @@
  * them too. Reads go through a RandomAccessFile of the artifact store, never the whole archive
  * into memory; yauzl reads the zip format (zip64 included) and checks each entry's size as it streams.
  */
-import { Readable, Transform, type TransformCallback } from "stream";
+import { PassThrough, Readable, Transform, type TransformCallback } from "stream";
+import { pipeline } from "stream/promises";
 import yauzl, { type Entry, type ZipFile } from "yauzl";
 import type { RandomAccessFile } from "./file-streams";
 
@@ -58,6 +59,15 @@ class StoredFileReader extends yauzl.RandomAccessReader {
 
 	_readStreamForRange(start: number, end: number): Readable {
 		const file = this.file;
+		if (file.readStream) {
+			// One stream for the whole range (an object store's ranged GET), handed over once it answers.
+			const out = new PassThrough();
+			file.readStream(start, end).then(
+				body => pipeline(body, out).catch(() => {}),
+				(err: Error) => out.destroy(err),
+			);
+			return out;
+		}
 		return Readable.from(
 			(async function* () {
 				for (let at = start; at < end;) {

@@ -148,7 +148,7 @@ describe("GET /api/v3/openapi.json", () => {
 describe("GET /api/v3/docs in headless Chromium", () => {
 	let browser: Browser;
 	beforeAll(async () => {
-		if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
+		if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (npm test does, through .ci/peers)`);
 		browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
 	}, 60000);
 	afterAll(async () => {

@@ -3,7 +3,8 @@
  * and builds as separate processes over the real NATS; builds authorizes, the gateway streams the
  * bytes between the client and the artifact store, and builds commits an upload. A 1 GiB artifact
  * goes up and comes down byte-identical while neither process grows by more than 64 MB; ranges are
- * exact, `curl -C -` resumes, and an interrupted upload leaves nothing.
+ * exact, `curl -C -` resumes, and an interrupted upload leaves nothing. The e2e-s3 project runs it
+ * again on an S3 bucket (jest.config.js); the store is checked through `cluster.stored`.
  */
 import crypto from "crypto";
 import fs from "fs";
@@ -13,7 +14,7 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { runCommand } from "../support/commands";
 import { createProject, createUser } from "../support/fixtures";
 import { client, waitFor } from "../support/http";
-import { currentRss, filesUnder, internalApi, peakRss, resetPeakRss, streamDownload, streamUpload, type InternalApi } from "../support/builds";
+import { currentRss, internalApi, peakRss, resetPeakRss, streamDownload, streamUpload, type InternalApi } from "../support/builds";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -43,25 +44,18 @@ afterAll(async () => {
 
 const pid = (node: string) => cluster.nodes.get(node)!.child.pid!;
 const artifactsUrl = (buildId: number) => `${cluster.url}/projects/${projectId}/builds/${buildId}/artifacts`;
-const buildDir = (buildId: number) => path.join(cluster.dataDir, "artifacts", String(projectId), String(buildId));
-const tmpDir = () => path.join(cluster.dataDir, "artifacts", ".tmp");
 
 /** The one stored artifacts file of a build (the ground truth for ranges, once its hash is checked). */
-function storedFile(buildId: number): string {
-	const files = filesUnder(buildDir(buildId)).filter(f => f.startsWith("artifacts-"));
+async function storedFile(buildId: number): Promise<string> {
+	const files = (await cluster.stored.buildFiles(projectId, buildId)).filter(f => f.startsWith("artifacts-"));
 	expect(files).toHaveLength(1);
-	return path.join(buildDir(buildId), files[0]);
+	return files[0];
 }
 
-function readRange(file: string, start: number, length: number): Buffer {
-	const fd = fs.openSync(file, "r");
-	try {
-		const buf = Buffer.alloc(length);
-		expect(fs.readSync(fd, buf, 0, length, start)).toBe(length);
-		return buf;
-	} finally {
-		fs.closeSync(fd);
-	}
+async function readRange(buildId: number, file: string, start: number, length: number): Promise<Buffer> {
+	const bytes = await cluster.stored.readRange(projectId, buildId, file, start, length);
+	expect(bytes.length).toBe(length);
+	return bytes;
 }
 
 async function sha256File(file: string): Promise<string> {
@@ -94,7 +88,7 @@ describe("a 1 GiB artifact through the split stack", () => {
 		sha256 = up.sha256;
 		for (const n of nodes)
 			expect({ node: n, phase: "upload", withinFlat: peakRss(pid(n)) - rest[n] < FLAT }).toEqual({ node: n, phase: "upload", withinFlat: true });
-		expect(filesUnder(tmpDir())).toEqual([]);
+		expect(await cluster.stored.pendingUploads()).toEqual([]);
 
 		for (const n of nodes) resetPeakRss(pid(n));
 		const down = await streamDownload(artifactsUrl(buildId), { "PRIVATE-TOKEN": token });
@@ -109,11 +103,11 @@ describe("a 1 GiB artifact through the split stack", () => {
 		expect(down.sha256).toBe(sha256);
 		for (const n of nodes)
 			expect({ node: n, phase: "download", withinFlat: peakRss(pid(n)) - rest[n] < FLAT }).toEqual({ node: n, phase: "download", withinFlat: true });
-		expect(await sha256File(storedFile(buildId))).toBe(sha256);
+		expect(await cluster.stored.sha256(projectId, buildId, await storedFile(buildId))).toBe(sha256);
 	}, 300000);
 
 	it("answers a Range with 206 and exactly those bytes, anywhere in the file", async () => {
-		const file = storedFile(buildId);
+		const file = await storedFile(buildId);
 		for (const [header, start, end] of [
 			["bytes=0-0", 0, 0],
 			["bytes=1000-1999", 1000, 1999],
@@ -131,7 +125,7 @@ describe("a 1 GiB artifact through the split stack", () => {
 				String(end - start + 1),
 			]);
 			expect(res.headers.get("etag")).toBe(etag);
-			expect(body.equals(readRange(file, start, end - start + 1))).toBe(true);
+			expect(body.equals(await readRange(buildId, file, start, end - start + 1))).toBe(true);
 		}
 	});
 
@@ -197,14 +191,14 @@ describe("uploads that do not complete, and files that are not there", () => {
 			req.on("error", () => resolve());
 			req.write(Buffer.alloc(8 * MiB, 1), () => {
 				// Once the gateway has started writing the temporary file, the client goes away.
-				waitFor("the upload to reach the store", () => Promise.resolve(filesUnder(tmpDir()).length > 0), 20000, 20).then(
+				waitFor("the upload to reach the store", async () => (await cluster.stored.pendingUploads()).length > 0, 20000, 20).then(
 					() => (req.destroy(), resolve()),
 					() => (req.destroy(), resolve()),
 				);
 			});
 		});
-		await waitFor("the partial upload to be removed", () => Promise.resolve(filesUnder(tmpDir()).length === 0), 30000);
-		expect(filesUnder(buildDir(buildId))).toEqual([]);
+		await waitFor("the partial upload to be removed", async () => (await cluster.stored.pendingUploads()).length === 0, 30000);
+		expect(await cluster.stored.buildFiles(projectId, buildId)).toEqual([]);
 		expect((await client(cluster.url, token).get(`/projects/${projectId}/builds/${buildId}`)).body.artifacts_file).toBeNull();
 		const res = await client(cluster.url, token).get(`/projects/${projectId}/builds/${buildId}/artifacts`);
 		expect([res.status, res.body]).toEqual([404, { message: "404 Not Found" }]);
@@ -213,7 +207,7 @@ describe("uploads that do not complete, and files that are not there", () => {
 	it("an upload to an unknown build is a 404 before a byte of it is stored", async () => {
 		const res = await ci.upload(987654, Buffer.alloc(1000, 1), "a.zip");
 		expect([res.status, res.body]).toEqual([404, { message: "404 Not Found" }]);
-		expect(filesUnder(tmpDir())).toEqual([]);
+		expect(await cluster.stored.pendingUploads()).toEqual([]);
 	});
 
 	it("a missing artifact is a 404 as before, and an empty or short trace is served exactly", async () => {

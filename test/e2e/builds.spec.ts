@@ -1,6 +1,8 @@
 /**
  * Builds end to end: the gateway, accounts and builds as three processes over the real NATS,
  * Redis as cacher; the CI side drives builds through the internal API, users through /api/v3.
+ * The e2e-mongo and e2e-s3 projects run it again on MongoDB and on an S3 bucket (jest.config.js);
+ * the artifact store is checked through `cluster.stored`.
  */
 import fs from "fs";
 import http from "http";
@@ -11,7 +13,7 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { NATS_URL } from "../support/servers";
 import { client, waitFor, type Reply } from "../support/http";
 import { addMember, createProject, createUser, roleMatrix, type TestUser } from "../support/fixtures";
-import { filesUnder, internalApi, peakRss, resetPeakRss, SHA_A, SHA_B, sha256Of, streamDownload, streamUpload, type InternalApi } from "../support/builds";
+import { internalApi, peakRss, resetPeakRss, SHA_A, SHA_B, sha256Of, streamDownload, streamUpload, type InternalApi } from "../support/builds";
 
 const MiB = 1024 * 1024;
 /** The large artifact: far more than any process may grow by while it streams through. */
@@ -54,9 +56,8 @@ function pid(node: string): number {
 	return cluster.nodes.get(node)!.child.pid!;
 }
 
-function buildDir(projectId: number, buildId: number): string {
-	return path.join(cluster.dataDir, "artifacts", String(projectId), String(buildId));
-}
+/** What the store holds of a build (its artifacts files, its trace). */
+const buildFiles = (projectId: number, buildId: number) => cluster.stored.buildFiles(projectId, buildId);
 
 describe("the internal API creates builds and moves them through their states", () => {
 	let owner: TestUser;
@@ -368,7 +369,7 @@ describe("cancel, retry and erase", () => {
 		await ci.trace(id, "some output\n");
 		expect((await ci.upload(id, Buffer.from([0x50, 0x4b, 3, 4, 0xff, 0]))).status).toBe(200);
 		await ci.state(id, "failed");
-		expect(filesUnder(buildDir(projectId, id))).toHaveLength(2);
+		expect(await buildFiles(projectId, id)).toHaveLength(2);
 		const res = track("erase", await dev.post(`/projects/${projectId}/builds/${id}/erase`));
 		expect(res.status).toBe(201);
 		expect(res.body).toEqual({
@@ -388,7 +389,7 @@ describe("cancel, retry and erase", () => {
 			download_url: null,
 		});
 		expect(res.body).not.toHaveProperty("artifacts_file");
-		expect(fs.existsSync(buildDir(projectId, id))).toBe(false);
+		expect(await cluster.stored.buildGone(projectId, id)).toBe(true);
 		expect((await dev.get(`/projects/${projectId}/builds/${id}`)).body.artifacts_file).toBeNull();
 		const artifacts = await dev.get(`/projects/${projectId}/builds/${id}/artifacts`);
 		expect(artifacts.status).toBe(404);
@@ -727,16 +728,17 @@ describe("artifacts", () => {
 		const id = await ci.build({ project_id: projectId });
 		const res = track("bad filename", await ci.upload(id, Buffer.from("data"), filename));
 		expect([res.status, res.body]).toEqual([400, error]);
-		expect(filesUnder(buildDir(projectId, id))).toEqual([]);
+		expect(await buildFiles(projectId, id)).toEqual([]);
+		expect(await cluster.stored.pendingUploads()).toEqual([]);
 	});
 
 	it("replaces the previous artifacts and deletes the old file", async () => {
 		const id = await ci.build({ project_id: projectId });
 		await ci.upload(id, Buffer.from("first version"), "a.zip");
-		const [oldFile] = filesUnder(buildDir(projectId, id));
+		const [oldFile] = await buildFiles(projectId, id);
 		const res = await ci.upload(id, Buffer.from("second, longer version"), "b.zip");
 		expect(res.body.artifacts_file).toEqual({ filename: "b.zip", size: 22 });
-		const files = filesUnder(buildDir(projectId, id));
+		const files = await buildFiles(projectId, id);
 		expect(files).toHaveLength(1);
 		expect(files[0]).not.toBe(oldFile);
 		expect((await api.get(`/projects/${projectId}/builds/${id}/artifacts`)).text).toBe("second, longer version");
@@ -762,7 +764,6 @@ describe("artifacts", () => {
 	it("an interrupted upload leaves no partial file and the previous artifacts untouched", async () => {
 		const id = await ci.build({ project_id: projectId });
 		await ci.upload(id, Buffer.from("previous"), "prev.zip");
-		const tmpDir = path.join(cluster.dataDir, "artifacts", ".tmp");
 		await new Promise<void>(resolve => {
 			const req = http.request(`${cluster.url}/internal/builds/${id}/artifacts?filename=cut.zip`, {
 				method: "PUT",
@@ -771,14 +772,14 @@ describe("artifacts", () => {
 			req.on("error", () => resolve());
 			req.write(Buffer.alloc(8 * MiB, 1), () => {
 				// Wait until the builds node has started writing, then drop the connection.
-				waitFor("the upload to reach the store", () => filesUnder(tmpDir).length > 0, 20000, 20).then(
+				waitFor("the upload to reach the store", async () => (await cluster.stored.pendingUploads()).length > 0, 20000, 20).then(
 					() => (req.destroy(), resolve()),
 					() => (req.destroy(), resolve()),
 				);
 			});
 		});
-		await waitFor("the partial upload to be removed", () => filesUnder(tmpDir).length === 0, 30000);
-		expect(filesUnder(buildDir(projectId, id))).toHaveLength(1);
+		await waitFor("the partial upload to be removed", async () => (await cluster.stored.pendingUploads()).length === 0, 30000);
+		expect(await buildFiles(projectId, id)).toHaveLength(1);
 		const res = await api.get(`/projects/${projectId}/builds/${id}`);
 		expect(res.body.artifacts_file).toEqual({ filename: "prev.zip", size: 8 });
 		expect((await api.get(`/projects/${projectId}/builds/${id}/artifacts`)).text).toBe("previous");
@@ -829,8 +830,8 @@ describe("artifacts", () => {
 		track("chunked oversized", res);
 		expect(res.status).toBe(413);
 		expect(JSON.parse(res.body)).toEqual({ message: "413 Request Entity Too Large" });
-		await waitFor("no upload left in progress", () => filesUnder(path.join(cluster.dataDir, "artifacts", ".tmp")).length === 0);
-		expect(filesUnder(buildDir(projectId, id))).toEqual([]);
+		await waitFor("no upload left in progress", async () => (await cluster.stored.pendingUploads()).length === 0);
+		expect(await buildFiles(projectId, id)).toEqual([]);
 		expect((await api.get(`/projects/${projectId}/builds/${id}`)).body.artifacts_file).toBeNull();
 	}, 120000);
 });

@@ -11,6 +11,8 @@
  *   NATS and Redis are shared by parallel test runs). Everything else is the file's default.
  * - MONGO_URI is emptied: no MongoDB server can run on these machines (docs/architecture.md#back-ends), so each
  *   container keeps its data in the embedded SQLite store under its own DATA_DIR (its tmpfs).
+ * - The s3 service is a versitygw the test runs (test/support/s3-server.ts) with the file's keys and
+ *   bucket, standing in for s3:7070 as the machine's NATS and Redis stand in for theirs.
  * - The declared ports of a container are the image's EXPOSE list plus its published ports.
  * - Node IDs are Moleculer's default, `<hostname>-<pid>`, as in a container (whose hostname is its ID).
  */
@@ -19,9 +21,11 @@ import os from "os";
 import { generateToken } from "../../lib/crypto/tokens";
 import { deleteJetStreamPush } from "../../lib/push/provisioning";
 import { PLANNED_SERVICES, composeEnv, loadCompose, runtimeImage, serviceFiles } from "../support/deploy-manifests";
+import { internalApi } from "../support/builds";
 import { createProject } from "../support/fixtures";
 import { client } from "../support/http";
 import { ClusterObserver, ManifestCluster, serviceNames, type ContainerSpec, type RunningContainer } from "../support/manifest-cluster";
+import { S3Server } from "../support/s3-server";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
 import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
 
@@ -35,6 +39,7 @@ let compose: any;
 let cluster: ManifestCluster;
 let observer: ClusterObserver;
 let smtp: SmtpSink;
+let s3: S3Server;
 let expectedService: Record<string, string>;
 const containers: RunningContainer[] = [];
 
@@ -78,8 +83,11 @@ beforeAll(async () => {
 	await requireServers("nats", "redis");
 	smtp = await startSmtpSink();
 	compose = loadCompose({ GITLAB_ROOT_TOKEN: rootToken, GITLAB_ROOT_PASSWORD: rootPassword, SMTP_URL: smtp.url, NAMESPACE: namespace });
+	const bucketOf = compose.services.s3.environment;
+	s3 = await S3Server.start({ accessKey: bucketOf.ROOT_ACCESS_KEY, secretKey: bucketOf.ROOT_SECRET_KEY });
+	await s3.createBucket(bucketOf.BUCKET);
 	cluster = new ManifestCluster({
-		standIns: { "nats:4222": new URL(NATS_URL).host, "redis:6379": new URL(REDIS_URL).host },
+		standIns: { "nats:4222": new URL(NATS_URL).host, "redis:6379": new URL(REDIS_URL).host, "s3:7070": `127.0.0.1:${s3.port}` },
 		overrides: { MONGO_URI: "" },
 	});
 	expectedService = serviceNames(cluster.appRoot, image.env.SERVICEDIR, startedNames().map(servicesOf));
@@ -94,6 +102,7 @@ afterAll(async () => {
 	await observer?.stop();
 	await cluster?.stop();
 	await smtp?.stop();
+	await s3?.stop();
 	// The push channel's JetStream streams of this run's namespace (the machine's NATS is shared).
 	await deleteJetStreamPush(NATS_URL, namespace);
 });
@@ -132,6 +141,21 @@ describe("docker-compose.yml services as processes", () => {
 			const label = await root.post(`/projects/${project.id}/labels`, { body: { name: "compose", color: "#00FF00" } });
 			expect(label.status).toBe(200);
 			expect((await root.get(`/projects/${project.id}/labels`)).body.map((l: any) => l.name)).toEqual(["compose"]);
+		}
+		if (landed.has("builds")) {
+			// Artifacts go to the s3 service's bucket: nothing is shared between api and builds but it.
+			const ci = internalApi(url, composeEnv(compose.services.api).INTERNAL_API_SECRET);
+			const id = await ci.build({ project_id: project.id });
+			const bytes = crypto.randomBytes(100 * 1024);
+			expect((await ci.upload(id, bytes, "a.zip")).status).toBe(200);
+			expect(
+				Buffer.from(
+					await (await fetch(`${url}/projects/${project.id}/builds/${id}/artifacts`, { headers: { "PRIVATE-TOKEN": rootToken } })).arrayBuffer(),
+				).equals(bytes),
+			).toBe(true);
+			const objects: string[] = [];
+			for await (const o of s3.objects(compose.services.s3.environment.BUCKET).list(`${project.id}/${id}/`)) objects.push(o.name);
+			expect(objects).toEqual([expect.stringMatching(new RegExp(`^${project.id}/${id}/artifacts-`))]);
 		}
 	});
 });

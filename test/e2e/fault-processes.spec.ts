@@ -14,9 +14,8 @@
  * Replicas of a data-owning service share the cluster's DATA_DIR, as processes on one machine
  * share its embedded store (MongoDB across machines); the traffic under test only reads.
  */
-import http from "http";
 import path from "path";
-import { filesUnder, internalApi } from "../support/builds";
+import { filesUnder, internalApi, openUpload } from "../support/builds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { createProject, createUser, type TestUser } from "../support/fixtures";
 import { client, waitFor, type Reply } from "../support/http";
@@ -189,14 +188,7 @@ describe("SIGTERM during an artifact upload", () => {
 		expect((await ci.upload(buildId, Buffer.from("previous artifact"), "prev.zip")).status).toBe(200);
 		const artifactsDir = path.join(cluster.dataDir, "artifacts");
 		const tmpDir = path.join(artifactsDir, ".tmp");
-		const upload = http.request(`${cluster.url}/internal/builds/${buildId}/artifacts?filename=next.zip`, {
-			method: "PUT",
-			headers: { ...ci.headers, "Content-Type": "application/octet-stream", "Content-Length": String(64 * MiB) },
-		});
-		const outcome = new Promise<string>(resolve => {
-			upload.on("response", res => (res.resume(), resolve(`HTTP ${res.statusCode}`)));
-			upload.on("error", err => resolve(`error ${err.message}`));
-		});
+		const { request: upload, outcome } = openUpload(`${cluster.url}/internal/builds/${buildId}/artifacts?filename=next.zip`, ci.headers, 64 * MiB);
 		upload.write(Buffer.alloc(32 * MiB, 7));
 		await waitFor("the upload to reach the store", () => Promise.resolve(filesUnder(tmpDir).length > 0), 30000, 20);
 		/** The previous artifact is what the build has and serves, and the only file of the build. */

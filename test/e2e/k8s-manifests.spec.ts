@@ -26,7 +26,6 @@ import { deleteJetStreamPush } from "../../lib/push/provisioning";
 import {
 	PLANNED_SERVICES,
 	appContainer,
-	containerEnv,
 	find,
 	literalEnv,
 	ofKind,
@@ -37,7 +36,7 @@ import {
 	type K8sObject,
 } from "../support/deploy-manifests";
 import { client, waitFor, type Client } from "../support/http";
-import { ClusterObserver, ManifestCluster, serviceNames, type ContainerSpec, type RunningContainer } from "../support/manifest-cluster";
+import { ClusterObserver, ManifestCluster, podContainer, serviceNames, type ContainerSpec, type RunningContainer } from "../support/manifest-cluster";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
 import { startSmtpSink, type SmtpSink } from "../support/peers/smtp-sink";
 import { createProject } from "../support/fixtures";
@@ -75,59 +74,15 @@ function fillSecretTemplate(rendered: K8sObject[], values: Record<string, string
 	return rendered.map(o => (o === template ? { ...o, data: undefined, stringData: values } : o));
 }
 
-/** A Deployment's pod as the kubelet would run its container. */
+/** A Deployment's pod as the kubelet would run its container, under a pod name of its own. */
 function podSpec(d: K8sObject): ContainerSpec {
-	const c = appContainer(d);
-	const pod = d.spec.template.spec;
 	const podName = `${d.metadata.name}-${podSuffix()}`;
 	podNames.set(d.metadata.name, podName);
-	// Kubernetes: command replaces the image's ENTRYPOINT, args its CMD.
-	const argv = c.command ? [...c.command, ...(c.args ?? [])] : [...image.entrypoint, ...(c.args ?? image.cmd)];
-	const mounts = (c.volumeMounts ?? []).map((m: any) => {
-		const v = (pod.volumes as any[]).find(v => v.name === m.name);
-		if (!v) throw new Error(`${d.metadata.name}: volumeMount ${m.name} has no volume`);
-		if (v.emptyDir) return { path: m.mountPath, volume: m.name, shared: false };
-		if (v.persistentVolumeClaim) return { path: m.mountPath, volume: `pvc/${v.persistentVolumeClaim.claimName}`, shared: true };
-		throw new Error(`${d.metadata.name}: volume ${m.name} of an unsupported type`);
-	});
-	const probes = (["startup", "readiness", "liveness"] as const)
-		.filter(kind => c[`${kind}Probe`])
-		.map(kind => {
-			const httpGet = c[`${kind}Probe`].httpGet;
-			if (!httpGet) throw new Error(`${d.metadata.name}: ${kind}Probe is not an httpGet probe`);
-			return { kind, port: portNumber(c, httpGet.port), path: httpGet.path };
-		});
-	return {
-		name: d.metadata.name,
-		services: servicesOf(d),
-		argv,
-		workdir: c.workingDir ?? image.workdir,
-		env: containerEnv(objects, c, { podName, imageEnv: image.env }),
-		ports: (c.ports ?? []).map((p: any) => p.containerPort),
-		mounts,
-		probes,
-		graceSeconds: pod.terminationGracePeriodSeconds ?? 30,
-	};
+	return podContainer(objects, d, image, podName);
 }
 
 /** pod name (node ID) → the Moleculer services it should host: the one its SERVICES names. */
 const expectedServicesByNode = () => Object.fromEntries(started().map(d => [podNames.get(d.metadata.name)!, [expectedService[servicesOf(d)]]]));
-
-/** The startup probe, then readiness, as the kubelet runs them. */
-async function untilReady(pod: RunningContainer, timeoutMs: number): Promise<void> {
-	for (const kind of ["startup", "readiness"]) {
-		const probe = pod.spec.probes.find(p => p.kind === kind)!;
-		await cluster.until(
-			pod,
-			`its ${kind} probe ${probe.path}`,
-			async () => {
-				const status = await cluster.probe(pod, probe);
-				return status !== null && status >= 200 && status < 400;
-			},
-			timeoutMs,
-		);
-	}
-}
 
 beforeAll(async () => {
 	await requireServers("nats", "redis");
@@ -139,6 +94,12 @@ beforeAll(async () => {
 		GITLAB_ROOT_TOKEN: rootToken,
 		MONGO_URI: "",
 		SMTP_URL: smtp.url,
+		// The filesystem store and Redis by its URL: the bucket's and Sentinel's secrets stay empty.
+		ARTIFACTS_S3_BUCKET: "",
+		ARTIFACTS_S3_ACCESS_KEY_ID: "",
+		ARTIFACTS_S3_SECRET_ACCESS_KEY: "",
+		REDIS_PASSWORD: "",
+		REDIS_SENTINEL_PASSWORD: "",
 	});
 	cluster = new ManifestCluster({
 		standIns: { "nats:4222": new URL(NATS_URL).host, "redis:6379": new URL(REDIS_URL).host },
@@ -146,7 +107,7 @@ beforeAll(async () => {
 	});
 	expectedService = serviceNames(cluster.appRoot, image.env.SERVICEDIR, started().map(servicesOf));
 	for (const d of started()) pods.set(d.metadata.name, await cluster.start(podSpec(d)));
-	await Promise.all([...pods.values()].map(p => untilReady(p, 90000)));
+	await Promise.all([...pods.values()].map(p => cluster.untilReady(p, 90000)));
 	observer = new ClusterObserver(namespace, NATS_URL);
 	await observer.start();
 	// Ready pods announce their services over NATS; wait until every one is seen (a test below then

@@ -11,7 +11,8 @@ import { config } from "../../config";
 import { Readable } from "stream";
 import type { UploadInFlight } from "../../gateway/artifact-upload";
 import { CacheReads } from "../../gateway/cache-reads";
-import { ArtifactStore, MAX_TRACE_BYTES } from "../../lib/builds/artifact-store";
+import { ArtifactStore } from "../../lib/builds/artifact-store";
+import { MAX_TRACE_BYTES } from "../../lib/builds/artifact-storage";
 import type { DownloadGrant } from "../../lib/builds/transfer-grants";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
@@ -157,7 +158,7 @@ describe("files in one process", () => {
 		const id = await ci.build({ project_id: projectId });
 		const other = await ci.build({ project_id: projectId });
 		const store = new ArtifactStore(config.artifactsDir, config.maxArtifactBytes);
-		const pending = await store.writeUpload(other, Readable.from([Buffer.from("not yours")]));
+		const pending = await store.writeUpload({ projectId, buildId: other }, Readable.from([Buffer.from("not yours")]));
 		// An upload of another build, a path of the client's, or a size that does not match: refused.
 		await expect(stack.broker.call("builds.commitArtifactsUpload", { build_id: id, filename: "x.zip", upload: pending.upload, size: 9 })).rejects.toThrow(
 			/not an upload of this build/,
@@ -166,7 +167,7 @@ describe("files in one process", () => {
 			await expect(stack.broker.call("builds.commitArtifactsUpload", { build_id: id, filename: "x.zip", upload, size: 1 })).rejects.toThrow(
 				/not an upload of this build/,
 			);
-		const mine = await store.writeUpload(id, Readable.from([Buffer.from("twelve bytes")]));
+		const mine = await store.writeUpload({ projectId, buildId: id }, Readable.from([Buffer.from("twelve bytes")]));
 		const commit = (upload: string, size: number) => stack.broker.call("builds.commitArtifactsUpload", { build_id: id, filename: "x.zip", upload, size });
 		await expect(commit(mine.upload, 13)).rejects.toMatchObject({ code: 400 });
 		expect(filesUnder(buildDir(id))).toEqual([]);
@@ -294,7 +295,10 @@ describe("traces, erases and clients that leave, step by step", () => {
 
 	it("a commit whose build an erase removes before the move answers 403, and leaves nothing", async () => {
 		const id = await erasable();
-		const pending = await new ArtifactStore(config.artifactsDir, config.maxArtifactBytes).writeUpload(id, Readable.from([Buffer.from("zip")]));
+		const pending = await new ArtifactStore(config.artifactsDir, config.maxArtifactBytes).writeUpload(
+			{ projectId, buildId: id },
+			Readable.from([Buffer.from("zip")]),
+		);
 		const rename = fs.promises.rename;
 		jest.spyOn(fs.promises, "rename").mockImplementation(async (from, to) => {
 			if (String(to).startsWith(buildDir(id) + path.sep)) expect((await erase(id)).status).toBe(201);

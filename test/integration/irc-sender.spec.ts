@@ -24,7 +24,7 @@ const target = (path: string): IrcTarget => parseTarget(`irc://127.0.0.1:${irc.p
  * A server that accepts and never answers. Closing it ends the connections it accepted too: a
  * listening server's close() leaves them open, and one left open keeps jest's process from ending.
  */
-async function silentServer(): Promise<{ port: number; close(): void }> {
+async function silentServer(): Promise<{ port: number; close: () => void }> {
 	const accepted = new Set<net.Socket>();
 	const server = net.createServer(socket => {
 		accepted.add(socket);
@@ -33,7 +33,7 @@ async function silentServer(): Promise<{ port: number; close(): void }> {
 	await new Promise<void>(r => server.listen(0, "127.0.0.1", () => r()));
 	return {
 		port: (server.address() as net.AddressInfo).port,
-		close() {
+		close: () => {
 			server.close();
 			for (const socket of accepted) socket.destroy();
 		},

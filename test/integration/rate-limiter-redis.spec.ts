@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => redis?.destroy());
 
 it("drops a hung Redis instead of queueing a command per request on it, and counts in memory meanwhile", async () => {
-	const client = limiterRedis(redis.url, logger);
+	const client = limiterRedis({ url: redis.url }, logger);
 	const queued = () => (client as unknown as { commandQueue: { length: number } }).commandQueue.length;
 	try {
 		await waitFor("the limiter's Redis", () => client.status === "ready", 10000, 20);

@@ -137,6 +137,22 @@ export function streamUpload(
 	});
 }
 
+/**
+ * A PUT of `total` announced bytes that the test writes itself (`request.write`, `request.end`), to
+ * stop or cut it half way; `outcome` says how it ended: `HTTP <status>` or `error <message>`.
+ */
+export function openUpload(url: string, headers: Record<string, string>, total: number): { request: http.ClientRequest; outcome: Promise<string> } {
+	const request = http.request(url, {
+		method: "PUT",
+		headers: { ...headers, "Content-Type": "application/octet-stream", "Content-Length": String(total) },
+	});
+	const outcome = new Promise<string>(resolve => {
+		request.on("response", res => (res.resume(), resolve(`HTTP ${res.statusCode}`)));
+		request.on("error", err => resolve(`error ${err.message}`));
+	});
+	return { request, outcome };
+}
+
 /** Downloads `url`, hashing the body as it comes; `onResponse` may slow the reader down. */
 export function streamDownload(
 	url: string,

@@ -3,7 +3,9 @@
  * moleculer-runner on the compiled dist/, one process per entry, Redis as cacher. Data in the
  * embedded store under a scratch DATA_DIR that every process shares, or, in the e2e-mongo project
  * (E2E_STORE=mongo), in MongoDB (MONGO_URI) on a wire-protocol server the cluster starts
- * (test/support/mongo-server.ts).
+ * (test/support/mongo-server.ts). Artifacts and traces under that DATA_DIR, or, in the e2e-s3
+ * project (E2E_ARTIFACTS=s3), in a bucket of an S3 server the cluster starts (test/support/s3-server.ts);
+ * `stored` shows what the store holds either way.
  */
 import fs from "fs";
 import os from "os";
@@ -13,7 +15,9 @@ import { generateToken } from "../../lib/crypto/tokens";
 import { deletePushChannel } from "../../lib/push/provisioning";
 import { client, waitFor, type Client } from "./http";
 import { dropDatabase, startMongoServer, type MongoServer } from "./mongo-server";
+import { S3Server } from "./s3-server";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "./servers";
+import { bucketStore, filesystemStore, type StoredFiles } from "./stored-files";
 
 /** A running node of the cluster (spawned by the launcher the benchmarks share). */
 export type NodeProcess = ServiceProcess;
@@ -43,6 +47,11 @@ export class Cluster {
 	/** The cluster's MongoDB server and database, in the e2e-mongo project; none where the data is in the embedded store. */
 	private mongo?: MongoServer;
 	mongoUri = "";
+	/** The cluster's S3 server and bucket, in the e2e-s3 project; none where artifacts are files under DATA_DIR. */
+	s3?: S3Server;
+	bucket = "";
+	/** What the artifact store holds. */
+	stored: StoredFiles = filesystemStore(this.dataDir);
 	readonly rootToken = generateToken();
 	readonly rootPassword = "root-password-123";
 	readonly internalSecret = "e2e-internal-secret-" + generateToken() + generateToken();
@@ -69,6 +78,11 @@ export class Cluster {
 			this.mongo = await startMongoServer();
 			this.mongoUri = this.mongo.database(this.namespace);
 		}
+		if (process.env.E2E_ARTIFACTS === "s3") {
+			this.s3 = await S3Server.start();
+			this.bucket = await this.s3.createBucket();
+			this.stored = bucketStore(this.s3.objects(this.bucket));
+		}
 		this.baseEnv = {
 			PATH: process.env.PATH ?? "",
 			NODE_ENV: "production",
@@ -78,6 +92,7 @@ export class Cluster {
 			NAMESPACE: this.namespace,
 			DATA_DIR: this.dataDir,
 			...(this.mongoUri ? { MONGO_URI: this.mongoUri } : {}),
+			...(this.s3 ? this.s3.env(this.bucket) : {}),
 			PORT: String(this.port),
 			GITLAB_ROOT_TOKEN: this.rootToken,
 			GITLAB_ROOT_PASSWORD: this.rootPassword,
@@ -133,6 +148,7 @@ export class Cluster {
 		fs.rmSync(this.dataDir, { recursive: true, force: true });
 		// Dropped first: a server the cluster did not start (TEST_MONGO_URL) keeps its databases.
 		if (this.mongo) await dropDatabase(this.mongoUri).finally(() => this.mongo!.stop());
+		await this.s3?.stop();
 		// The durable `push` channel's streams of this namespace (created when events or a worker ran).
 		await deletePushChannel(NATS_URL, REDIS_URL, this.namespace).catch(() => undefined);
 	}

@@ -39,6 +39,9 @@ export const TEST_PRODUCTION_SECRETS: Record<string, string> = {
 	GITLAB_ROOT_TOKEN: "prodTestToken-123456",
 	MONGO_URI: "mongodb://gitlab:pw@mongo-0.example.internal,mongo-1.example.internal/gitlab?replicaSet=rs0",
 	SMTP_URL: "smtp://gitlab:pw@smtp.example.com:587",
+	ARTIFACTS_S3_BUCKET: "gitlab-artifacts",
+	ARTIFACTS_S3_ACCESS_KEY_ID: "production-test-access-key",
+	ARTIFACTS_S3_SECRET_ACCESS_KEY: "production-test-secret-key",
 };
 
 export interface K8sObject {
@@ -88,8 +91,11 @@ export function k8sYamlFiles(dir = K8S_DIR): string[] {
 
 // ---------- kustomize ----------
 
-/** production-keda: production with the workers scaled by KEDA (k8s/components/keda-workers). */
-export type Overlay = "base" | "dev" | "production" | "production-keda";
+/**
+ * production-keda: production with the workers scaled by KEDA (k8s/components/keda-workers);
+ * production-s3: production with artifacts and traces in an S3 bucket, no shared volume.
+ */
+export type Overlay = "base" | "dev" | "production" | "production-keda" | "production-s3";
 
 function kubectl(args: string[]): string {
 	try {
@@ -109,7 +115,7 @@ export function kustomize(dir: string): K8sObject[] {
 }
 
 /**
- * Renders k8s/base or an overlay. The production overlay (and production-keda, built on it) needs
+ * Renders k8s/base or an overlay. The production overlay (and production-keda and production-s3, built on it) needs
  * secrets.env, which is never committed: it is rendered from a copy of k8s/ whose secrets.env is
  * secrets.env.example with the given values filled in, as an operator would.
  */

@@ -28,7 +28,7 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import { runCommand } from "./commands";
-import { ROOT } from "./deploy-manifests";
+import { appContainer, containerEnv, literalEnv, portNumber, ROOT, type K8sObject, type RuntimeImage } from "./deploy-manifests";
 import { freePort } from "./processes";
 
 export interface HttpProbe {
@@ -112,6 +112,43 @@ process.stdout.write(JSON.stringify(out));`;
 	});
 	if (res.status !== 0) throw new Error(`reading service names failed:\n${res.stderr}`);
 	return JSON.parse(res.stdout);
+}
+
+/**
+ * A Deployment's pod as the kubelet would run its container: the image's ENTRYPOINT and CMD (or the
+ * container's command and args), the environment the rendered objects give it, its mounts (an
+ * emptyDir per pod, a claim shared) and its HTTP probes.
+ */
+export function podContainer(objects: K8sObject[], d: K8sObject, image: RuntimeImage, podName: string): ContainerSpec {
+	const c = appContainer(d);
+	const pod = d.spec.template.spec;
+	// Kubernetes: command replaces the image's ENTRYPOINT, args its CMD.
+	const argv = c.command ? [...c.command, ...(c.args ?? [])] : [...image.entrypoint, ...(c.args ?? image.cmd)];
+	const mounts = (c.volumeMounts ?? []).map((m: any) => {
+		const v = (pod.volumes as any[]).find(v => v.name === m.name);
+		if (!v) throw new Error(`${d.metadata.name}: volumeMount ${m.name} has no volume`);
+		if (v.emptyDir) return { path: m.mountPath, volume: m.name, shared: false };
+		if (v.persistentVolumeClaim) return { path: m.mountPath, volume: `pvc/${v.persistentVolumeClaim.claimName}`, shared: true };
+		throw new Error(`${d.metadata.name}: volume ${m.name} of an unsupported type`);
+	});
+	const probes = (["startup", "readiness", "liveness"] as const)
+		.filter(kind => c[`${kind}Probe`])
+		.map(kind => {
+			const httpGet = c[`${kind}Probe`].httpGet;
+			if (!httpGet) throw new Error(`${d.metadata.name}: ${kind}Probe is not an httpGet probe`);
+			return { kind, port: portNumber(c, httpGet.port), path: httpGet.path };
+		});
+	return {
+		name: d.metadata.name,
+		services: literalEnv(c, "SERVICES")!,
+		argv,
+		workdir: c.workingDir ?? image.workdir,
+		env: containerEnv(objects, c, { podName, imageEnv: image.env }),
+		ports: (c.ports ?? []).map((p: any) => p.containerPort),
+		mounts,
+		probes,
+		graceSeconds: pod.terminationGracePeriodSeconds ?? 30,
+	};
 }
 
 export class ManifestCluster {
@@ -227,6 +264,22 @@ export class ManifestCluster {
 
 	logs(c: RunningContainer): string {
 		return c.output.join("");
+	}
+
+	/** The startup probe, then readiness, as the kubelet runs them. */
+	async untilReady(c: RunningContainer, timeoutMs: number): Promise<void> {
+		for (const kind of ["startup", "readiness"]) {
+			const probe = c.spec.probes.find(p => p.kind === kind)!;
+			await this.until(
+				c,
+				`its ${kind} probe ${probe.path}`,
+				async () => {
+					const status = await this.probe(c, probe);
+					return status !== null && status >= 200 && status < 400;
+				},
+				timeoutMs,
+			);
+		}
 	}
 
 	/** Polls `check` until it holds; fails at once, with the process's output, if the process exits. */

@@ -21,7 +21,7 @@ export function executable(name: string): string {
 			// not here
 		}
 	}
-	throw new Error(`${name} is not installed (Debian: apt-get install ${name}; .ci/run installs it)`);
+	throw new Error(`${name} is not installed (Debian: apt-get install ${name}; npm test installs it through .ci/peers)`);
 }
 
 export function listening(port: number): Promise<boolean> {

@@ -7,7 +7,8 @@ import path from "path";
 import { once } from "events";
 import { PassThrough, Readable, Writable } from "stream";
 import { ArtifactIncomplete, ArtifactInterrupted, ArtifactTooLarge, TraceTooLarge, UploadGone } from "../../lib/builds/artifact-errors";
-import { ArtifactStore, MAX_TRACE_BYTES, type OpenedFile } from "../../lib/builds/artifact-store";
+import { ArtifactStore } from "../../lib/builds/artifact-store";
+import { MAX_TRACE_BYTES, type OpenedFile } from "../../lib/builds/artifact-storage";
 import { openFiles } from "../support/open-files";
 
 let root: string;
@@ -365,7 +366,7 @@ describe("ArtifactStore.sweepStaleUploads", () => {
 
 describe("ArtifactStore uploads in two steps (the gateway writes, builds commits)", () => {
 	it("keeps a written upload out of sight until it is committed", async () => {
-		const pending = await store.writeUpload(3, Readable.from([Buffer.from("abc"), Buffer.from("def")]));
+		const pending = await store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from([Buffer.from("abc"), Buffer.from("def")]));
 		expect(pending).toEqual({ upload: expect.stringMatching(/^\.tmp\/3-[0-9a-f]{16}\.part$/), size: 6 });
 		expect(await listTree()).toEqual([pending.upload]);
 		const stored = await store.commitUpload(2, 3, pending.upload);
@@ -376,7 +377,7 @@ describe("ArtifactStore uploads in two steps (the gateway writes, builds commits
 	});
 
 	it("leaves no file behind when the commit cannot be made durable (the directory's fsync fails)", async () => {
-		const pending = await store.writeUpload(3, Readable.from([Buffer.from("abc")]));
+		const pending = await store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from([Buffer.from("abc")]));
 		const realOpen = fs.promises.open;
 		const dir = path.join(root, "2", "3");
 		const failing = { sync: () => Promise.reject(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" })), close: () => Promise.resolve() };
@@ -393,7 +394,7 @@ describe("ArtifactStore uploads in two steps (the gateway writes, builds commits
 	});
 
 	it("discards an upload, idempotently, and only one of the build when asked so", async () => {
-		const pending = await store.writeUpload(3, Readable.from([Buffer.from("x")]));
+		const pending = await store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from([Buffer.from("x")]));
 		await expect(store.discardUpload(pending.upload, 4)).rejects.toThrow(/not an upload of this build/);
 		await store.discardUpload(pending.upload, 3);
 		await store.discardUpload(pending.upload);
@@ -401,7 +402,7 @@ describe("ArtifactStore uploads in two steps (the gateway writes, builds commits
 	});
 
 	it("commits only names it made, of the same build", async () => {
-		const pending = await store.writeUpload(3, Readable.from([Buffer.from("x")]));
+		const pending = await store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from([Buffer.from("x")]));
 		for (const upload of ["../x.part", ".tmp/3-../../../etc.part", "/etc/passwd", ".tmp/3-0123456789abcdef.part/..", "2/3/trace.log", ""])
 			await expect(store.commitUpload(2, 3, upload)).rejects.toThrow(/not an upload of this build/);
 		await expect(store.commitUpload(2, 4, pending.upload)).rejects.toThrow(/not an upload of this build/);
@@ -413,21 +414,23 @@ describe("ArtifactStore uploads in two steps (the gateway writes, builds commits
 		source.write(Buffer.alloc(1000));
 		source.destroy();
 		await once(source, "close");
-		await expect(store.writeUpload(3, source)).rejects.toBeInstanceOf(ArtifactInterrupted);
+		await expect(store.writeUpload({ projectId: 2, buildId: 3 }, source)).rejects.toBeInstanceOf(ArtifactInterrupted);
 		const errored = new PassThrough();
 		errored.on("error", () => {});
 		const closed = new Promise(resolve => errored.on("close", resolve));
 		errored.destroy(new Error("socket hang up"));
 		await closed;
-		await expect(store.writeUpload(3, errored)).rejects.toThrow("artifacts upload interrupted: socket hang up");
+		await expect(store.writeUpload({ projectId: 2, buildId: 3 }, errored)).rejects.toThrow("artifacts upload interrupted: socket hang up");
 		expect(await tmpFiles()).toEqual([]);
 	});
 
 	it("removes the partial file of a failed write (too large, short, interrupted)", async () => {
-		await expect(store.writeUpload(3, Readable.from(bytes(MAX + 1)))).rejects.toBeInstanceOf(ArtifactTooLarge);
-		await expect(store.writeUpload(3, Readable.from([Buffer.from("abc")]), { expectedBytes: 4 })).rejects.toBeInstanceOf(ArtifactIncomplete);
+		await expect(store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from(bytes(MAX + 1)))).rejects.toBeInstanceOf(ArtifactTooLarge);
+		await expect(store.writeUpload({ projectId: 2, buildId: 3 }, Readable.from([Buffer.from("abc")]), { expectedBytes: 4 })).rejects.toBeInstanceOf(
+			ArtifactIncomplete,
+		);
 		const source = new PassThrough();
-		const writing = store.writeUpload(3, source);
+		const writing = store.writeUpload({ projectId: 2, buildId: 3 }, source);
 		source.write(Buffer.alloc(1000));
 		await new Promise(r => setTimeout(r, 20));
 		source.destroy();

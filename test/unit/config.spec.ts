@@ -32,7 +32,7 @@ describe("loadConfig", () => {
 		expect(c).toMatchObject({
 			transporter: "nats://nats:4222",
 			cacher: "redis://redis:6379",
-			redisUrl: "redis://redis:6379",
+			redis: { url: "redis://redis:6379" },
 			mongoUri: "mongodb://mongo/gitlab",
 			rateLimitPerMinute: 0,
 			maxBodyBytes: 2 * 1024 * 1024,
@@ -157,5 +157,97 @@ describe("tracing (the standard OTEL_* variables)", () => {
 		["OTEL_SDK_DISABLED", "maybe", /OTEL_SDK_DISABLED="maybe" \(expected true or false\)/],
 	])("refuses %s=%s", (name, value, message) => {
 		expect(() => loadConfig({ [name]: value })).toThrow(message);
+	});
+});
+
+describe("loadConfig: artifacts in a bucket (docs/configuration.md#artifacts)", () => {
+	it("keeps files under DATA_DIR by default, and reads the bucket's settings with either store", () => {
+		const c = loadConfig({ DATA_DIR: "/srv/gitlab" });
+		expect([c.artifactStore, c.artifactsDir, c.s3.bucket, c.s3.proxyDownload]).toEqual(["filesystem", "/srv/gitlab/artifacts", "", true]);
+		expect(() => loadConfig({ ARTIFACTS_S3_REGION: "", ARTIFACTS_S3_BUCKET: "Not_A_Bucket" })).toThrow(/ARTIFACTS_S3_BUCKET="Not_A_Bucket"/);
+	});
+
+	it("parses an S3 store: endpoint, path style with an endpoint, the prefix ending in a slash, redirected downloads", () => {
+		const c = loadConfig({
+			ARTIFACTS_STORE: "s3",
+			ARTIFACTS_S3_ENDPOINT: "https://s3.example.com/",
+			ARTIFACTS_S3_BUCKET: "gitlab-artifacts",
+			ARTIFACTS_S3_PREFIX: "/deploy-a",
+			ARTIFACTS_S3_ACCESS_KEY_ID: "AKIA0123",
+			ARTIFACTS_S3_SECRET_ACCESS_KEY: "secret",
+			ARTIFACTS_S3_PROXY_DOWNLOAD: "false",
+		});
+		expect(c.artifactStore).toBe("s3");
+		expect(c.s3).toEqual({
+			endpoint: "https://s3.example.com",
+			region: "us-east-1",
+			bucket: "gitlab-artifacts",
+			prefix: "deploy-a/",
+			accessKeyId: "AKIA0123",
+			secretAccessKey: "secret",
+			forcePathStyle: true,
+			proxyDownload: false,
+			publicEndpoint: "",
+		});
+		// AWS itself: virtual-hosted addressing, the SDK's own credentials.
+		expect(loadConfig({ ARTIFACTS_STORE: "s3", ARTIFACTS_S3_BUCKET: "gitlab-artifacts" }).s3).toMatchObject({
+			endpoint: "",
+			forcePathStyle: false,
+			accessKeyId: "",
+		});
+	});
+
+	it.each([
+		[{ ARTIFACTS_STORE: "s3" }, 'ARTIFACTS_S3_BUCKET="" (expected a bucket name whenever ARTIFACTS_STORE=s3)'],
+		[{ ARTIFACTS_STORE: "gcs" }, 'ARTIFACTS_STORE="gcs" (expected one of filesystem, s3)'],
+		[{ ARTIFACTS_S3_ENDPOINT: "https://key:secret@s3.example.com" }, 'ARTIFACTS_S3_ENDPOINT="<hidden>" (expected a URL without credentials'],
+		[{ ARTIFACTS_S3_ENDPOINT: "s3.example.com" }, "ARTIFACTS_S3_ENDPOINT"],
+		[{ ARTIFACTS_S3_ACCESS_KEY_ID: "AKIA0123" }, 'ARTIFACTS_S3_SECRET_ACCESS_KEY="" (expected set together with its pair, or both left empty)'],
+		[{ ARTIFACTS_S3_PREFIX: "a/../b" }, 'ARTIFACTS_S3_PREFIX="a/../b"'],
+		[{ ARTIFACTS_S3_PROXY_DOWNLOAD: "sometimes" }, "ARTIFACTS_S3_PROXY_DOWNLOAD"],
+		[{ ARTIFACTS_S3_SECRET_ACCESS_KEY: "CHANGE-ME", ARTIFACTS_S3_ACCESS_KEY_ID: "x" }, "the template's placeholder"],
+	])("refuses %j", (env, message) => {
+		expect(() => loadConfig(env)).toThrow(message);
+	});
+});
+
+describe("loadConfig: Redis through Sentinel (docs/configuration.md#redis)", () => {
+	it("names one Redis by its URL, for the cache and the limiter, as before", () => {
+		expect(loadConfig({ CACHER: "redis://redis:6379" }).redis).toEqual({ url: "redis://redis:6379" });
+		expect(loadConfig({ REDIS_URL: "rediss://limits:6380" }).redis).toEqual({ url: "rediss://limits:6380" });
+		expect(loadConfig({}).redis).toBeNull();
+	});
+
+	it("or the primary the Sentinels watch, with the passwords", () => {
+		const c = loadConfig({
+			REDIS_SENTINELS: "sentinel-0:26379, sentinel-1, [fd00::7]:26380",
+			REDIS_SENTINEL_NAME: "gitlab-cache",
+			REDIS_PASSWORD: "pw",
+			REDIS_SENTINEL_PASSWORD: "spw",
+		});
+		expect(c.redis).toEqual({
+			sentinels: [
+				{ host: "sentinel-0", port: 26379 },
+				{ host: "sentinel-1", port: 26379 },
+				{ host: "fd00::7", port: 26380 },
+			],
+			name: "gitlab-cache",
+			password: "pw",
+			sentinelPassword: "spw",
+		});
+		expect(c.cacher).toBe("");
+	});
+
+	it.each([
+		[{ REDIS_SENTINELS: "s:26379" }, 'REDIS_SENTINEL_NAME="" (expected the name the Sentinels monitor the primary under'],
+		[{ REDIS_SENTINELS: "s:99999", REDIS_SENTINEL_NAME: "m" }, "REDIS_SENTINELS"],
+		[{ REDIS_SENTINELS: "redis://s:26379", REDIS_SENTINEL_NAME: "m" }, "REDIS_SENTINELS"],
+		[
+			{ REDIS_SENTINELS: "s", REDIS_SENTINEL_NAME: "m", CACHER: "redis://:pw@redis:6379" },
+			'CACHER="redis://<credentials>@redis:6379" (expected empty when REDIS_SENTINELS is set',
+		],
+		[{ REDIS_SENTINELS: "s", REDIS_SENTINEL_NAME: "m", REDIS_URL: "redis://redis:6379" }, "REDIS_URL"],
+	])("refuses %j", (env, message) => {
+		expect(() => loadConfig(env)).toThrow(message);
 	});
 });

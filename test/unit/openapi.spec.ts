@@ -170,13 +170,18 @@ describe("the document", () => {
 		expect(op.parameters.map((p: any) => p.name)).toEqual(["id"]);
 	});
 
-	it("file downloads list their ranges, 304 and 416 beside the errors", () => {
+	it("file downloads list their ranges, 304 and 416 beside the errors; an artifacts archive the bucket's redirect too", () => {
 		const doc = build(routeTables);
 		for (const file of ["artifacts", "trace"]) {
 			const op = doc.paths[`/projects/{id}/builds/{build_id}/${file}`].get;
-			expect([file, Object.keys(op.responses).sort()]).toEqual([file, ["200", "206", "304", "400", "401", "403", "404", "416", "429", "431", "503"]]);
+			const redirect = file === "artifacts" ? ["302"] : [];
+			expect([file, Object.keys(op.responses).sort()]).toEqual([
+				file,
+				["200", "206", ...redirect, "304", "400", "401", "403", "404", "416", "429", "431", "503"],
+			]);
 			expect(op.responses["206"].description).toContain("Content-Range");
 		}
+		expect(doc.paths["/projects/{id}/builds/{build_id}/artifacts"].get.responses["302"].description).toContain("ARTIFACTS_S3_PROXY_DOWNLOAD=false");
 	});
 
 	it("internal routes take the shared secret, a streamed upload raw bytes; no 429 without a rate limit but for secrets and password hashes", () => {

@@ -12,9 +12,9 @@ const timeout = config.requestTimeoutMs;
  */
 export const jobArtifactsRoutes: RouteTable = {
 	api: {
-		"GET /projects/:id/jobs/:job_id/artifacts": fileDownload("builds.jobArtifactsGrant", { timeout }),
+		"GET /projects/:id/jobs/:job_id/artifacts": fileDownload("builds.jobArtifactsGrant", { timeout, redirects: true }),
 		"GET /projects/:id/jobs/:job_id/artifacts/*artifact_path": entryDownload("builds.jobArtifactEntryGrant", { timeout }),
-		"GET /projects/:id/jobs/artifacts/*ref_name/download": fileDownload("builds.refArtifactsGrant", { timeout }),
+		"GET /projects/:id/jobs/artifacts/*ref_name/download": fileDownload("builds.refArtifactsGrant", { timeout, redirects: true }),
 		"GET /projects/:id/jobs/artifacts/*ref_name/raw/*artifact_path": entryDownload("builds.refArtifactEntryGrant", { timeout }),
 		"POST /projects/:id/jobs/:job_id/artifacts/keep": "builds.keepArtifacts",
 		"DELETE /projects/:id/jobs/:job_id/artifacts": "builds.deleteArtifacts",

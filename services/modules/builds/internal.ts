@@ -3,8 +3,8 @@
  * secret and without a user: new builds, runner state updates, trace appends, artifacts uploads
  * (authorized and committed here, written into the store by the gateway), and builds in bulk for seeding.
  */
-import { badRequest, forbidden, invalidValue, notFound, paramError, tooLarge } from "../../../lib/api/errors";
-import { TraceTooLarge, UploadGone } from "../../../lib/builds/artifact-errors";
+import { badRequest, conflict, forbidden, invalidValue, notFound, paramError, tooLarge } from "../../../lib/api/errors";
+import { TraceBusy, TraceTooLarge, UploadGone } from "../../../lib/builds/artifact-errors";
 import { isMissing } from "../../../lib/builds/file-streams";
 import { parseArtifactsFilename, parseId, parseNewBuild } from "../../../lib/builds/build-input";
 import { isBuildStatus, parseCoverage, parseRunnerUpdate, runnerTransition, stateReached } from "../../../lib/builds/build-state";
@@ -97,6 +97,7 @@ export const InternalBuilds: BuildsModule = {
 					size = await this.artifacts.appendTrace(build.project_id, build.id, text);
 				} catch (err) {
 					if (err instanceof TraceTooLarge) throw tooLarge();
+					if (err instanceof TraceBusy) throw conflict("409 Conflict - the trace changed, try again");
 					// An erase pruned the build's directory under the append.
 					if (isMissing(err) && (await this.anyBuild(buildId)).erased_at) throw forbidden("Build has been erased");
 					throw err;

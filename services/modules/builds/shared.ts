@@ -6,7 +6,7 @@
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ProjectAccess } from "../../../lib/accounts/access";
 import type { ApiMeta } from "../../../lib/api/context";
-import type { ArtifactStore } from "../../../lib/builds/artifact-store";
+import type { BuildFileStore } from "../../../lib/builds/artifact-storage";
 import type { BuildStore, NewBuild } from "../../../lib/builds/build-store";
 import type { StatePatch } from "../../../lib/builds/build-state";
 import type { Collection } from "../../../lib/store/collection";
@@ -34,7 +34,7 @@ export interface BuildsVars {
 	pipelinesBackfilled?: Promise<unknown>;
 	stopping?: boolean;
 	builds: BuildStore;
-	artifacts: ArtifactStore;
+	artifacts: BuildFileStore;
 	/** Stops the periodic sweep of unfinished uploads (started with the service). */
 	stopUploadSweeps?: () => void;
 	/** The start's refresh of pipelines that builds left unrefreshed (BuildStore.settleDue); awaited at stop. */

@@ -123,7 +123,7 @@ describe("docker-compose.yml services", () => {
 		for (const name of appServices()) expect(composeEnv(compose.services[name]).NODE_ID).toBeUndefined();
 	});
 
-	it("every service has a health check; the app's is /ready on HEALTH_PORT, and apps wait for healthy NATS, Redis and MongoDB", () => {
+	it("every service has a health check; the app's is /ready on HEALTH_PORT, and apps wait for healthy NATS, Redis, MongoDB and S3", () => {
 		for (const [name, s] of Object.entries<any>(compose.services)) expect([name, Array.isArray(s.healthcheck?.test)]).toEqual([name, true]);
 		for (const name of appServices()) {
 			const s = compose.services[name];
@@ -133,6 +133,7 @@ describe("docker-compose.yml services", () => {
 				nats: { condition: "service_healthy" },
 				redis: { condition: "service_healthy" },
 				mongo: { condition: "service_healthy" },
+				s3: { condition: "service_healthy" },
 			});
 		}
 	});
@@ -147,15 +148,25 @@ describe("docker-compose.yml services", () => {
 		}
 	});
 
-	it("named volumes for the data stores and the artifacts (shared by api and builds), all declared", () => {
+	it("named volumes for the data stores, all declared; artifacts in the s3 service's bucket, no volume shared by api and builds", () => {
 		const declared = Object.keys(compose.volumes);
 		const named = (s: any) => (s.volumes ?? []).map((v: string) => v.split(":")).filter(([src]: string[]) => !src.startsWith(".") && !src.startsWith("/"));
 		for (const [name, s] of Object.entries<any>(compose.services))
 			for (const [src] of named(s)) expect([name, declared]).toEqual([name, expect.arrayContaining([src])]);
-		for (const store of ["nats", "redis", "mongo"]) expect(named(compose.services[store]).length).toBe(1);
-		const artifactUsers = Object.entries<any>(compose.services).filter(([, s]) => named(s).some(([src]: string[]) => src === "artifacts"));
-		expect(artifactUsers.map(([n]) => n).sort()).toEqual(["api", "builds"]);
-		for (const [, s] of artifactUsers) expect(named(s).find(([src]: string[]) => src === "artifacts")[1]).toBe(`${composeEnv(s).DATA_DIR}/artifacts`);
+		for (const store of ["nats", "redis", "mongo", "s3"]) expect(named(compose.services[store]).length).toBe(1);
+		for (const name of ["api", "builds"]) expect([name, named(compose.services[name])]).toEqual([name, []]);
+		const s3 = compose.services.s3;
+		for (const name of appServices()) {
+			const env = composeEnv(compose.services[name]);
+			expect([name, env.ARTIFACTS_STORE, new URL(env.ARTIFACTS_S3_ENDPOINT).host]).toEqual([name, "s3", "s3:7070"]);
+			// The bucket the s3 service makes, with the keys it takes.
+			expect([env.ARTIFACTS_S3_BUCKET, env.ARTIFACTS_S3_ACCESS_KEY_ID, env.ARTIFACTS_S3_SECRET_ACCESS_KEY]).toEqual([
+				s3.environment.BUCKET,
+				s3.environment.ROOT_ACCESS_KEY,
+				s3.environment.ROOT_SECRET_KEY,
+			]);
+		}
+		expect(s3.entrypoint.join(" ")).toMatch(/mkdir -p "\/data\/\$BUCKET" && exec versitygw --port :7070 .* posix \/data$/);
 	});
 
 	it("every depends_on names a service of the file", () => {

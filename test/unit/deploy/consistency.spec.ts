@@ -30,7 +30,7 @@ const PER_POD = ["NODE_ID", "SERVICES"];
 
 const rendered = {} as Record<Overlay, K8sObject[]>;
 beforeAll(() => {
-	for (const overlay of ["base", "dev", "production"] as Overlay[]) rendered[overlay] = renderOverlay(overlay);
+	for (const overlay of ["base", "dev", "production", "production-s3"] as Overlay[]) rendered[overlay] = renderOverlay(overlay);
 });
 const image = runtimeImage();
 const compose = loadCompose({});
@@ -94,10 +94,15 @@ describe("configuration ↔ manifests", () => {
 
 	it("the Secret template holds the secrets the issue names", () => {
 		expect(keysOf(rendered.base).secret.sort()).toEqual([
+			"ARTIFACTS_S3_ACCESS_KEY_ID",
+			"ARTIFACTS_S3_BUCKET",
+			"ARTIFACTS_S3_SECRET_ACCESS_KEY",
 			"GITLAB_ROOT_PASSWORD",
 			"GITLAB_ROOT_TOKEN",
 			"INTERNAL_API_SECRET",
 			"MONGO_URI",
+			"REDIS_PASSWORD",
+			"REDIS_SENTINEL_PASSWORD",
 			"SECRETS_KEY",
 			"SMTP_URL",
 		]);
@@ -105,13 +110,13 @@ describe("configuration ↔ manifests", () => {
 
 	it("every overlay keeps every key of the base ConfigMap and Secret", () => {
 		const base = keysOf(rendered.base);
-		for (const overlay of ["dev", "production"] as Overlay[]) {
+		for (const overlay of ["dev", "production", "production-s3"] as Overlay[]) {
 			const k = keysOf(rendered[overlay]);
 			expect([overlay, k.cm.sort(), k.secret.sort()]).toEqual([overlay, base.cm.sort(), base.secret.sort()]);
 		}
 	});
 
-	it.each(["dev", "production"] as Overlay[])("config/ accepts the environment of every Deployment in %s", overlay => {
+	it.each(["dev", "production", "production-s3"] as Overlay[])("config/ accepts the environment of every Deployment in %s", overlay => {
 		for (const d of appDeployments(rendered[overlay])) {
 			const env = deploymentEnv(rendered[overlay], d);
 			expect(() => loadConfig(env)).not.toThrow();

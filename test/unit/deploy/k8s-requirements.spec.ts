@@ -18,7 +18,7 @@ import {
 } from "../../support/deploy-manifests";
 import { slowestDeliveryMs } from "../../../lib/push/channel";
 
-const OVERLAYS: Overlay[] = ["base", "dev", "production"];
+const OVERLAYS: Overlay[] = ["base", "dev", "production", "production-s3"];
 const rendered = {} as Record<Overlay, K8sObject[]>;
 beforeAll(() => {
 	for (const overlay of OVERLAYS) rendered[overlay] = renderOverlay(overlay);
@@ -144,7 +144,14 @@ describe.each(OVERLAYS)("app Deployments (%s)", overlay => {
 		}
 	});
 
-	it("the artifacts volume is ReadWriteMany in a multi-node cluster and mounted at DATA_DIR/artifacts by api and builds only", () => {
+	it("the artifacts volume is ReadWriteMany in a multi-node cluster, mounted at DATA_DIR/artifacts by api and builds only (none with S3)", () => {
+		if (configMap(objects()).ARTIFACTS_STORE === "s3") {
+			// The bucket holds the files: no claim, and every app pod keeps only its scratch emptyDirs.
+			expect(ofKind(objects(), "PersistentVolumeClaim")).toEqual([]);
+			for (const d of appDeployments(objects()))
+				expect([d.metadata.name, (d.spec.template.spec.volumes as any[]).filter(v => !v.emptyDir)]).toEqual([d.metadata.name, []]);
+			return;
+		}
 		const pvc = find(objects(), "PersistentVolumeClaim", "artifacts");
 		// Dev is a single-node cluster, where ReadWriteOnce is shared by every pod on the node.
 		expect(pvc.spec.accessModes).toEqual(overlay === "dev" ? ["ReadWriteOnce"] : ["ReadWriteMany"]);
@@ -353,6 +360,15 @@ describe("overlays", () => {
 		const redisHost = new URL(configMap(objects).CACHER).hostname;
 		expect(ofKind(objects, "Service").map(s => s.metadata.name)).not.toContain(redisHost);
 		expect(ofKind(objects, "Service").map(s => s.metadata.name)).not.toContain(mongo.hostname);
+	});
+
+	it("production-s3 is production with artifacts in a bucket: no shared volume, store and endpoint in the ConfigMap, bucket and keys in the Secret", () => {
+		const s3 = rendered["production-s3"];
+		expect(configMap(s3)).toMatchObject({ ARTIFACTS_STORE: "s3", ARTIFACTS_S3_ENDPOINT: expect.stringMatching(/^https:\/\/[a-z0-9.-]+$/) });
+		expect(configMap(rendered.production).ARTIFACTS_STORE).toBe("filesystem");
+		expect(secret(s3)).toMatchObject({ ARTIFACTS_S3_BUCKET: "gitlab-artifacts", ARTIFACTS_S3_ACCESS_KEY_ID: expect.stringMatching(/./) });
+		const names = (objects: K8sObject[]) => objects.map(o => `${o.kind}/${o.metadata.name}`).sort();
+		expect(names(s3)).toEqual(names(rendered.production).filter(n => n !== "PersistentVolumeClaim/artifacts"));
 	});
 
 	it("put everything in their namespace, with a pinned image in production", () => {

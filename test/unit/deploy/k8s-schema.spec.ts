@@ -8,7 +8,7 @@ import path from "path";
 import { K8S_DIR, ROOT, k8sYamlFiles, kustomize, parseYamlDocuments, renderOverlay, type K8sObject, type Overlay } from "../../support/deploy-manifests";
 import { unknownFieldErrors, validateWithModels } from "../../support/k8s-schema";
 
-const OVERLAYS: Overlay[] = ["base", "dev", "production", "production-keda"];
+const OVERLAYS: Overlay[] = ["base", "dev", "production", "production-keda", "production-s3"];
 const rendered = {} as Record<Overlay, K8sObject[]>;
 
 beforeAll(() => {
@@ -64,7 +64,8 @@ describe.each(OVERLAYS)("kustomize rendering of %s", overlay => {
 			"HorizontalPodAutoscaler",
 			"PodDisruptionBudget",
 			"NetworkPolicy",
-			"PersistentVolumeClaim",
+			// The artifacts volume's claim, but where the bucket holds the files.
+			...(overlay === "production-s3" ? [] : ["PersistentVolumeClaim"]),
 			"StatefulSet",
 		])
 			expect(kinds).toContain(kind);
