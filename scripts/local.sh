@@ -60,18 +60,14 @@ ensure_deps() {
 	(cd "$LOCAL_ROOT" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
-# The internal API's secret of a local start: INTERNAL_API_SECRET when set, otherwise one generated
-# once into DATA_DIR (mode 0600, beside the generated secrets key), so that a second shell reads the
-# same: export INTERNAL_API_SECRET=$(cat data/.internal-api-secret)   (docs/guide.md)
+# The internal API's secret of a local start: INTERNAL_API_SECRET when set, else the one kept in
+# DATA_DIR/.internal-api-secret when that file is there (docs/guide.md makes it, mode 0600, so that a
+# second shell reads the same: export S=$(cat data/.internal-api-secret)). Without either the
+# internal API stays off and answers 404, as its contract says: a start never turns it on by itself.
 local_internal_secret() {
 	[ -n "${INTERNAL_API_SECRET:-}" ] && return 0
 	local file="${DATA_DIR:-./data}/.internal-api-secret"
-	if [ ! -s "$file" ]; then
-		mkdir -p "$(dirname "$file")"
-		(umask 077 && node -e "console.log(require('crypto').randomBytes(32).toString('hex'))" >"$file.$$" && mv -n "$file.$$" "$file")
-		rm -f "$file.$$"
-		say "Generated the internal API's secret into $file (INTERNAL_API_SECRET: export INTERNAL_API_SECRET=\$(cat $file) in another shell)."
-	fi
+	[ -s "$file" ] || return 0
 	INTERNAL_API_SECRET="$(cat "$file")"
 	export INTERNAL_API_SECRET
 }

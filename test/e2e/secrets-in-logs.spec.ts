@@ -1,8 +1,9 @@
 /**
  * No secret in any log line. The newcomer's full start, `npm run start:cluster` itself (every
  * service and worker its own process, each one's output shown with its name), at LOG_LEVEL=debug
- * in JSON lines, with what a first start generates (root's password and token, the internal API's
- * secret, the secrets key) and what a deployment sets (an SMTP password), walked through
+ * in JSON lines, with what a first start generates (root's password and token, the secrets key),
+ * the internal API's secret in the file docs/guide.md makes, and what a deployment sets (an SMTP
+ * password), walked through
  * everything that handles a secret: sign-ins with the right and a wrong password, a new user,
  * integrations with secrets, the internal API, and a push the three workers deliver to real peers
  * (an HTTP task tracker with the integration's API key, an SMTP server that takes the login, IRC).
@@ -39,6 +40,9 @@ const SMTP_USER = "mailer@example.com";
 let peers: PushPeers;
 let command: StartClusterCommand;
 const secrets: Record<string, string> = { ...chosen };
+/** The internal API's secret where docs/guide.md puts it, for the start to read. */
+const INTERNAL_SECRET_FILE = path.join(dataDir, ".internal-api-secret");
+fs.writeFileSync(INTERNAL_SECRET_FILE, crypto.randomBytes(32).toString("hex") + "\n", { mode: 0o600 });
 
 beforeAll(async () => {
 	await requireServers("nats", "redis");
@@ -75,7 +79,7 @@ it("walks everything that handles a secret, with what the start generated", asyn
 	Object.assign(secrets, {
 		"root's private token": rootToken,
 		"root's password": /^Password: (\S+)$/m.exec(credentials)![1],
-		"the internal API's secret": fs.readFileSync(path.join(dataDir, ".internal-api-secret"), "utf8").trim(),
+		"the internal API's secret": fs.readFileSync(INTERNAL_SECRET_FILE, "utf8").trim(),
 		"the secrets key": fs.readFileSync(path.join(dataDir, ".secrets-key"), "utf8").trim(),
 	});
 	expect(rootToken).toMatch(/^[A-Za-z0-9_-]{20}$/);
