@@ -10,7 +10,7 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import { generateToken } from "../../../lib/crypto/tokens";
-import { DATABASE_FILE } from "../../../lib/store/sqlite/connection";
+import { DATABASE_FILE } from "../../../lib/store/sqlite/store-files";
 import { createProject } from "../../support/fixtures";
 import { client, waitFor } from "../../support/http";
 import { freePort, healthReady, launch, runnerArgs, SERVICE_DIR, stopProcess, waitUntilReady, type ManagedProcess } from "../../support/processes";
