@@ -42,6 +42,16 @@ export function createStoreTables(db: DatabaseSync): void {
 	if (version < LAYOUT_VERSION) db.exec(`PRAGMA user_version = ${LAYOUT_VERSION}`);
 }
 
+/** One of the store's own facts (`_store`), or null. */
+export function storeValue(db: DatabaseSync, key: string): string | null {
+	return (db.prepare(`SELECT value FROM ${STORE_TABLE} WHERE key = ?`).get(key) as { value: string } | undefined)?.value ?? null;
+}
+
+/** Sets one of the store's own facts (in the caller's transaction, if any). */
+export function setStoreValue(db: DatabaseSync, key: string, value: string): void {
+	db.prepare(`INSERT INTO ${STORE_TABLE} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(key, value);
+}
+
 /**
  * Records a writer's start (and the store's creation, the first time) in a transaction synced to
  * the disk: a store that cannot take a write fails here, at the start.
@@ -49,9 +59,8 @@ export function createStoreTables(db: DatabaseSync): void {
 export function recordStart(db: DatabaseSync, at: string): void {
 	db.exec("BEGIN IMMEDIATE");
 	try {
-		const set = db.prepare(`INSERT INTO ${STORE_TABLE} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
-		db.prepare(`INSERT INTO ${STORE_TABLE} (key, value) VALUES ('created', ?) ON CONFLICT (key) DO NOTHING`).run(at);
-		set.run("started", at);
+		if (storeValue(db, "created") === null) setStoreValue(db, "created", at);
+		setStoreValue(db, "started", at);
 		db.exec("COMMIT");
 	} catch (err) {
 		if (db.isTransaction) db.exec("ROLLBACK");
@@ -60,9 +69,7 @@ export function recordStart(db: DatabaseSync, at: string): void {
 }
 
 /** When the store was created (or first started by a version that records it). */
-export function storeCreated(db: DatabaseSync): string {
-	return (db.prepare(`SELECT value FROM ${STORE_TABLE} WHERE key = 'created'`).get() as { value: string } | undefined)?.value ?? "an unknown date";
-}
+export const storeCreated = (db: DatabaseSync): string => storeValue(db, "created") ?? "an unknown date";
 
 /** The store's own tables and the counts derived from collections: everything in the file that is not a collection. */
 export const isCollectionTable = (name: string) => !name.startsWith("_") && !name.endsWith("__counts") && !name.startsWith("sqlite_");

@@ -70,7 +70,9 @@ export function syncDirectory(dir: string): void {
 export function writeMarker(dataDir: string, created: string): void {
 	const text = JSON.stringify({
 		created,
-		note: `A store was created in this directory: ${DATABASE_FILE} missing or empty beside this file is data lost, and the store will not start over it (${RECOVERY}).`,
+		note:
+			`A store was created in this directory: ${DATABASE_FILE} missing or empty beside this file is data lost, ` +
+			`and the store will not start over it (${RECOVERY}).`,
 	});
 	writeFileAtomically(path.join(dataDir, MARKER_FILE), `${text}\n`);
 }

@@ -47,11 +47,13 @@ export function startFault(dataDir: string, err: unknown): StoreStartError {
 	}
 	if (code === SQLITE.FULL || code === SQLITE.IOERR)
 		return new StoreStartError(
-			`${file} cannot be written (${message}): the disk of DATA_DIR is full or failing; free space or fix the volume and start again (docs/operations.md#start-up-faults)`,
+			`${file} cannot be written (${message}): the disk of DATA_DIR is full or failing; ` +
+				`free space or fix the volume and start again (docs/operations.md#start-up-faults)`,
 		);
 	if (code === SQLITE.BUSY || code === SQLITE.LOCKED)
 		return new StoreStartError(
-			`${file} stayed locked by another process for ${START_WAIT_MS / 1000} s (${message}): another program holds the store (a restore, a copy, sqlite3); let it finish and start again`,
+			`${file} stayed locked by another process for ${START_WAIT_MS / 1000} s (${message}): ` +
+				`another program holds the store (a restore, a copy, sqlite3); let it finish and start again`,
 		);
 	return new StoreStartError(`${file} cannot be opened as the store (${message})`);
 }
@@ -61,7 +63,7 @@ export function damaged(dataDir: string, what: string): StoreStartError {
 	const file = path.join(dataDir, DATABASE_FILE);
 	return new StoreStartError(
 		`${file} is damaged (${what}): the service will not serve from it. To recover, restore the last backup (npm run restore -- <backup dir>), ` +
-			`or rebuild the file from what SQLite can still read with its .recover command (docs/operations.md#damaged-store)`,
+			`or recover what SQLite can still read of it into a new directory (npm run recover-store -- <new dir>; docs/operations.md#damaged-store)`,
 	);
 }
 
@@ -71,7 +73,7 @@ function checkOpened(conn: Connection, dataDir: string): void {
 	const marker = readMarker(dataDir);
 	const holdsStore = !!conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_ids'").get();
 	if (marker && !holdsStore) throw storeGone(dataDir, marker, "holds no store");
-	const problems = checkIntegrity(conn.db, path.join(dataDir, DATABASE_FILE));
+	const problems = checkIntegrity(conn.db);
 	if (problems.length) throw damaged(dataDir, `SQLite's integrity check: ${problems.slice(0, 3).join("; ")}`);
 	createStoreTables(conn.db);
 	recordStart(conn.db, new Date().toISOString());

@@ -47,10 +47,14 @@ it("while running, checkpoints the log into the database file: the file alone ho
 	const dir = fresh();
 	const c = await open(dir);
 	const answered = await Promise.all(Array.from({ length: 50 }, (_, i) => c.insert({ title: `t${i}` })));
-	const alone = await waitFor("the database file alone to hold every write", () => {
-		const docs = databaseFileAlone(dir, "things");
-		return docs.length === answered.length && docs;
-	}, 15000);
+	const alone = await waitFor(
+		"the database file alone to hold every write",
+		() => {
+			const docs = databaseFileAlone(dir, "things");
+			return docs.length === answered.length && docs;
+		},
+		15000,
+	);
 	expect(titles(alone)).toEqual(titles(answered));
 	// The log is still there, in use: this was a checkpoint while running, not a close.
 	expect(fs.existsSync(path.join(dir, WAL_FILE))).toBe(true);
@@ -63,7 +67,8 @@ it("a log lost after a crash: the start stops naming it, and goes on with the da
 	await expect(open(image)).rejects.toThrow(
 		`${path.join(image, WAL_FILE)} is missing while ${SHM_FILE} shows the store was not closed cleanly: the writes since its last checkpoint ` +
 			`(at most about a second of them) were in that file. Put it back if a copy exists; otherwise restore the last backup ` +
-			`(npm run restore -- <backup dir>), or, to go on with what ${DATABASE_FILE} holds, delete ${SHM_FILE} and start again (docs/operations.md#damaged-store)`,
+			`(npm run restore -- <backup dir>), or, to go on with what ${DATABASE_FILE} holds, delete ${SHM_FILE} and start again ` +
+			"(docs/operations.md#damaged-store)",
 	);
 	// Nothing was changed by the refusal: the same start refuses again.
 	await expect(open(image)).rejects.toThrow("is missing while");

@@ -32,7 +32,8 @@ const volume = (mode: "ro" | "rw") => {
 	return v;
 };
 const refusal = (dataDir: string, why: string) =>
-	`DATA_DIR=${dataDir} ${why}: the embedded store and the secrets key are kept there; point DATA_DIR at a writable directory with free space, or fix this one (docs/operations.md#start-up-faults)`;
+	`DATA_DIR=${dataDir} ${why}: the embedded store and the secrets key are kept there; ` +
+	"point DATA_DIR at a writable directory with free space, or fix this one (docs/operations.md#start-up-faults)";
 const READ_ONLY = "(EROFS: it is on a read-only file system)";
 
 it("makes a missing DATA_DIR, shares one store among collections, and closes it after the last one", async () => {
@@ -79,5 +80,7 @@ it("a DATA_DIR that cannot be made stops the start with a message naming it", as
 	const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "glv3-store-")), "file");
 	fs.writeFileSync(file, "");
 	await expect(open(file)).rejects.toThrow(refusal(file, "is a file, not a directory (ENOTDIR: a file stands where a directory should be)"));
-	await expect(open(path.join(file, "data"))).rejects.toThrow(refusal(path.join(file, "data"), "cannot be created (ENOTDIR: a file stands where a directory should be)"));
+	await expect(open(path.join(file, "data"))).rejects.toThrow(
+		refusal(path.join(file, "data"), "cannot be created (ENOTDIR: a file stands where a directory should be)"),
+	);
 });

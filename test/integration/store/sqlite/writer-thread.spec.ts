@@ -3,7 +3,8 @@
  * together share a transaction, each one undone alone when refused; and on a real volume that
  * fills up, a write that cannot be stored is answered 503 and kept nowhere, every answered one
  * is kept, reads go on, writes are taken again once there is room, without a restart, and the
- * directory starts again once there is room (not before: a store that cannot take a write does not start) (docs/architecture.md#embedded-store). A read-only DATA_DIR at start-up
+ * directory starts again once there is room (not before: a store that cannot take a write does
+ * not start) (docs/architecture.md#embedded-store). A read-only DATA_DIR at start-up
  * is in store.spec.ts (a volume in use cannot be remounted read-only).
  */
 import fs from "fs";
@@ -53,7 +54,7 @@ it("writes sent together are committed together, a refused one undone alone", as
 	fs.rmSync(dir, { recursive: true, force: true });
 });
 
-it("a full volume: writes answered 503 and kept nowhere, answered ones kept, reads go on, writes resume once there is room, the directory starts once there is room", async () => {
+it("a full volume: writes answered 503 and kept nowhere, answered ones kept, reads go on, writes resume and the directory starts with room", async () => {
 	const volume = mountTmpfs(4 * 1024 * 1024);
 	volumes.push(volume);
 	const ballast = path.join(volume.dir, "ballast");
