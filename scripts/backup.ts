@@ -6,6 +6,7 @@
 import path from "path";
 import { config } from "../config";
 import { backupDataDir } from "../lib/store/backup/backup";
+import { runOperatorCommand } from "./operator-command";
 
 function main(): void {
 	const [target, ...rest] = process.argv.slice(2);
@@ -27,11 +28,4 @@ function main(): void {
 	console.log(`Restore it with: npm run restore -- ${dir}`);
 }
 
-if (require.main === module) {
-	try {
-		main();
-	} catch (err) {
-		console.error(`backup: ${err instanceof Error ? err.message : String(err)}`);
-		process.exit(1);
-	}
-}
+if (require.main === module) runOperatorCommand("backup", main);

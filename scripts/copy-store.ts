@@ -12,6 +12,7 @@ import { config } from "../config";
 import { copyStore, type StoreSide } from "../lib/store/copy/copy-store";
 import { mongoSide } from "../lib/store/copy/mongo-side";
 import { sqliteSide } from "../lib/store/copy/sqlite-side";
+import { runOperatorCommand } from "./operator-command";
 
 const USAGE = "usage: npm run copy-store -- --to <mongodb://host/db> | --from <mongodb://host/db> [--force]";
 
@@ -65,12 +66,4 @@ async function main(): Promise<number> {
 	}
 }
 
-if (require.main === module) {
-	main().then(
-		code => process.exit(code),
-		(err: unknown) => {
-			console.error(`copy-store: ${err instanceof Error ? err.message : String(err)}`);
-			process.exit(1);
-		},
-	);
-}
+if (require.main === module) runOperatorCommand("copy-store", main);

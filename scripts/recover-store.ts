@@ -6,6 +6,7 @@
 import path from "path";
 import { config } from "../config";
 import { salvageStore } from "../lib/store/sqlite/salvage";
+import { runOperatorCommand } from "./operator-command";
 
 function main(): void {
 	const [target, ...rest] = process.argv.slice(2);
@@ -19,11 +20,4 @@ function main(): void {
 	console.log(`Start the service on it: DATA_DIR=${dir} npm start (or move it in place of DATA_DIR).`);
 }
 
-if (require.main === module) {
-	try {
-		main();
-	} catch (err) {
-		console.error(`recover-store: ${err instanceof Error ? err.message : String(err)}`);
-		process.exit(1);
-	}
-}
+if (require.main === module) runOperatorCommand("recover-store", main);

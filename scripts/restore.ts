@@ -7,6 +7,7 @@
 import path from "path";
 import { config } from "../config";
 import { restoreDataDir } from "../lib/store/backup/restore";
+import { runOperatorCommand } from "./operator-command";
 
 function main(): void {
 	const args = process.argv.slice(2);
@@ -24,11 +25,4 @@ function main(): void {
 	console.log(`The secrets key: ${manifest.secretsKey}. Start the service as before (npm start).`);
 }
 
-if (require.main === module) {
-	try {
-		main();
-	} catch (err) {
-		console.error(`restore: ${err instanceof Error ? err.message : String(err)}`);
-		process.exit(1);
-	}
-}
+if (require.main === module) runOperatorCommand("restore", main);

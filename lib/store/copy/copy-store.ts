@@ -50,7 +50,7 @@ export interface StoreSide {
 	close(): Promise<void>;
 }
 
-export class CopyRefused extends Error {
+class CopyRefused extends Error {
 	constructor(message: string) {
 		super(message);
 		this.name = "CopyRefused";

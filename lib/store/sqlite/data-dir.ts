@@ -31,7 +31,7 @@ const REASONS: Record<string, string> = {
 	EIO: "its disk fails to read or write",
 };
 
-export function dataDirFault(dataDir: string, what: string, err: unknown): StoreStartError {
+function dataDirFault(dataDir: string, what: string, err: unknown): StoreStartError {
 	const e = err as NodeJS.ErrnoException;
 	const code = e.code ?? e.message;
 	const reason = REASONS[e.code ?? ""];

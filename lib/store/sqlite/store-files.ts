@@ -101,7 +101,7 @@ const WAL_HEADER_BYTES = 32;
  * Whether a WAL header checks out: its magic number, and the checksum of its first 24 bytes in
  * the byte order the magic says (https://sqlite.org/fileformat2.html#walformat).
  */
-export function walHeaderValid(header: Buffer): boolean {
+function walHeaderValid(header: Buffer): boolean {
 	if (header.length < WAL_HEADER_BYTES) return false;
 	const magic = header.readUInt32BE(0);
 	if (!WAL_MAGIC.includes(magic)) return false;

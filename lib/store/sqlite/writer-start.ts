@@ -59,7 +59,7 @@ export function startFault(dataDir: string, err: unknown): StoreStartError {
 }
 
 /** A damaged database file: restore it, or recover what SQLite can still read. */
-export function damaged(dataDir: string, what: string): StoreStartError {
+function damaged(dataDir: string, what: string): StoreStartError {
 	const file = path.join(dataDir, DATABASE_FILE);
 	return new StoreStartError(
 		`${file} is damaged (${what}): the service will not serve from it. To recover, restore the last backup (npm run restore -- <backup dir>), ` +

@@ -23,7 +23,7 @@ export type ThreadMessage = { started: true } | { startFailed: Failure } | { rep
  * writer waits for it), so that the file alone holds every write but those of the last moments:
  * what a lost write-ahead log can cost (docs/operations.md#damaged-store).
  */
-export const CHECKPOINT_AFTER_MS = 1000;
+const CHECKPOINT_AFTER_MS = 1000;
 
 /** Requests in one transaction at most (more wait for the next). */
 const MAX_BATCH = 2000;

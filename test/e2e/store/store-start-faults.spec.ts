@@ -18,12 +18,13 @@ import { DatabaseSync } from "node:sqlite";
 import { generateToken } from "../../../lib/crypto/tokens";
 import { MARKER_FILE, SHM_FILE, WAL_FILE } from "../../../lib/store/sqlite/store-files";
 import { createProject } from "../../support/fixtures";
-import { answers200, freePort, healthReady, launch, runnerArgs, SERVICE_DIR, stopProcess, waitUntilReady, type ManagedProcess } from "../../support/processes";
+import { allInOneEnv, answers200, freePort, healthReady, launch, runnerArgs, stopProcess, waitUntilReady, type ManagedProcess } from "../../support/processes";
 import { client, type Client } from "../../support/http";
 import { npmRun } from "../../support/operator";
 import { mountTmpfs, type Volume } from "../../support/volumes";
 
 const rootToken = generateToken();
+const SECRETS_KEY = "start-faults-secrets-key-0123";
 const volumes: Volume[] = [];
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-start-faults-"));
 afterAll(() => {
@@ -43,17 +44,7 @@ interface Started {
 async function launchAio(dataDir: string, opts: { prefix?: string[] } = {}): Promise<Started> {
 	const [port, health, metrics] = [await freePort(), await freePort(), await freePort()];
 	const env = {
-		PATH: process.env.PATH ?? "",
-		NODE_ENV: "production",
-		SERVICEDIR: SERVICE_DIR,
-		SERVICES: "",
-		DATA_DIR: dataDir,
-		PORT: String(port),
-		HEALTH_PORT: String(health),
-		METRICS_PORT: String(metrics),
-		GITLAB_ROOT_TOKEN: rootToken,
-		GITLAB_ROOT_PASSWORD: "root-password-123",
-		SECRETS_KEY: "start-faults-secrets-key-0123",
+		...allInOneEnv({ dataDir, port, healthPort: health, metricsPort: metrics, rootToken, secretsKey: SECRETS_KEY }),
 		LOG_LEVEL: "info",
 		LOG_FORMAT: "text",
 	};
@@ -239,7 +230,7 @@ describe("a store that cannot take writes, or was damaged or lost, stops the sta
 		);
 
 		const recovered = path.join(scratch, `recovered-${path.basename(dir)}`);
-		const recovery = await npmRun("recover-store", [recovered], { DATA_DIR: dir, SECRETS_KEY: "start-faults-secrets-key-0123" });
+		const recovery = await npmRun("recover-store", [recovered], { DATA_DIR: dir, SECRETS_KEY });
 		expect(recovery.code).toBe(0);
 		expect(recovery.stdout).toMatch(/^ {2}labels: \d+ documents; lost: the documents with ids after \d+ and before \d+$/m);
 		const lostCount = labels.length - Number(/^ {2}labels: (\d+) documents/m.exec(recovery.stdout)![1]);
