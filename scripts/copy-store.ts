@@ -26,7 +26,7 @@ async function main(): Promise<number> {
 	let source: StoreSide | undefined;
 	let target: StoreSide | undefined;
 	try {
-		const embedded = sqliteSide(config.dataDir, purpose);
+		const embedded = sqliteSide(config.dataDir, purpose, toMongo ? "source" : "target");
 		const mongo = await mongoSide(rest[1]).catch(async (err: unknown) => {
 			await embedded.close();
 			throw err;

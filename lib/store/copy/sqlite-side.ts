@@ -19,10 +19,13 @@ import type { CopyRecord, StoreSide } from "./copy-store";
 
 const COPY_KEY = "copy";
 
-/** Opens (and makes, as a start would, when missing) the store in dataDir, for this program alone. */
-function hold(dataDir: string, purpose: string): ExclusiveStore {
+/** Opens the store in dataDir for this program alone; a target's is made, as a start would, when missing. */
+function hold(dataDir: string, purpose: string, role: "source" | "target"): ExclusiveStore {
 	prepareDataDir(dataDir);
-	if (!fs.existsSync(path.join(dataDir, DATABASE_FILE))) openForWriting(dataDir).close();
+	if (!fs.existsSync(path.join(dataDir, DATABASE_FILE))) {
+		if (role === "source") throw new Error(`${path.join(dataDir, DATABASE_FILE)} does not exist: DATA_DIR=${dataDir} holds no store to copy`);
+		openForWriting(dataDir).close();
+	}
 	return holdExclusively(dataDir, purpose)!;
 }
 
@@ -37,8 +40,8 @@ function inTransaction(db: DatabaseSync, run: () => void): void {
 	}
 }
 
-export function sqliteSide(dataDir: string, purpose: string): StoreSide {
-	let store = hold(dataDir, purpose);
+export function sqliteSide(dataDir: string, purpose: string, role: "source" | "target"): StoreSide {
+	let store = hold(dataDir, purpose, role);
 	const db = () => store.db;
 	const tables = () =>
 		(db().prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[])
@@ -92,7 +95,7 @@ export function sqliteSide(dataDir: string, purpose: string): StoreSide {
 			fs.mkdirSync(aside);
 			for (const name of [DATABASE_FILE, MARKER_FILE]) fs.renameSync(path.join(dataDir, name), path.join(aside, name));
 			syncDirectory(dataDir);
-			store = hold(dataDir, purpose);
+			store = hold(dataDir, purpose, role);
 			return Promise.resolve();
 		},
 		highestId: name => Promise.resolve(highestId(name)),
