@@ -1,10 +1,12 @@
 /**
  * `this.secretsKey`: the key for secrets at rest (lib/crypto/secrets-key.ts), resolved and checked
- * against DATA_DIR once per process, whichever services of it need it.
+ * against DATA_DIR once per process, whichever services of it need it, once DATA_DIR itself
+ * passed the store's check (lib/store/sqlite/data-dir.ts).
  */
 import type { ServiceSchema } from "moleculer";
 import { config } from "../config";
 import { resolveSecretsKey, verifySecretsKeyInStore, type KeyCheckStore } from "../lib/crypto/secrets-key";
+import { prepareDataDir } from "../lib/store/sqlite/data-dir";
 
 export interface SecretsVars {
 	secretsKey: Buffer;
@@ -12,8 +14,11 @@ export interface SecretsVars {
 
 let resolved: Buffer | null = null;
 
+/** DATA_DIR is checked first: a fault of it is the store's one-line message, not the key file's stack trace. */
 function processSecretsKey(): Buffer {
-	return (resolved ??= resolveSecretsKey(config.secretsKey, config.dataDir).key);
+	if (resolved) return resolved;
+	prepareDataDir(config.dataDir);
+	return (resolved = resolveSecretsKey(config.secretsKey, config.dataDir).key);
 }
 
 export function SecretsMixin(): Partial<ServiceSchema> {

@@ -6,6 +6,7 @@
  */
 import { dataDirOf } from "../config/data-dir";
 import { generatedSecretsKey } from "../lib/crypto/secrets-key";
+import { prepareDataDir } from "../lib/store/sqlite/data-dir";
 
 type Env = Record<string, string | undefined>;
 
@@ -17,8 +18,19 @@ export function withLocalDefaults(callerEnv: Env): Record<string, string> {
 	for (const [k, v] of Object.entries(callerEnv)) if (v !== undefined) env[k] = v;
 	for (const [k, v] of Object.entries(LOCAL_DEFAULTS)) if (!env[k]) env[k] = v;
 	// A cluster needs one key on every node; locally that is the key `npm start` generated in DATA_DIR.
-	if (!env.SECRETS_KEY) env.SECRETS_KEY = generatedSecretsKey(dataDirOf(env));
+	// DATA_DIR is checked first, as npm start checks it: a fault of it is the store's one line.
+	if (!env.SECRETS_KEY) {
+		const dataDir = dataDirOf(env);
+		prepareDataDir(dataDir);
+		env.SECRETS_KEY = generatedSecretsKey(dataDir);
+	}
 	return env;
 }
 
-Object.assign(process.env, withLocalDefaults(process.env));
+try {
+	Object.assign(process.env, withLocalDefaults(process.env));
+} catch (err) {
+	// Before anything builds or starts, in the words start-cluster's own failures use.
+	console.error(`start:cluster failed: ${(err as Error).message}`);
+	process.exit(1);
+}

@@ -105,3 +105,27 @@ export class IdClaims {
 		throw new Error(`ids of ${this.counter}: the claims kept being taken by other writers`);
 	}
 }
+
+/**
+ * The highest id handed out of each counter that has claims (a copy's source, ../copy/mongo-side.ts):
+ * the newest claim's last id.
+ */
+export async function claimedThrough(conn: mongoose.Connection): Promise<Record<string, number>> {
+	const highest: Record<string, number> = {};
+	for (const claim of await claimsModel(conn).find({}).lean()) highest[claim.counter] = Math.max(highest[claim.counter] ?? 0, claim.last);
+	return highest;
+}
+
+/**
+ * Records that every id of `counter` up to `last` was handed out (a copy into MongoDB carries the
+ * embedded store's counters): one claim of the range after the newest claim, or after
+ * `highestStored`, through `last`, as a process claiming that many ids would insert. Nothing
+ * when the counter is already there.
+ */
+export async function claimThrough(conn: mongoose.Connection, counter: string, last: number, highestStored: number): Promise<void> {
+	const claims = claimsModel(conn);
+	const newest = await claims.findOne({ counter }).sort({ last: -1 }).lean();
+	const first = (newest ? newest.last : highestStored) + 1;
+	if (first > last) return;
+	await claims.insertMany([{ _id: `${counter}:${first}`, counter, first, last }], { lean: true });
+}

@@ -166,3 +166,21 @@ it("stops at once, naming NATS and its address, when NATS is not reachable", asy
 	expect(said).not.toContain("Starting ");
 	expect(said).not.toMatch(/CONNECTION_REFUSED|ECONNREFUSED/);
 }, 120000);
+
+it("stops at once with the store's one line when DATA_DIR cannot hold the data (a regular file)", async () => {
+	const notADirectory = path.join(dataDir, "not-a-directory");
+	fs.writeFileSync(notADirectory, "a file");
+	const run = spawn("npm", ["run", "start:cluster"], {
+		cwd: ROOT,
+		stdio: ["ignore", "pipe", "pipe"],
+		env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? os.tmpdir(), DATA_DIR: notADirectory, TRANSPORTER: NATS_URL, CACHER: REDIS_URL },
+	});
+	let said = "";
+	run.stdout.on("data", chunk => (said += chunk));
+	run.stderr.on("data", chunk => (said += chunk));
+	const code = await new Promise<number | null>(resolve => run.once("exit", resolve));
+	expect(code).toBe(1);
+	expect(said).toContain(`start:cluster failed: DATA_DIR=${notADirectory} is a file, not a directory (ENOTDIR: a file stands where a directory should be)`);
+	expect(said).not.toMatch(/^\s+at /m);
+	expect(said).not.toContain("Starting ");
+}, 120000);

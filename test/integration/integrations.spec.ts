@@ -9,7 +9,7 @@ import { config } from "../../config";
 import { decryptSecret, isEncrypted } from "../../lib/crypto/secrets";
 import { resolveSecretsKey } from "../../lib/crypto/secrets-key";
 import { CATALOGUE, fieldsOf, findIntegration, isRequired, isSecret } from "../../lib/integrations/catalogue";
-import { DATABASE_FILE } from "../../lib/store/sqlite/connection";
+import { DATABASE_FILE } from "../../lib/store/sqlite/store-files";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
 import IntegrationsService from "../../services/integrations.service";

@@ -179,6 +179,26 @@ export interface ServiceProcessOptions {
 	detached?: boolean;
 }
 
+/**
+ * The environment of one all-in-one process (`npm start`'s shape: every service, no transporter)
+ * on `dataDir`, for tests that launch it themselves (under strace, without root's privileges).
+ */
+export function allInOneEnv(opts: { dataDir: string; port: number; healthPort: number; metricsPort: number; rootToken: string; secretsKey: string }) {
+	return {
+		PATH: process.env.PATH ?? "",
+		NODE_ENV: "production",
+		SERVICEDIR: SERVICE_DIR,
+		SERVICES: "",
+		DATA_DIR: opts.dataDir,
+		PORT: String(opts.port),
+		HEALTH_PORT: String(opts.healthPort),
+		METRICS_PORT: String(opts.metricsPort),
+		GITLAB_ROOT_TOKEN: opts.rootToken,
+		GITLAB_ROOT_PASSWORD: "root-password-123",
+		SECRETS_KEY: opts.secretsKey,
+	};
+}
+
 /** node arguments that run moleculer-runner on the compiled config, as the image does. */
 export const runnerArgs = () => [RUNNER, "--config", BROKER_CONFIG];
 

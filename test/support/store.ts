@@ -1,9 +1,13 @@
-/** The store as data, to prove that a request changed nothing (or something). */
+/**
+ * The store as data, to prove that a request changed nothing (or something); and its files as a
+ * crash leaves them, or as a copy of the database file alone would.
+ */
 import crypto from "crypto";
 import fs from "fs";
+import os from "os";
 import path from "path";
 import { DatabaseSync } from "node:sqlite";
-import { DATABASE_FILE } from "../../lib/store/sqlite/connection";
+import { DATABASE_FILE } from "../../lib/store/sqlite/store-files";
 
 /** Every collection's documents in the embedded store, in id order (read-only, beside the running service). */
 function storeText(file: string): string {
@@ -44,4 +48,30 @@ export function storeDigest(dataDir: string): string {
 	};
 	walk(dataDir);
 	return hash.digest("hex");
+}
+
+/**
+ * A copy of DATA_DIR's files taken while the store has them open (database, write-ahead log,
+ * index): what a kill -9 or a power loss leaves on the disk, in a new directory.
+ */
+export function crashImage(dataDir: string): string {
+	const image = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-crash-image-"));
+	fs.cpSync(dataDir, image, { recursive: true });
+	return image;
+}
+
+/** A collection's documents as the database file alone holds them (copied without its log), in id order. */
+export function databaseFileAlone(dataDir: string, collection: string): Record<string, unknown>[] {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-file-alone-"));
+	const copy = path.join(dir, DATABASE_FILE);
+	fs.copyFileSync(path.join(dataDir, DATABASE_FILE), copy);
+	const db = new DatabaseSync(copy);
+	try {
+		const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(collection);
+		if (!table) return [];
+		return (db.prepare(`SELECT doc FROM "${collection}" ORDER BY id`).all() as { doc: string }[]).map(r => JSON.parse(r.doc) as Record<string, unknown>);
+	} finally {
+		db.close();
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
 }

@@ -7,9 +7,6 @@
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { REGEXP_FUNCTION, regexpTester } from "./query";
 
-/** The database file in DATA_DIR; its `-wal` and `-shm` files sit beside it. */
-export const DATABASE_FILE = "store.sqlite";
-
 /** How long a writer waits for another process's write transaction before answering 503. */
 const WRITER_BUSY_TIMEOUT_MS = 10000;
 /**
@@ -21,12 +18,24 @@ const READER_BUSY_TIMEOUT_MS = 250;
 const STATEMENTS_KEPT = 500;
 
 /** SQLite's primary result codes this layer tells apart (an error's `errcode & 0xff`). */
-const SQLITE = { BUSY: 5, LOCKED: 6, NOMEM: 7, READONLY: 8, IOERR: 10, CORRUPT: 11, FULL: 13, CANTOPEN: 14, PROTOCOL: 15, CONSTRAINT: 19 } as const;
+export const SQLITE = {
+	BUSY: 5,
+	LOCKED: 6,
+	NOMEM: 7,
+	READONLY: 8,
+	IOERR: 10,
+	CORRUPT: 11,
+	FULL: 13,
+	CANTOPEN: 14,
+	PROTOCOL: 15,
+	CONSTRAINT: 19,
+	NOTADB: 26,
+} as const;
 /** The extended codes of a unique index and of a repeated id. */
 const UNIQUE_CODES = new Set([2067, 1555]);
 
 /** The SQLite result code of an error thrown by node:sqlite, if it is one. */
-function sqliteCode(err: unknown): number | undefined {
+export function sqliteCode(err: unknown): number | undefined {
 	const e = err as { code?: string; errcode?: number } | null;
 	return e?.code === "ERR_SQLITE_ERROR" && typeof e.errcode === "number" ? e.errcode : undefined;
 }

@@ -39,20 +39,31 @@ export interface NedbImportResult {
 	earlier: boolean;
 }
 
-const CHUNK = 1 << 20;
+/** Bytes read at a time. */
+export const NEDB_READ_CHUNK_BYTES = 1 << 20;
+const NEWLINE = 0x0a;
 
-/** Every line of a file, read in chunks (the file may be larger than memory should hold). */
+/**
+ * Every line of a file, read in chunks (the file may be larger than memory should hold). Lines are
+ * cut on the newline byte and only then decoded: a newline byte never occurs inside a UTF-8
+ * character, while a chunk boundary may cut one (decoding chunks apart turned its bytes into U+FFFD).
+ */
 function* lines(file: string): Generator<string> {
 	const fd = fs.openSync(file, "r");
 	try {
-		const buf = Buffer.alloc(CHUNK);
-		let rest = "";
-		for (let n; (n = fs.readSync(fd, buf, 0, CHUNK, null)) > 0;) {
-			const parts = (rest + buf.toString("utf8", 0, n)).split("\n");
-			rest = parts.pop()!;
-			yield* parts;
+		const buf = Buffer.alloc(NEDB_READ_CHUNK_BYTES);
+		/** The bytes of the line that the previous chunks began. */
+		let rest: Buffer[] = [];
+		for (let n; (n = fs.readSync(fd, buf, 0, NEDB_READ_CHUNK_BYTES, null)) > 0;) {
+			const chunk = buf.subarray(0, n);
+			let start = 0;
+			for (let end; (end = chunk.indexOf(NEWLINE, start)) !== -1; start = end + 1) {
+				yield Buffer.concat([...rest, chunk.subarray(start, end)]).toString("utf8");
+				rest = [];
+			}
+			if (start < n) rest.push(Buffer.from(chunk.subarray(start)));
 		}
-		if (rest) yield rest;
+		if (rest.length) yield Buffer.concat(rest).toString("utf8");
 	} finally {
 		fs.closeSync(fd);
 	}

@@ -15,6 +15,8 @@ import { fieldSql } from "./query";
 /** Ids handed out per collection (never reused), and the NeDB files imported (./nedb-import.ts). */
 export const IDS_TABLE = "_ids";
 export const IMPORTS_TABLE = "_imports";
+/** The store's own facts: when it was created, when a writer last started on it. */
+const STORE_TABLE = "_store";
 /** The layout of the database file, in `PRAGMA user_version`. */
 const LAYOUT_VERSION = 1;
 
@@ -33,11 +35,44 @@ export function createStoreTables(db: DatabaseSync): void {
 	db.exec(`CREATE TABLE IF NOT EXISTS ${IDS_TABLE} (name TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 		CREATE TABLE IF NOT EXISTS ${IMPORTS_TABLE} (
 			collection TEXT PRIMARY KEY, file TEXT NOT NULL, documents INTEGER NOT NULL, at TEXT NOT NULL
-		) WITHOUT ROWID;`);
+		) WITHOUT ROWID;
+		CREATE TABLE IF NOT EXISTS ${STORE_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`);
 	const version = (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version;
 	if (version > LAYOUT_VERSION) throw new Error(`the database was written by a newer version (layout ${version}; this one knows ${LAYOUT_VERSION})`);
 	if (version < LAYOUT_VERSION) db.exec(`PRAGMA user_version = ${LAYOUT_VERSION}`);
 }
+
+/** One of the store's own facts (`_store`), or null. */
+export function storeValue(db: DatabaseSync, key: string): string | null {
+	return (db.prepare(`SELECT value FROM ${STORE_TABLE} WHERE key = ?`).get(key) as { value: string } | undefined)?.value ?? null;
+}
+
+/** Sets one of the store's own facts (in the caller's transaction, if any). */
+export function setStoreValue(db: DatabaseSync, key: string, value: string): void {
+	db.prepare(`INSERT INTO ${STORE_TABLE} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(key, value);
+}
+
+/**
+ * Records a writer's start (and the store's creation, the first time) in a transaction synced to
+ * the disk: a store that cannot take a write fails here, at the start.
+ */
+export function recordStart(db: DatabaseSync, at: string): void {
+	db.exec("BEGIN IMMEDIATE");
+	try {
+		if (storeValue(db, "created") === null) setStoreValue(db, "created", at);
+		setStoreValue(db, "started", at);
+		db.exec("COMMIT");
+	} catch (err) {
+		if (db.isTransaction) db.exec("ROLLBACK");
+		throw err;
+	}
+}
+
+/** When the store was created (or first started by a version that records it). */
+export const storeCreated = (db: DatabaseSync): string => storeValue(db, "created") ?? "an unknown date";
+
+/** The store's own tables and the counts derived from collections: everything in the file that is not a collection. */
+export const isCollectionTable = (name: string) => !name.startsWith("_") && !name.endsWith("__counts") && !name.startsWith("sqlite_");
 
 function indexName(collection: string, ix: IndexSpec): string {
 	const fields = Object.entries(ix.fields).map(([f, dir]) => `${f}:${dir}`);

@@ -3,14 +3,17 @@
  * of every service in the process: the writer thread and the read connection, opened by the
  * first collection that connects and closed after the last one disconnects. Other processes on
  * the same DATA_DIR open their own, and SQLite's locks keep them apart
- * (docs/architecture.md#embedded-store). A DATA_DIR that cannot be made, written or opened stops
- * the start with a message naming it.
+ * (docs/architecture.md#embedded-store). A DATA_DIR that cannot be made or written, or a store
+ * that is damaged, gone or cannot take writes, stops the start with a message naming the file
+ * (./data-dir.ts, ./writer-start.ts). After a clean stop the database file alone holds every record.
  */
-import fs from "fs";
 import path from "path";
 import type { Logger } from "moleculer";
-import { DATABASE_FILE, openConnection, type Connection } from "./connection";
-import { StoreStartError, Writer } from "./writer";
+import { openConnection, type Connection } from "./connection";
+import { prepareDataDir } from "./data-dir";
+import { DATABASE_FILE } from "./store-files";
+import { startFault } from "./writer-start";
+import { Writer } from "./writer";
 
 export interface SqliteStore {
 	readonly dataDir: string;
@@ -26,50 +29,22 @@ interface Opened {
 
 const opened = new Map<string, Opened>();
 
-function failure(dataDir: string, what: string, err: unknown): StoreStartError {
-	const e = err as NodeJS.ErrnoException;
-	return new StoreStartError(
-		`DATA_DIR=${dataDir} ${what} (${e.code ?? e.message}): the embedded store keeps its data there; point DATA_DIR at a writable directory`,
-	);
-}
-
-/** Why a directory could not be made: a recursive mkdir says ENOENT where its nearest parent is read-only. */
-function whyNotMade(dataDir: string, err: unknown): unknown {
-	if ((err as NodeJS.ErrnoException).code !== "ENOENT") return err;
-	let parent = path.dirname(dataDir);
-	while (!fs.existsSync(parent) && path.dirname(parent) !== parent) parent = path.dirname(parent);
-	try {
-		fs.accessSync(parent, fs.constants.W_OK);
-		return err;
-	} catch (denied) {
-		return denied;
-	}
-}
-
 async function open(dataDir: string, logger: Logger): Promise<SqliteStore> {
-	try {
-		fs.mkdirSync(dataDir, { recursive: true });
-	} catch (err) {
-		throw failure(dataDir, "cannot be created", whyNotMade(dataDir, err));
-	}
-	try {
-		fs.accessSync(dataDir, fs.constants.R_OK | fs.constants.W_OK);
-	} catch (err) {
-		throw failure(dataDir, "is not writable", err);
-	}
+	prepareDataDir(dataDir);
 	const file = path.join(dataDir, DATABASE_FILE);
-	const writer = new Writer(file, logger);
+	// The writer's start checks the files and the database (./writer-start.ts) before anything reads them.
+	const writer = new Writer(dataDir, logger);
 	try {
 		await writer.start();
 	} catch (err) {
 		await writer.close();
-		throw failure(dataDir, `cannot hold the store ${DATABASE_FILE}`, err);
+		throw err;
 	}
 	try {
 		return { dataDir, file, reader: openConnection(file, "reader"), writer };
 	} catch (err) {
 		await writer.close();
-		throw failure(dataDir, `cannot hold the store ${DATABASE_FILE}`, err);
+		throw startFault(dataDir, err);
 	}
 }
 
@@ -91,6 +66,7 @@ export async function releaseStore(store: SqliteStore): Promise<void> {
 	const entry = opened.get(store.dataDir);
 	if (!entry || --entry.users > 0) return;
 	opened.delete(store.dataDir);
-	await store.writer.close();
+	// The reader first: the writer's connection, closing last, leaves every record in the database file.
 	store.reader.close();
+	await store.writer.close();
 }

@@ -8,8 +8,8 @@
  * rolls the whole transaction back and answers each of its requests as unavailable.
  */
 import { parentPort, receiveMessageOnPort, workerData } from "worker_threads";
-import { isLockContention, isStorageFault, isUniqueError, openConnection, type Connection } from "./connection";
-import { createStoreTables } from "./schema";
+import { isStorageFault, isUniqueError, type Connection } from "./connection";
+import { openForWriting } from "./writer-start";
 import { Writes, type WriteRequest } from "./writes";
 
 export type Failure = { kind: "unique" | "unavailable" | "error"; message: string };
@@ -19,30 +19,11 @@ export type Envelope = { id: number; request: WriteRequest };
 export type ThreadMessage = { started: true } | { startFailed: Failure } | { replies: Reply[] };
 
 /**
- * How long the start waits for other processes on the same DATA_DIR. Replicas that start together
- * contend for its first writes (the journal mode, the layout), and SQLite answers some of those
- * BUSY at once, without its busy timeout: the start tries again meanwhile.
+ * How long after a commit the log is checkpointed into the database file (passively: no reader or
+ * writer waits for it), so that the file alone holds every write but those of the last moments:
+ * what a lost write-ahead log can cost (docs/operations.md#damaged-store).
  */
-const START_WAIT_MS = 30000;
-
-/** The writer's connection with the store's tables, once no other process's start holds the lock. */
-function openForWriting(file: string): Connection {
-	const until = Date.now() + START_WAIT_MS;
-	const pause = new Int32Array(new SharedArrayBuffer(4));
-	for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
-		let conn: Connection | undefined;
-		try {
-			conn = openConnection(file, "writer");
-			createStoreTables(conn.db);
-			return conn;
-		} catch (err) {
-			conn?.close();
-			if (!isLockContention(err) || Date.now() + wait > until) throw err;
-			// This thread only writes: waiting here blocks no request.
-			Atomics.wait(pause, 0, 0, wait);
-		}
-	}
-}
+const CHECKPOINT_AFTER_MS = 1000;
 
 /** Requests in one transaction at most (more wait for the next). */
 const MAX_BATCH = 2000;
@@ -54,10 +35,10 @@ const describe = (err: unknown): Failure => ({
 
 function main(): void {
 	const port = parentPort!;
-	const { file } = workerData as { file: string };
+	const { dataDir } = workerData as { dataDir: string };
 	let conn: Connection;
 	try {
-		conn = openForWriting(file);
+		conn = openForWriting(dataDir);
 	} catch (err) {
 		port.postMessage({ startFailed: describe(err) } satisfies ThreadMessage);
 		return;
@@ -66,6 +47,28 @@ function main(): void {
 	const queue: Envelope[] = [];
 	let scheduled = false;
 	let closing = false;
+	let checkpointDue: NodeJS.Timeout | undefined;
+
+	/** Copies the log into the database file as far as readers allow; a fault is the next commit's to report. */
+	const checkpoint = () => {
+		checkpointDue = undefined;
+		try {
+			conn.db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+		} catch {
+			// The next write meets the same fault and answers it.
+		}
+	};
+	/** The database file complete, the log emptied, then the connection closed (removing both once it is the last). */
+	const close = () => {
+		clearTimeout(checkpointDue);
+		try {
+			conn.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+		} catch {
+			// Another process reading holds the log: the last connection to close checkpoints it.
+		}
+		conn.close();
+		port.close();
+	};
 
 	/** One transaction for what is queued; its answers once the commit is on the disk. */
 	const commit = (batch: Envelope[]): Reply[] => {
@@ -103,12 +106,12 @@ function main(): void {
 		scheduled = false;
 		for (let m; queue.length < MAX_BATCH && (m = receiveMessageOnPort(port));) receive(m.message as Envelope | "close");
 		const batch = queue.splice(0, MAX_BATCH);
-		if (batch.length) port.postMessage({ replies: commit(batch) } satisfies ThreadMessage);
-		if (queue.length) schedule();
-		else if (closing) {
-			conn.close();
-			port.close();
+		if (batch.length) {
+			port.postMessage({ replies: commit(batch) } satisfies ThreadMessage);
+			checkpointDue ??= setTimeout(checkpoint, CHECKPOINT_AFTER_MS);
 		}
+		if (queue.length) schedule();
+		else if (closing) close();
 	};
 	const schedule = () => {
 		if (scheduled) return;

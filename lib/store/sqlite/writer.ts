@@ -9,6 +9,8 @@ import { Worker } from "worker_threads";
 import type { Logger } from "moleculer";
 import { unavailable } from "../../api/errors";
 import { UniqueViolation } from "../types";
+import { StoreStartError } from "./data-dir";
+import { DATABASE_FILE } from "./store-files";
 import type { Envelope, Failure, ThreadMessage } from "./writer-thread";
 import type { WriteRequest, WriteResults } from "./writes";
 
@@ -27,13 +29,6 @@ function threadEntry(): { file: string; execArgv: string[] } {
 	return ext === ".ts" ? { file, execArgv: ["--import", require.resolve("tsx")] } : { file, execArgv: [] };
 }
 
-export class StoreStartError extends Error {
-	constructor(message: string) {
-		super(message);
-		this.name = "StoreStartError";
-	}
-}
-
 export class Writer {
 	private worker?: Worker;
 	private starting?: Promise<Worker>;
@@ -41,11 +36,14 @@ export class Writer {
 	private sent = 0;
 	private faultLoggedAt = 0;
 	private closed = false;
+	private readonly file: string;
 
 	constructor(
-		private readonly file: string,
+		private readonly dataDir: string,
 		private readonly logger: Logger,
-	) {}
+	) {
+		this.file = path.join(dataDir, DATABASE_FILE);
+	}
 
 	/** Starts the thread; throws StoreStartError when it cannot open the database. */
 	async start(): Promise<void> {
@@ -56,7 +54,7 @@ export class Writer {
 		if (this.worker) return Promise.resolve(this.worker);
 		return (this.starting ??= new Promise<Worker>((resolve, reject) => {
 			const { file, execArgv } = threadEntry();
-			const worker = new Worker(file, { workerData: { file: this.file }, execArgv });
+			const worker = new Worker(file, { workerData: { dataDir: this.dataDir }, execArgv });
 			worker.unref();
 			worker.on("message", (m: ThreadMessage) => {
 				if ("started" in m) {

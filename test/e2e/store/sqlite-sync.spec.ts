@@ -10,10 +10,10 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import { generateToken } from "../../../lib/crypto/tokens";
-import { DATABASE_FILE } from "../../../lib/store/sqlite/connection";
+import { DATABASE_FILE } from "../../../lib/store/sqlite/store-files";
 import { createProject } from "../../support/fixtures";
 import { client, waitFor } from "../../support/http";
-import { freePort, healthReady, launch, runnerArgs, SERVICE_DIR, stopProcess, waitUntilReady, type ManagedProcess } from "../../support/processes";
+import { allInOneEnv, freePort, healthReady, launch, runnerArgs, stopProcess, waitUntilReady, type ManagedProcess } from "../../support/processes";
 import { KINDS, writeOne, type Kind, type Target } from "../../support/store-writes";
 
 /** A traced system call, at the line where it completed. */
@@ -61,17 +61,7 @@ beforeAll(async () => {
 	const port = await freePort();
 	const healthPort = await freePort();
 	const env = {
-		PATH: process.env.PATH ?? "",
-		NODE_ENV: "production",
-		SERVICEDIR: SERVICE_DIR,
-		SERVICES: "",
-		DATA_DIR: dataDir,
-		PORT: String(port),
-		HEALTH_PORT: String(healthPort),
-		METRICS_PORT: String(await freePort()),
-		GITLAB_ROOT_TOKEN: rootToken,
-		GITLAB_ROOT_PASSWORD: "root-password-123",
-		SECRETS_KEY: "sync-secrets-key-0123456789",
+		...allInOneEnv({ dataDir, port, healthPort, metricsPort: await freePort(), rootToken, secretsKey: "sync-secrets-key-0123456789" }),
 		INTERNAL_API_SECRET: internalSecret,
 		LOG_LEVEL: "warn",
 	};

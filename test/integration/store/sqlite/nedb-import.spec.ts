@@ -5,7 +5,10 @@
  * `<name>.counters.db`) answer with its data, ids go on after the highest one, a build counter
  * left behind by a crash is rolled forward; the NeDB files are kept aside, the import happens once
  * (also when a start was cut between the import and the move), and refused documents are kept.
+ * A NeDB file of several MiB whose read chunks end inside 2-, 3- and 4-byte characters comes over
+ * byte for byte: every record equal, field by field, to what the NeDB version read from it.
  */
+import crypto from "crypto";
 import fs from "fs";
 import os from "os";
 import path from "path";
@@ -13,6 +16,7 @@ import { ServiceBroker } from "moleculer";
 import { config } from "../../../../config";
 import { seqKey, shaKey, statusKey } from "../../../../models/build";
 import { Collection, type Doc } from "../../../../lib/store/collection";
+import { NEDB_READ_CHUNK_BYTES } from "../../../../lib/store/sqlite/nedb-import";
 import { NEDB_IMPORTED_DIR } from "../../../../lib/store/sqlite/sqlite-collection";
 import AccountsService from "../../../../services/accounts.service";
 import ApiService from "../../../../services/api.service";
@@ -74,15 +78,92 @@ function writeOldDataDir(dir: string): void {
 	// A crash after build 5 was stored and before the counter moved.
 	write(dir, "build_counters.db", [line({ id: 1, seq: 4 })]);
 	const snippet = { project_id: 1, title: "notes", file_name: "notes.md", content: "# kept", visibility_level: 0, author_id: 1, expires_at: null };
-	write(dir, "snippets.db", [line({ ...snippet, created_at: AT, updated_at: AT, id: 1 })]);
+	fs.writeFileSync(path.join(dir, "snippets.db"), largeSnippetsFile(line({ ...snippet, created_at: AT, updated_at: AT, id: 1 })));
+}
+
+/** The characters whose bytes a read chunk's end cuts, in turn: 2, 3 and 4 bytes long. */
+const CUT = ["é", "€", "𝄞", "ж", "漢", "😀"];
+const BOUNDARIES = CUT.length;
+
+/**
+ * A snippets.db of several MiB (after `first`): snippets of ~200 KB of mixed text, one of them
+ * updated, one deleted, and each multiple of the read chunk falling inside a character of CUT,
+ * 2, 3 and 4 bytes long in turn (a title padded with ASCII moves the content's bytes into place).
+ */
+function largeSnippetsFile(first: string): Buffer {
+	const parts: Buffer[] = [Buffer.from(first + "\n")];
+	let size = parts[0].length;
+	const add = (text: string) => {
+		const b = Buffer.from(text + "\n");
+		parts.push(b);
+		size += b.length;
+	};
+	const doc = (id: number, pad: string, content: string) =>
+		line(
+			{
+				project_id: 1,
+				title: `größe ${id}${pad}`,
+				file_name: `notes-${id}.md`,
+				content,
+				visibility_level: 0,
+				author_id: 1,
+				expires_at: null,
+				created_at: AT,
+				updated_at: AT,
+				id,
+			},
+			`snippet-${id}`,
+		);
+	let id = 1;
+	for (let cut = 0; cut < BOUNDARIES; cut++) {
+		const boundary = (cut + 1) * NEDB_READ_CHUNK_BYTES;
+		const char = CUT[cut];
+		const width = Buffer.byteLength(char);
+		// Mixed snippets up to the line that crosses the boundary.
+		for (;;) {
+			const content = `# ${id + 1} ünïcödé\n` + "€uro ✓ naïve 🚀 ".repeat(9000);
+			if (size + Buffer.byteLength(doc(id + 1, "", content)) + 1 >= boundary) break;
+			add(doc(++id, "", content));
+		}
+		// The crossing line: its content a run of `char` that the boundary lands in, one byte past a character's start.
+		const run = char.repeat(Math.ceil((boundary - size) / width) + 2000);
+		const prefix = (pad: string) => {
+			const text = doc(id + 1, pad, run);
+			return size + Buffer.byteLength(text.slice(0, text.indexOf('"content":"') + '"content":"'.length));
+		};
+		let pad = "";
+		while ((boundary - prefix(pad)) % width !== 1) pad += "x";
+		add(doc(++id, pad, run));
+	}
+	// An update and a deletion after everything, as NeDB appends them.
+	add(doc(2, "", "replaced: ü€𝄞"));
+	add(JSON.stringify({ $$deleted: true, _id: "snippet-3" }));
+	return Buffer.concat(parts);
+}
+
+const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex");
+
+/** The documents as the NeDB version read them: the whole file decoded at once, the last line of each `_id` kept. */
+function readAsNedbDid(file: Buffer): Doc[] {
+	const byId = new Map<string, Doc>();
+	for (const text of file.toString("utf8").split("\n")) {
+		if (!text.trim()) continue;
+		const doc = JSON.parse(text) as Doc;
+		if (doc.$$deleted) byId.delete(doc._id as string);
+		else byId.set(doc._id as string, doc);
+	}
+	return [...byId.values()].map(({ _id, ...doc }) => doc).sort((a, b) => a.id - b.id);
 }
 
 describe("services on a DATA_DIR of the NeDB version", () => {
 	let stack: LocalStack;
 	const files = ["projects", "members", "labels", "builds", "build_counters", "snippets"];
 
+	let snippetsFile: Buffer;
+
 	beforeAll(async () => {
 		writeOldDataDir(config.dataDir);
+		snippetsFile = fs.readFileSync(path.join(config.dataDir, "snippets.db"));
 		stack = await startLocal([ApiService, AccountsService, LabelsService, BuildsService, SnippetsService]);
 	});
 	afterAll(() => stack?.stop());
@@ -116,6 +197,37 @@ describe("services on a DATA_DIR of the NeDB version", () => {
 		expect(made.status).toBe(201);
 		expect(made.body.id).toBe(6);
 		expect((await stack.api().get("/projects/1/builds")).headers.get("x-total")).toBe("6");
+	});
+
+	it("brings a NeDB file of several MiB over byte for byte, its read chunks ending inside 2-, 3- and 4-byte characters", async () => {
+		// The file is what it says: every chunk boundary inside a character, of each width.
+		const cut = Array.from({ length: BOUNDARIES }, (_, k) => {
+			const at = (k + 1) * NEDB_READ_CHUNK_BYTES;
+			let start = at;
+			while ((snippetsFile[start] & 0xc0) === 0x80) start--;
+			const lead = snippetsFile[start];
+			const width = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+			return { bytesBefore: at - start, char: snippetsFile.subarray(start, start + width).toString("utf8") };
+		});
+		expect(cut).toEqual(CUT.map(char => ({ bytesBefore: 1, char })));
+		expect(snippetsFile.length).toBeGreaterThan(BOUNDARIES * NEDB_READ_CHUNK_BYTES);
+
+		const served = readAsNedbDid(snippetsFile);
+		const snippets = new Collection("snippets", {}, { dataDir: config.dataDir, mongoUri: "" });
+		await snippets.connect(stack.broker);
+		const stored = await snippets.find({}, { sort: "id" });
+		await snippets.disconnect();
+		// Field by field; the long contents as their length and digest, so that a difference reads in a line.
+		const fields = (doc: Doc) => ({ ...doc, content: `${Buffer.byteLength(doc.content as string)} bytes, sha256 ${sha256(doc.content as string)}` });
+		expect(stored.map(fields)).toEqual(served.map(fields));
+		for (const doc of served) {
+			const raw = await fetch(`${stack.url}/projects/1/snippets/${doc.id}/raw`, { headers: { "PRIVATE-TOKEN": stack.rootToken } });
+			expect({ id: doc.id, status: raw.status, same: Buffer.from(await raw.arrayBuffer()).equals(Buffer.from(doc.content as string)) }).toEqual({
+				id: doc.id,
+				status: 200,
+				same: true,
+			});
+		}
 	});
 
 	it("keeps the NeDB files aside, untouched", () => {

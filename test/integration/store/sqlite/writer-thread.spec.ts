@@ -3,7 +3,8 @@
  * together share a transaction, each one undone alone when refused; and on a real volume that
  * fills up, a write that cannot be stored is answered 503 and kept nowhere, every answered one
  * is kept, reads go on, writes are taken again once there is room, without a restart, and the
- * directory starts again (docs/architecture.md#embedded-store). A read-only DATA_DIR at start-up
+ * directory starts again once there is room (not before: a store that cannot take a write does
+ * not start) (docs/architecture.md#embedded-store). A read-only DATA_DIR at start-up
  * is in store.spec.ts (a volume in use cannot be remounted read-only).
  */
 import fs from "fs";
@@ -53,11 +54,13 @@ it("writes sent together are committed together, a refused one undone alone", as
 	fs.rmSync(dir, { recursive: true, force: true });
 });
 
-it("a full volume: writes answered 503 and kept nowhere, answered ones kept, reads go on, writes resume once there is room, the directory starts", async () => {
+it("a full volume: writes answered 503 and kept nowhere, answered ones kept, reads go on, writes resume and the directory starts with room", async () => {
 	const volume = mountTmpfs(4 * 1024 * 1024);
 	volumes.push(volume);
 	const ballast = path.join(volume.dir, "ballast");
 	fs.writeFileSync(ballast, Buffer.alloc(1024 * 1024));
+	const spare = path.join(volume.dir, "spare");
+	fs.writeFileSync(spare, Buffer.alloc(256 * 1024));
 	const c = await open(volume.dir);
 	const pad = "x".repeat(16 * 1024);
 	const answered: Doc[] = [];
@@ -87,6 +90,11 @@ it("a full volume: writes answered 503 and kept nowhere, answered ones kept, rea
 	expect(await c.findOne({ key: "after" })).toEqual(after);
 	await c.disconnect();
 
+	// The close's checkpoint needs room for the database file to grow while the log still holds
+	// its pages: the volume is full again, and a store that cannot take a write does not start.
+	expect(volume.free()).toBe(0);
+	await expect(open(volume.dir)).rejects.toThrow(`DATA_DIR=${volume.dir} is not writable (ENOSPC: its disk is full)`);
+	fs.rmSync(spare);
 	const again = await open(volume.dir);
 	expect(await again.count()).toBe(answered.length);
 	expect(keys(await again.find({}, { omit: ["pad"] }))).toEqual(keys(answered));
