@@ -6,7 +6,8 @@
  */
 import type { IntegrationDef } from "../lib/integrations/catalogue";
 import type { IntegrationDoc } from "../models/integration";
-import { integrationTitle, visibleProperties } from "./integration";
+import { boolean, integer, nullable, object, propertiesOf, string, timestamp } from "./json-schema";
+import { INTEGRATION, integrationTitle, visibleProperties } from "./integration";
 
 /** ProjectIntegrationBasic: the list's rows. */
 export function presentIntegrationBasicV4(def: IntegrationDef, doc: IntegrationDoc | null) {
@@ -37,3 +38,29 @@ export function presentIntegrationBasicV4(def: IntegrationDef, doc: IntegrationD
 export function presentIntegrationV4(def: IntegrationDef, doc: IntegrationDoc | null) {
 	return { ...presentIntegrationBasicV4(def, doc), properties: visibleProperties(def, doc, true) };
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const INTEGRATION_BASIC_V4 = object(
+	{
+		id: nullable(integer),
+		title: string,
+		slug: string,
+		created_at: nullable(timestamp),
+		updated_at: nullable(timestamp),
+		active: boolean,
+		commit_events: boolean,
+		push_events: boolean,
+		issues_events: boolean,
+		confidential_issues_events: boolean,
+		merge_requests_events: boolean,
+		tag_push_events: boolean,
+		note_events: boolean,
+		confidential_note_events: boolean,
+		pipeline_events: boolean,
+		wiki_page_events: boolean,
+		job_events: boolean,
+		comment_on_event_enabled: boolean,
+	},
+	"ProjectIntegrationBasicV4",
+);
+export const INTEGRATION_V4 = object({ ...propertiesOf(INTEGRATION_BASIC_V4), properties: propertiesOf(INTEGRATION).properties }, "ProjectIntegrationV4");
