@@ -12,6 +12,7 @@
  */
 import { components, ERROR_SCHEMAS } from "./openapi-components";
 import { operation } from "./openapi-operation";
+import type { ParamGroup } from "../lib/api/param-groups";
 import type { JsonSchema } from "../presenters/json-schema";
 import type { AliasTarget, RouteKind, RouteTable } from "./routes/types";
 
@@ -22,6 +23,8 @@ export interface ActionDefinition {
 	auth?: string;
 	/** The least access level the action needs, where the action declares one. */
 	access?: number;
+	/** Relations between its parameters (lib/api/param-groups.ts). */
+	paramGroups?: readonly ParamGroup[];
 }
 
 export interface OpenApiOptions {
@@ -50,11 +53,16 @@ const KINDS: Record<RouteKind, Mount> = {
 
 type Schema = Record<string, unknown>;
 
-const openApiPath = (aliasPath: string) => aliasPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
+/** An alias path as an OpenAPI path template: `:name` and the wildcard `*name` are `{name}`. */
+export const openApiPath = (aliasPath: string) => aliasPath.replace(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
 
-/** The action an alias calls: "labels.list", "stream:builds.x" → its name; an alias function → the action it names, or null. */
+/**
+ * The action whose parameters describe an alias: "labels.list", "stream:builds.x" → its name; an
+ * alias function → the action it names, or the one that grants its download; null when none.
+ */
 function actionName(target: AliasTarget): string | null {
-	return typeof target === "string" ? target.replace(/^(stream|multipart):/, "") : (target.action ?? null);
+	if (typeof target === "string") return target.replace(/^(stream|multipart):/, "");
+	return target.action ?? (target as { grantAction?: string }).grantAction ?? null;
 }
 
 /** Tag of a table: the service most of its actions belong to (a function alias gets its table's). */
@@ -98,13 +106,54 @@ export class NamedSchemas {
 	}
 }
 
+/** A route as the document has placed it: its method and full alias path (`/internal/builds/:build_id`). */
+interface Placed {
+	method: string;
+	fullPath: string;
+}
+
+/** The regular expression of an alias path, as moleculer-web matches it: `:name` one segment, `*name` any. */
+function aliasPattern(fullPath: string): RegExp {
+	const parts = fullPath.split(/([:*][A-Za-z_][A-Za-z0-9_]*)/).map(part => {
+		if (part.startsWith(":")) return "[^/]+";
+		if (part.startsWith("*")) return ".+";
+		return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+	});
+	return new RegExp(`^${parts.join("")}$`);
+}
+
+/**
+ * A route with a wildcard (`GET …/artifacts/*artifact_path`) answers the paths of other routes
+ * under it too (`…/artifacts/keep`), and OpenAPI describes a URL by its most literal path: that path
+ * lists the wildcard's operation as well, the wildcard's value fixed to what the path says.
+ */
+function addOverlaps(paths: Record<string, Record<string, Schema>>, placed: Placed[]): void {
+	for (const wide of placed.filter(r => r.fullPath.includes("*"))) {
+		const matches = aliasPattern(wide.fullPath);
+		const op = paths[openApiPath(wide.fullPath)][wide.method.toLowerCase()];
+		for (const narrow of placed) {
+			const item = paths[openApiPath(narrow.fullPath)];
+			if (narrow.fullPath.includes("*") || item[wide.method.toLowerCase()]) continue;
+			if (!matches.test(narrow.fullPath.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "x"))) continue;
+			const kept = new Set([...narrow.fullPath.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map(m => m[1]));
+			item[wide.method.toLowerCase()] = {
+				...op,
+				operationId: `${String(op.operationId)}_at_${narrow.fullPath.split("/").pop()}`,
+				description: `\`${wide.method} ${wide.fullPath}\` with this path's last segment as its value. ${String(op.description ?? "")}`.trim(),
+				parameters: (op.parameters as Schema[]).filter(p => p.in !== "path" || kept.has(String(p.name))),
+			};
+		}
+	}
+}
+
 export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema {
 	const paths: Record<string, Record<string, Schema>> = {};
+	const placed: Placed[] = [];
 	const tags = new Set<string>();
 	const named = new NamedSchemas();
 	for (const table of tables) {
 		const defaultTag = tableTag(table);
-		const unused = new Set(Object.keys(table.answers ?? {}));
+		const unused = new Set([...Object.keys(table.answers ?? {}), ...Object.keys(table.takes ?? {})]);
 		for (const [kind, how] of Object.entries(KINDS) as [RouteKind, Mount][]) {
 			for (const [alias, target] of Object.entries(table[kind] ?? {})) {
 				unused.delete(alias);
@@ -116,7 +165,9 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 				const tag = kind === "internal" || kind === "internalStream" ? "internal" : name ? name.split(".")[0] : defaultTag;
 				tags.add(tag);
 				paths[openApiPath(fullPath)] ??= {};
+				if (kind === "api") placed.push({ method, fullPath });
 				const answers = table.answers?.[alias];
+				const takes = table.takes?.[alias];
 				paths[openApiPath(fullPath)][method.toLowerCase()] = operation({
 					kind,
 					how,
@@ -128,13 +179,15 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 					target,
 					tag,
 					answers,
+					takes,
 					named,
 					opts,
 				});
 			}
 		}
-		if (unused.size) throw new Error(`answers declared for aliases that are not routed: ${[...unused].join(", ")}`);
+		if (unused.size) throw new Error(`answers or takes declared for aliases that are not routed: ${[...unused].join(", ")}`);
 	}
+	addOverlaps(paths, placed);
 	return {
 		openapi: "3.1.0",
 		info: {
@@ -144,7 +197,8 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 				"A GitLab-compatible REST API v3 for CI builds, deploy keys, labels, integration settings and project snippets. " +
 				"Generated by the gateway from its routes and the parameter schemas of the actions behind them. " +
 				'Errors are GitLab 8\'s: `{"message": "404 Project Not Found"}`, `{"error": "name is missing"}`, ' +
-				'`{"message": {"color": ["must be a valid color code"]}}`. Where it deliberately differs from GitLab 8.16, and what each ' +
+				'`{"message": {"color": ["must be a valid color code"]}}`. A method a path does not take is a 405 with `Allow` ' +
+				"(components.responses.MethodNotAllowed). Where it deliberately differs from GitLab 8.16, and what each " +
 				"endpoint answers, is in the project's docs/api.md.",
 		},
 		servers: [{ url: opts.basePath }],
@@ -174,9 +228,16 @@ export function addVersion(base: Schema, other: Schema, version: string): Schema
 		);
 		paths[root + path] = operations;
 	}
+	// The named schemas of both, each once (a name both use must be the same schema).
+	const schemas = { ...((base.components as Schema).schemas as Record<string, Schema>) };
+	for (const [name, schema] of Object.entries((other.components as Schema).schemas as Record<string, Schema>)) {
+		if (schemas[name] && JSON.stringify(schemas[name]) !== JSON.stringify(schema)) throw new Error(`two different schemas are named ${name}`);
+		schemas[name] = schema;
+	}
 	return {
 		...base,
 		tags: [...tags].sort().map(name => ({ name })),
 		paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+		components: { ...(base.components as Schema), schemas },
 	};
 }

@@ -7,9 +7,10 @@ import { config } from "../../../config";
 import { AccessLevel, Visibility } from "../../../lib/accounts/access";
 import { PROJECT_LIST_PARAMS, PROJECT_VISIBILITIES, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
-import { paramError } from "../../../lib/api/errors";
+import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups";
 import { presentBasicProjectV4, presentProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
 import { callerOf, type AccountsModule, type Ctx, type ProjectListPresenters } from "./shared";
+import { NEW_PROJECT_V4_JOINTLY } from "../../../lib/accounts/account-rules";
 
 const LEVEL_OF: Record<(typeof PROJECT_VISIBILITIES)[number], number> = {
 	private: Visibility.PRIVATE,
@@ -27,6 +28,9 @@ interface NewProjectV4 {
 }
 
 /** v4's entities of a projects list. */
+/** A new project needs its name, its path, or both (the other follows it). */
+const NAME_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["name", "path"] }, NEW_PROJECT_V4_JOINTLY];
+
 const LIST_PRESENTERS: ProjectListPresenters = { basic: presentBasicProjectV4, withAccess: presentProjectWithAccessV4 };
 
 type ListParams = Omit<ProjectListParams, "archived" | "simple"> & { archived?: unknown; simple?: unknown; membership?: unknown; owned?: unknown };
@@ -44,9 +48,10 @@ export const ProjectsV4: AccountsModule = {
 				// v4's older name for public_jobs.
 				public_builds: BOOLEAN_PARAM,
 			},
+			paramGroups: NAME_GROUPS,
 			async handler(ctx: Ctx<NewProjectV4>) {
 				const { name, path, description, visibility, public_jobs, public_builds } = ctx.params;
-				if (name === undefined && path === undefined) throw paramError("name, path are missing, at least one parameter must be provided");
+				checkParamGroups(NAME_GROUPS, ctx.params);
 				const { project, owner } = await this.insertProject(ctx, {
 					name: name ?? path!,
 					path,
