@@ -37,6 +37,8 @@ export type GatewayRequest = IncomingMessage & {
 	$sharedEntry?: boolean;
 };
 type Req = GatewayRequest;
+/** A moleculer-web alias as the hook reads it: its path, its type, and its function when it is one. */
+type GatewayAlias = { path: string; type?: string; handler?: unknown };
 type Res = ServerResponse;
 type Ctx = Context<unknown, ApiMeta>;
 
@@ -54,7 +56,7 @@ export interface GatewayCallerVars {
 }
 
 export interface GatewayCallerMethods {
-	apiCaller(ctx: Ctx, req: Req, res: Res, alias: { path: string; type?: string }, encodedHits: boolean): Promise<void>;
+	apiCaller(ctx: Ctx, req: Req, res: Res, alias: GatewayAlias, encodedHits: boolean): Promise<void>;
 	internalCaller(ctx: Ctx, req: Req): Promise<void>;
 }
 
@@ -84,9 +86,19 @@ export function GatewayCallerMixin(): Partial<ServiceSchema> {
  * The API's hook: the edge decision, every step awaited. Anonymous only where the action says
  * `auth: "optional"` (or "none"); a GET's cached answer is kept for callAction.
  */
-async function apiCaller(this: CallerThis, ctx: Ctx, req: Req, res: Res, alias: { path: string; type?: string }, encodedHits: boolean): Promise<void> {
+async function apiCaller(this: CallerThis, ctx: Ctx, req: Req, res: Res, alias: GatewayAlias, encodedHits: boolean): Promise<void> {
 	readRequestFacts(ctx.meta, req);
-	req.$cachedAnswer = await decide(this, edgeRequestOf(req, alias, ctx.meta), usualWayOf(ctx, res, encodedHits));
+	const request = edgeRequestOf(req, alias, ctx.meta);
+	if (!req.$action) request.grantAuth = grantAuthOf(this.broker, alias);
+	req.$cachedAnswer = await decide(this, request, usualWayOf(ctx, res, encodedHits));
+}
+
+/** The `auth` a download's grant action declares (its alias function names it: gateway/file-download.ts); undefined for anything else. */
+function grantAuthOf(broker: ServiceBroker, alias: { handler?: unknown }): string | undefined {
+	const grantAction = (alias.handler as { grantAction?: unknown } | null | undefined)?.grantAction;
+	if (typeof grantAction !== "string") return undefined;
+	const endpoint = broker.findNextActionEndpoint(grantAction);
+	return endpoint instanceof Error ? undefined : (endpoint.action as { auth?: string }).auth;
 }
 
 /** What the request itself says, before any decision: its client's address, and what the gateway keeps from the services. */

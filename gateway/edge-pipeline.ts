@@ -19,7 +19,15 @@ import { forbidden, notFound, unauthorized } from "../lib/api/errors";
 import { extractToken, SUDO_CALLER, sudoCaller, sudoIdentifier, type RecentTokens, type TokenSource } from "./auth";
 import type { CachedAction, CacheReads } from "./cache-reads";
 import type { ActionLike, EdgeValidator } from "./edge-validation";
-import { ACCESS_LOOKUP, accessLookupParams, isProjectRoute, mayNameProject, MAX_TOKEN_LENGTH, type AccessLookup } from "./project-route";
+import {
+	ACCESS_LOOKUP,
+	accessLookupParams,
+	hidesProjectsFromAnonymous,
+	isProjectRoute,
+	mayNameProject,
+	MAX_TOKEN_LENGTH,
+	type AccessLookup,
+} from "./project-route";
 import { addressKey, userKey, type RequestLimits } from "./rate-limit";
 
 /** An action as the registry describes it, with the rules it declares (types/moleculer.d.ts). */
@@ -40,6 +48,8 @@ export interface EdgeRequest {
 	alias: { path: string };
 	/** The action behind the route; none behind an alias function (a download), whose grant checks its own parameters. */
 	action?: EdgeAction;
+	/** Behind an alias function: the `auth` its grant action declares (a download of a public project's for anyone). */
+	grantAuth?: string;
 	/** The action's parameters, converted in place by its schema. */
 	params: Record<string, unknown>;
 	/** Filled by the decision: `user`, and `access` and `projectKey` on a project route. */
@@ -60,7 +70,7 @@ type Need =
 /** The decision, step by step: it yields what it needs and gets the driver's answer back (or its error thrown in). */
 function* decision(request: EdgeRequest): Generator<Need, unknown, unknown> {
 	const { action, meta } = request;
-	const mode = action?.auth;
+	const mode = action ? action.auth : request.grantAuth;
 	const token = mode === "none" ? null : extractToken(request.http);
 	if (!token || token.length > MAX_TOKEN_LENGTH) {
 		// No caller: the request counts against the client's address. No private token is that long.
@@ -84,15 +94,17 @@ function* decision(request: EdgeRequest): Generator<Need, unknown, unknown> {
 	if (isProjectRoute(request.alias)) {
 		const ref = request.params.id;
 		const user = meta.user ?? null;
+		// Anonymous callers reach public projects only. v3 asks them to sign in for anything else
+		// (docs/api.md#authentication), whether or not the project exists; v4 answers them as anyone
+		// who may not read it (docs/api.md#v4-anonymous).
+		const signIn = !user && !hidesProjectsFromAnonymous(request.alias);
 		// Names no project: answered without a look-up, a ref too long for any as an unknown project is.
-		if (!mayNameProject(ref)) throw typeof ref === "string" && ref.trim() && !user ? unauthorized() : notFound("Project");
+		if (!mayNameProject(ref)) throw typeof ref === "string" && ref.trim() && signIn ? unauthorized() : notFound("Project");
 		let access: ProjectAccess;
 		try {
 			access = (yield { kind: "access", lookup: accessLookupParams(ref, user), meta }) as ProjectAccess;
 		} catch (err) {
-			// Anonymous callers reach public projects only; anything else asks them to sign in
-			// (docs/api.md#authentication), whether or not the project exists.
-			if (!user && (err as { code?: number }).code === 404) throw unauthorized();
+			if (signIn && (err as { code?: number }).code === 404) throw unauthorized();
 			throw err;
 		}
 		meta.access = access;

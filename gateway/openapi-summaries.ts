@@ -34,6 +34,7 @@ const BY_ACTION: Record<string, string> = {
 	"builds.keepArtifacts": "Keep a job's artifacts past their expiry",
 	"builds.list": "List a project's builds",
 	"builds.listJobs": "List a project's jobs",
+	"builds.latestPipeline": "Get a ref's latest pipeline",
 	"builds.listPipelineJobs": "List a pipeline's jobs",
 	"builds.listPipelines": "List a project's pipelines",
 	"builds.retry": "Retry a build",

@@ -17,6 +17,21 @@ export function isProjectRoute(alias: { path: string }): boolean {
 	return yes;
 }
 
+/** A route of API v4 (`/v4/projects/:id/labels`: gateway/routes mounts each version under its root). */
+const V4_ROUTE = /^\/?v4\//;
+const v4Routes = new WeakMap<object, boolean>();
+
+/**
+ * Whether an anonymous caller who may not read the project is told so as anyone else is, `404
+ * Project Not Found` (GitLab v4), rather than asked to sign in, 401 (GitLab 8.16's v3): whether the
+ * route is v4's (docs/api.md#v4-anonymous).
+ */
+export function hidesProjectsFromAnonymous(alias: { path: string }): boolean {
+	let yes = v4Routes.get(alias);
+	if (yes === undefined) v4Routes.set(alias, (yes = V4_ROUTE.test(alias.path)));
+	return yes;
+}
+
 /** The access look-up as the cache reads name it: made once, read on every project route. */
 export const ACCESS_LOOKUP = { name: PROJECT_ACCESS.action, cache: PROJECT_ACCESS.cache };
 

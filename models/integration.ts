@@ -16,7 +16,23 @@ export const EVENT_FLAGS = [
 ] as const;
 export type EventFlag = (typeof EVENT_FLAGS)[number];
 
-export interface IntegrationDoc extends Partial<Record<EventFlag, boolean>> {
+/**
+ * Every flag a record keeps: GitLab 8.16's above, the event flags GitLab's current API added (set by
+ * v4's PUT, docs/api.md#v4-integrations), and Jira's `comment_on_event_enabled`. One unset shows
+ * as GitLab's default (presenters/integration.v4.ts).
+ */
+export type StoredFlag =
+	| EventFlag
+	| "commit_events"
+	| "confidential_issues_events"
+	| "confidential_note_events"
+	| "wiki_page_events"
+	| "deployment_events"
+	| "incident_events"
+	| "alert_events"
+	| "comment_on_event_enabled";
+
+export interface IntegrationDoc extends Partial<Record<StoredFlag, boolean>> {
 	id: number;
 	project_id: number;
 	/** The spec's slug (GitLab's service names are aliases of it: one record, either name). */

@@ -30,6 +30,12 @@ export interface MemberDoc {
 	updated_at?: string;
 }
 
+/**
+ * The branch every project here names as its default (`default_branch`): there is no repository to
+ * have another, and what a ref-less request means (v4's `GET /pipelines/latest`).
+ */
+export const DEFAULT_BRANCH = "master";
+
 export const memberKey = (projectId: number, userId: number) => `${projectId}|${userId}`;
 
 /**

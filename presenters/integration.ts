@@ -6,7 +6,7 @@
  * properties carry GitLab's field names (`bamboo_url`).
  */
 import type { IntegrationDef } from "../lib/integrations/catalogue";
-import { fieldLabel, isSecret } from "../lib/integrations/catalogue";
+import { fieldLabel, fieldsOf, isSecret } from "../lib/integrations/catalogue";
 import { EVENT_FLAGS, type EventFlag } from "../models/integration";
 import type { IntegrationDoc } from "../models/integration";
 import { boolean, integer, nullable, object, string, timestamp } from "./json-schema";
@@ -20,11 +20,11 @@ export interface IntegrationEntity extends Record<EventFlag, boolean> {
 	properties: Record<string, unknown>;
 }
 
-/** The stored settings a GET shows: the declared fields that are set, secrets never, under the names the request used. */
-export function visibleProperties(def: IntegrationDef, doc: IntegrationDoc | null, byGitLabName: boolean): Record<string, unknown> {
+/** The stored settings a v3 GET shows: its declared fields that are set, secrets never, under the names the request used. */
+function visibleProperties(def: IntegrationDef, doc: IntegrationDoc | null, byGitLabName: boolean): Record<string, unknown> {
 	const stored = doc?.properties ?? {};
 	const properties: Record<string, unknown> = {};
-	for (const f of def.fields) {
+	for (const f of fieldsOf(def, "v3")) {
 		if (isSecret(f)) continue;
 		const v = stored[f.name];
 		if (v !== undefined && v !== null)

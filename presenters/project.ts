@@ -1,5 +1,5 @@
 /** GitLab 8.16 project and member entities (lib/api/entities.rb: Project, ProjectWithAccess, BasicProjectDetails, Member). */
-import type { ProjectDoc } from "../models/project";
+import { DEFAULT_BRANCH, type ProjectDoc } from "../models/project";
 import type { UserDoc } from "../models/user";
 import { alwaysNull, arrayOf, boolean, integer, nullable, object, propertiesOf, string, timestamp } from "./json-schema";
 import { presentUserBasic, USER_BASIC } from "./user";
@@ -34,7 +34,7 @@ export function presentProject(p: ProjectDoc, owner: UserDoc | null, gitlabUrl: 
 	return {
 		id: p.id,
 		description: p.description ?? "",
-		default_branch: "master",
+		default_branch: DEFAULT_BRANCH,
 		tag_list: [] as string[],
 		public: p.visibility_level === 20,
 		archived: false,

@@ -3,7 +3,7 @@
  * Member), beside v3's in presenters/project.ts; pure. `visibility` is a word; what this service
  * does not have shows as a GitLab project without it (docs/api.md#v4-accounts).
  */
-import type { ProjectDoc } from "../models/project";
+import { DEFAULT_BRANCH, type ProjectDoc } from "../models/project";
 import type { UserDoc } from "../models/user";
 import { alwaysNull, arrayOf, boolean, integer, nullable, object, oneOfValues, oneValue, propertiesOf, string, timestamp } from "./json-schema";
 import { PERMISSIONS, presentPermissions, webUrlOf } from "./project";
@@ -39,7 +39,7 @@ export function presentBasicProjectV4(p: ProjectDoc, owner: UserDoc | null, gitl
 		path: p.path,
 		path_with_namespace: p.path_with_namespace,
 		created_at: p.created_at,
-		default_branch: "master",
+		default_branch: DEFAULT_BRANCH,
 		tag_list: [] as string[],
 		topics: [] as string[],
 		ssh_url_to_repo: `git@${new URL(gitlabUrl).host}:${p.path_with_namespace}.git`,

@@ -25,7 +25,7 @@ import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { checkSecretsKeyInStore, SecretsMixin } from "../mixins/secrets.mixin";
-import { integrationKey, integrationsCollection, type EventFlag, type IntegrationDoc } from "../models/integration";
+import { integrationKey, integrationsCollection, type StoredFlag, type IntegrationDoc } from "../models/integration";
 import { secretsKeyCheckCollection } from "../models/secrets-key-check";
 import { presentIntegration } from "../presenters/integration";
 import { IntegrationsV4 } from "./modules/integrations/integrations.v4";
@@ -184,13 +184,15 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 			projectId: number,
 			{ def, byGitLabName }: NamedIntegration,
 			input: Record<string, unknown>,
-			flags: Partial<Record<EventFlag, boolean>> = {},
+			v4?: { flags: Partial<Record<StoredFlag, boolean>> },
 		): Promise<void> {
+			const flags = v4?.flags ?? {};
+			const version = v4 ? "v4" : "v3";
 			const key = integrationKey(projectId, def.slug);
 			for (let attempt = 0; ; attempt++) {
 				if (attempt >= MAX_SAVE_ATTEMPTS) throw conflict("Service is being changed by another request");
 				const current = await this.db.integrations.findOne({ project_slug: key });
-				const { properties, secretsChanged } = mergeSettings(def, current?.properties, input, { byGitLabName });
+				const { properties, secretsChanged } = mergeSettings(def, current?.properties, input, { byGitLabName, version });
 				for (const name of secretsChanged) properties[name] = encryptSecret(String(properties[name]), this.secretsKey);
 				const now = changedAt(current?.updated_at);
 				if (current) {

@@ -48,8 +48,12 @@ export function hasLevel(access: ProjectAccess, needed: number): boolean {
 	return access.admin || access.level >= needed;
 }
 
-/** read_build: reporters and up, or anyone who reads a public/internal project with public builds. */
+/**
+ * read_build: reporters and up; with public builds, anyone who reads a public project, and any
+ * signed-in user who reads an internal one.
+ */
 export function canReadBuilds(access: ProjectAccess, loggedIn: boolean): boolean {
 	if (hasLevel(access, AccessLevel.REPORTER)) return true;
-	return loggedIn && access.project.public_builds && access.project.visibility_level >= Visibility.INTERNAL;
+	if (!access.project.public_builds) return false;
+	return access.project.visibility_level === Visibility.PUBLIC || (loggedIn && access.project.visibility_level === Visibility.INTERNAL);
 }

@@ -25,3 +25,11 @@ export function isTrue(value: unknown): boolean | undefined {
 	if (typeof value === "boolean") return value;
 	return (typeof value === "string" || typeof value === "number") && TRUE.includes(String(value).toLowerCase());
 }
+
+/** A boolean as Grape reads one (JSON's, or one of the spellings above in any case); undefined for anything else. */
+export function readBoolean(value: unknown): boolean | undefined {
+	if (typeof value === "boolean") return value;
+	if (typeof value !== "string" && typeof value !== "number") return undefined;
+	const text = String(value).trim().toLowerCase();
+	return TRUE.includes(text) ? true : FALSE.includes(text) ? false : undefined;
+}

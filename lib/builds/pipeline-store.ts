@@ -136,6 +136,15 @@ export class PipelineStore {
 		return { rows, total };
 	}
 
+	/**
+	 * The newest pipeline of a ref that has builds (GitLab's `Project#latest_pipeline`: the ref's head
+	 * commit, here the one its newest pipeline ran for), or null.
+	 */
+	async latest(projectId: number, ref: string): Promise<PipelineDoc | null> {
+		const [latest] = await this.pipelines.find({ project_ref: refKey(projectId, ref), status: { $in: BUILD_STATUSES } }, { sort: NEWEST_FIRST, limit: 1 });
+		return latest ?? null;
+	}
+
 	/** The newest successful pipeline of a ref (GitLab's `latest_successful_for_ref`), or null. */
 	async latestSuccessful(projectId: number, ref: string): Promise<PipelineDoc | null> {
 		const [latest] = await this.pipelines.find({ project_ref: refKey(projectId, ref), status: "success" }, { sort: NEWEST_FIRST, limit: 1 });

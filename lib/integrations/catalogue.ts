@@ -1,7 +1,7 @@
 /**
  * The integration catalogue: one declarative entry per slug of docs/integrations.md#catalogue (fields, types,
  * required and secret flags, validation, supported events). Validation, storage and the GET
- * presenter are driven by it, so adding an integration is adding one entry.
+ * presenters are driven by it, so adding an integration is adding one entry.
  *
  * Fields follow the product's table; for the two slugs whose list it left open, GitLab 8.16's
  * (pipeline-service-a = Buildkite, team-chat = Slack). Secret fields (passwords, tokens, API
@@ -11,17 +11,47 @@
  * slug, so that scripts written for GitLab work unchanged; where GitLab names a field otherwise
  * (`bamboo_url` for build_server_url), its name is accepted too, and is the one shown and named
  * in errors when the integration is addressed by GitLab's name.
+ *
+ * Two APIs speak of the same records (docs/integrations.md#versions): v3 (the spec's fields, and
+ * GitLab 8.16's by its service names) and v4 (GitLab's current integrations API, which added
+ * fields and events and dropped a few). A field in one of them only says so (`only`), and one
+ * required in one of them only names it (`required: "v4"`); each is stored once, under one name.
  */
 import { IRC_ADDRESS_SECRETS, parseRecipients } from "./irc-gateway/recipients";
 
 type FieldType = "string" | "url" | "boolean" | "integer" | "select" | "password";
 
-type EventKind = "push" | "tag_push" | "issue" | "confidential_issue" | "merge_request" | "note" | "build" | "wiki_page";
+/** The events an integration may act on, as GitLab names them (`push` → `push_events`). */
+export type EventKind =
+	| "push"
+	| "tag_push"
+	| "issue"
+	| "confidential_issue"
+	| "merge_request"
+	| "note"
+	| "confidential_note"
+	| "build"
+	| "pipeline"
+	| "wiki_page"
+	| "commit"
+	| "deployment"
+	| "incident"
+	| "alert";
+
+/** Which API a request speaks: v3 (the spec's names or GitLab 8.16's) or v4 (GitLab's current integrations API). */
+export type ApiVersion = "v3" | "v4";
 
 export interface FieldDef {
 	name: string;
 	type: FieldType;
-	required?: boolean;
+	/** Required in both APIs, or in the one named. */
+	required?: boolean | ApiVersion;
+	/** Part of one API only (`v4`: a field GitLab added since 8.16; `v3`: one it has dropped); both when absent. */
+	only?: ApiVersion;
+	/** Not shown by v4 though not secret: GitLab's current API leaves a chat webhook out of `properties` (it holds a credential). */
+	v4Hidden?: boolean;
+	/** What v4 shows while the field is unset: GitLab's default for it (null when it has none). */
+	default?: string | number | boolean;
 	/** Encrypted at rest, never returned. Every `password` field is secret. */
 	secret?: boolean;
 	/** `select`: the accepted values. */
@@ -37,7 +67,7 @@ export interface FieldDef {
 	 * must not follow a URL to a new server (GitLab's `reset_password`).
 	 */
 	resetWhenChanged?: readonly string[];
-	/** GitLab 8.16's name for the field where it differs from the spec's (`bamboo_url`); accepted as well. */
+	/** GitLab's name for the field where it differs from the spec's (`bamboo_url`); accepted as well. */
 	gitlabName?: string;
 	/** Text that carries secrets inside it (an IRC channel key): shown without them, kept when a PUT sends it back so. */
 	embeddedSecrets?: EmbeddedSecrets;
@@ -60,42 +90,80 @@ interface FromGitLab {
 
 export interface IntegrationDef {
 	slug: string;
-	/** GitLab 8.16's service name (`/services/slack`), an alias of the slug; `-` or `_` alike. */
+	/** GitLab's service name (`/services/slack`), an alias of the slug; `-` or `_` alike. */
 	gitlabName: string;
 	title: string;
 	description: string;
 	fields: readonly FieldDef[];
+	/** GitLab 8.16's supported events: what the push workers act on (`push`, `tag_push`). */
 	events: readonly EventKind[];
+	/** GitLab's current supported events where they differ: the event flags a v4 PUT takes. */
+	v4Events?: readonly EventKind[];
+	/** Flags a v4 PUT takes beside its events' (Jira's `comment_on_event_enabled`). */
+	v4Flags?: readonly string[];
 	/** A stored property that, when set, replaces the title (custom issue tracker). */
 	titleProperty?: string;
 	/** Model validation over the merged properties: field → messages. */
 	validate?: (props: Record<string, unknown>) => Record<string, string[]> | null;
-	/** GitLab 8.16's own parameters for this integration where they are not renamings (jira's `url`, `project_key`). */
-	fromGitLab?: (input: Record<string, unknown>) => FromGitLab;
+	/** GitLab's own parameters for this integration where they are not renamings (jira's `url`, `project_key`). */
+	fromGitLab?: (input: Record<string, unknown>, version: ApiVersion) => FromGitLab;
 }
 
-const str = (name: string, required = false): FieldDef => ({ name, type: "string", required });
-const url = (name: string, required = false): FieldDef => ({ name, type: "url", required });
+const str = (name: string, required: FieldDef["required"] = false): FieldDef => ({ name, type: "string", required });
+const url = (name: string, required: FieldDef["required"] = false): FieldDef => ({ name, type: "url", required });
 const bool = (name: string): FieldDef => ({ name, type: "boolean" });
 const secret = (name: string, required = true): FieldDef => ({ name, type: "string", required, secret: true });
 const password = (name: string, resetWhenChanged: string[]): FieldDef => ({ name, type: "password", required: true, secret: true, resetWhenChanged });
+/** A field GitLab's current API has and 8.16's had not: v4's only. */
+const v4 = (f: FieldDef): FieldDef => ({ ...f, only: "v4" });
+/** A field of the spec's (or GitLab 8.16's) that GitLab's current API no longer has: v3's only. */
+const v3 = (f: FieldDef): FieldDef => ({ ...f, only: "v3" });
 
-const ISSUE_TRACKER_FIELDS = [url("new_issue_url", true), url("project_url", true), url("issues_url", true), str("description")];
+/** GitLab's `branches_to_be_notified` (docs/integrations.md#branches-to-be-notified). */
+const BRANCH_CHOICES = ["all", "default", "protected", "default_and_protected"] as const;
+const branchesToBeNotified = (fallback: (typeof BRANCH_CHOICES)[number]): FieldDef =>
+	v4({ name: "branches_to_be_notified", type: "select", options: BRANCH_CHOICES, default: fallback });
+/** `enable_ssl_verification` of the CI servers, which GitLab's current API defaults to on. */
+const sslVerification = (only?: ApiVersion): FieldDef => ({ ...bool("enable_ssl_verification"), default: true, ...(only ? { only } : {}) });
+
+const ISSUE_TRACKER_LINKS = [url("new_issue_url", true), url("project_url", true), url("issues_url", true)];
+const ISSUE_TRACKER_FIELDS = [...ISSUE_TRACKER_LINKS, v3(str("description"))];
+
+/** The chat events of GitLab's current Slack notifications, each with a channel of its own (`push_channel`). */
+const CHAT_EVENTS = [
+	"push",
+	"issue",
+	"confidential_issue",
+	"merge_request",
+	"note",
+	"confidential_note",
+	"tag_push",
+	"pipeline",
+	"wiki_page",
+	"deployment",
+	"incident",
+	"alert",
+] as const;
 
 const given = (v: unknown): v is string | number => (typeof v === "string" && v.trim() !== "") || typeof v === "number";
 
 /**
- * GitLab 8.16's JIRA service takes the server's `url` and a `project_key` and works out the three
- * links from them (JiraService#project_url, #issues_url, #new_issue_url); the spec's own fields,
- * when sent as well, win.
+ * Jira's server `url` and its project key, kept, and the spec's three links worked out from them
+ * (GitLab 8.16's JiraService#project_url, #issues_url, #new_issue_url), so that v3 shows the links
+ * of a Jira set either way and v4 the `url` of one set through v3; fields sent as well win. GitLab 8.16 (v3) needs
+ * the `project_key` to link the project; GitLab's current API (v4) does not, and the project link is
+ * then the server's.
  */
-function jiraLinks(input: Record<string, unknown>): FromGitLab {
+function jiraLinks(input: Record<string, unknown>, version: ApiVersion): FromGitLab {
 	if (!given(input.url)) return { fields: {}, missing: [] };
-	if (!given(input.project_key)) return { fields: {}, missing: ["project_key"] };
+	const key = given(input.project_key) ? String(input.project_key).trim() : null;
+	if (key === null && version === "v3") return { fields: {}, missing: ["project_key"] };
 	const base = String(input.url).trim();
 	return {
 		fields: {
-			project_url: `${base}/issues/?jql=project=${String(input.project_key).trim()}`,
+			url: base,
+			...(key === null ? {} : { project_key: key }),
+			project_url: key === null ? base : `${base}/issues/?jql=project=${key}`,
 			issues_url: `${base}/browse/:id`,
 			new_issue_url: `${base}/secure/CreateIssue.jspa`,
 		},
@@ -128,6 +196,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		description: "Continuous-integration build server",
 		fields: [
 			{ ...url("build_server_url", true), gitlabName: "bamboo_url" },
+			sslVerification("v4"),
 			str("build_key", true),
 			str("username", true),
 			password("password", ["build_server_url"]),
@@ -139,8 +208,9 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		gitlabName: "buildkite",
 		title: "Pipeline service A",
 		description: "Continuous integration and deployment service",
-		fields: [secret("token"), url("project_url", true), bool("enable_ssl_verification")],
+		fields: [secret("token"), url("project_url", true), sslVerification()],
 		events: ["push"],
+		v4Events: ["push", "merge_request", "tag_push"],
 	},
 	{
 		slug: "group-chat-a",
@@ -155,7 +225,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		gitlabName: "custom-issue-tracker",
 		title: "Custom Issue Tracker",
 		description: "Custom issue tracker",
-		fields: [...ISSUE_TRACKER_FIELDS, str("title")],
+		fields: [...ISSUE_TRACKER_FIELDS, v3(str("title"))],
 		events: ["push"],
 		titleProperty: "title",
 	},
@@ -164,7 +234,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		gitlabName: "drone-ci",
 		title: "Container CI A",
 		description: "Continuous-integration platform",
-		fields: [secret("token"), { ...url("ci_server_url", true), gitlabName: "drone_url" }, bool("enable_ssl_verification")],
+		fields: [secret("token"), { ...url("ci_server_url", true), gitlabName: "drone_url" }, sslVerification()],
 		events: ["push", "merge_request", "tag_push"],
 	},
 	{
@@ -172,7 +242,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		gitlabName: "emails-on-push",
 		title: "Emails on push",
 		description: "Emails the commits and diff of each push to recipients",
-		fields: [str("recipients", true), bool("disable_diffs"), bool("send_from_committer_email")],
+		fields: [str("recipients", true), bool("disable_diffs"), bool("send_from_committer_email"), branchesToBeNotified("all")],
 		events: ["push", "tag_push"],
 	},
 	{
@@ -182,6 +252,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		description: "Replaces the link to the internal wiki with a link to an external wiki",
 		fields: [url("external_wiki_url", true)],
 		events: ["push", "tag_push", "issue", "merge_request", "wiki_page"],
+		v4Events: [],
 	},
 	{
 		slug: "collab-app-a",
@@ -248,8 +319,26 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		gitlabName: "jira",
 		title: "Issue tracker A",
 		description: "Issue tracker",
-		fields: ISSUE_TRACKER_FIELDS,
+		fields: [
+			// The spec's links (v3), which GitLab's `url` and `project_key` also give (jiraLinks).
+			...ISSUE_TRACKER_LINKS.map(v3),
+			v3(str("description")),
+			// GitLab's current Jira (v4).
+			v4(url("url", "v4")),
+			v4(url("api_url")),
+			v4({ name: "jira_auth_type", type: "integer", min: 0, max: 1, default: 0 }),
+			v4(str("username")),
+			v4({ ...password("password", ["url", "api_url"]), required: "v4" }),
+			v4(str("project_key")),
+			v4(bool("jira_issue_transition_automatic")),
+			v4(str("jira_issue_transition_id")),
+			v4(str("jira_issue_prefix")),
+			v4(str("jira_issue_regex")),
+			v4({ ...bool("issues_enabled"), default: false }),
+		],
 		events: ["push"],
+		v4Events: ["commit", "merge_request"],
+		v4Flags: ["comment_on_event_enabled"],
 		fromGitLab: jiraLinks,
 	},
 	{
@@ -257,7 +346,7 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		gitlabName: "pivotaltracker",
 		title: "Source commits B",
 		description: "Project-management tool receiving source commits",
-		fields: [secret("token")],
+		fields: [secret("token"), v4(str("restrict_to_branch"))],
 		events: ["push"],
 	},
 	{
@@ -288,8 +377,16 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		gitlabName: "slack",
 		title: "Team chat",
 		description: "Team communication tool",
-		fields: [url("webhook", true), str("username"), str("channel")],
+		fields: [
+			{ ...url("webhook", true), v4Hidden: true },
+			str("username"),
+			str("channel"),
+			v4({ ...bool("notify_only_broken_pipelines"), default: true }),
+			branchesToBeNotified("default"),
+			...CHAT_EVENTS.map(event => v4(str(`${event}_channel`))),
+		],
 		events: ["push", "issue", "confidential_issue", "merge_request", "note", "tag_push", "build", "wiki_page"],
+		v4Events: CHAT_EVENTS,
 	},
 	{
 		slug: "build-server-b",
@@ -298,11 +395,13 @@ export const CATALOGUE: readonly IntegrationDef[] = [
 		description: "Continuous-integration build server",
 		fields: [
 			{ ...url("build_server_url", true), gitlabName: "teamcity_url" },
+			sslVerification("v4"),
 			str("build_type", true),
 			str("username", true),
 			password("password", ["build_server_url"]),
 		],
 		events: ["push"],
+		v4Events: ["push", "merge_request"],
 	},
 ];
 
@@ -336,3 +435,18 @@ export function fieldLabel(f: FieldDef, byGitLabName: boolean): string {
 }
 
 export const isSecret = (f: FieldDef) => !!f.secret || f.type === "password";
+
+/** The fields one API takes and shows. */
+export const fieldsOf = (def: IntegrationDef, version: ApiVersion): FieldDef[] => def.fields.filter(f => f.only === undefined || f.only === version);
+
+/** Whether one API requires the field. */
+export const isRequired = (f: FieldDef, version: ApiVersion): boolean => f.required === true || f.required === version;
+
+/** An event's flag as GitLab names it (IntegrationsHelper's `integration_event_field_name`): `issue` → `issues_events`, `build` → `job_events`. */
+function eventFlagName(kind: EventKind): string {
+	if (kind === "build") return "job_events";
+	return ["issue", "confidential_issue", "merge_request"].includes(kind) ? `${kind}s_events` : `${kind}_events`;
+}
+
+/** The flags a v4 PUT takes for the integration: its current events' (GitLab's `event_names`) and its own. */
+export const v4FlagNames = (def: IntegrationDef): string[] => [...(def.v4Events ?? def.events).map(eventFlagName), ...(def.v4Flags ?? [])];

@@ -15,9 +15,10 @@
  * password is dropped when its server URL changes and the password is not sent again, which
  * then makes it missing: the stored password never follows a URL to another server.
  */
+import { readBoolean } from "../api/booleans";
 import { paramError, validation } from "../api/errors";
-import type { FieldDef, IntegrationDef } from "./catalogue";
-import { fieldLabel, isSecret } from "./catalogue";
+import type { ApiVersion, FieldDef, IntegrationDef } from "./catalogue";
+import { fieldLabel, fieldsOf, isRequired, isSecret } from "./catalogue";
 import type { EventFlag } from "../../models/integration";
 
 export type Properties = Record<string, unknown>;
@@ -58,11 +59,11 @@ function isHttpUrl(v: string): boolean {
 	}
 }
 
-/** `label`: the name the request knows the field by (GitLab's or the spec's). */
-function coerce(f: FieldDef, raw: unknown, label: string): Coerced {
+/** `label`: the name the request knows the field by (GitLab's or the spec's); v4 reads booleans as its Grape does. */
+function coerce(f: FieldDef, raw: unknown, label: string, version: ApiVersion): Coerced {
 	switch (f.type) {
 		case "boolean": {
-			const b = parseBoolean(raw);
+			const b = version === "v4" ? readBoolean(raw) : parseBoolean(raw);
 			return b === undefined ? { error: `${label} is invalid` } : { value: b };
 		}
 		case "integer": {
@@ -82,10 +83,12 @@ function coerce(f: FieldDef, raw: unknown, label: string): Coerced {
 	}
 }
 
-/** How the request named the integration (catalogue.ts `resolveIntegration`). */
+/** How the request named the integration (catalogue.ts `resolveIntegration`), and in which API. */
 export interface MergeOptions {
-	/** By GitLab 8.16's service name: GitLab's field names are preferred and used in errors. */
+	/** By GitLab's service name: GitLab's field names are preferred and used in errors. */
 	byGitLabName?: boolean;
+	/** The API whose fields the request may set and must send (catalogue.ts `fieldsOf`); v3 when absent. */
+	version?: ApiVersion;
 }
 
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
@@ -103,26 +106,26 @@ function sentValue(f: FieldDef, input: Record<string, unknown>, byGitLabName: bo
 type Given = Map<string, unknown>;
 type Label = (f: FieldDef) => string;
 
-/** The stored values of the declared fields that are set (secrets still encrypted). */
+/** The stored values of the declared fields that are set (secrets still encrypted), both APIs': a PUT of one keeps the other's. */
 function storedValues(def: IntegrationDef, stored: Properties | null | undefined): Properties {
 	const current: Properties = {};
 	for (const f of def.fields) if (stored && !isBlank(stored[f.name])) current[f.name] = stored[f.name];
 	return current;
 }
 
-/** Each sent field, coerced (BLANK when sent empty); the ones that do not coerce become parameter errors. */
-function readSent(def: IntegrationDef, sentInput: Record<string, unknown>, current: Properties, label: Label, byGitLabName: boolean) {
+/** Each sent field of `fields`, coerced (BLANK when sent empty); the ones that do not coerce become parameter errors. */
+function readSent(fields: readonly FieldDef[], sentInput: Record<string, unknown>, current: Properties, label: Label, opts: Required<MergeOptions>) {
 	const given: Given = new Map();
 	const invalid = new Set<string>();
 	const errors: string[] = [];
-	for (const f of def.fields) {
-		const { sent, raw } = sentValue(f, sentInput, byGitLabName);
+	for (const f of fields) {
+		const { sent, raw } = sentValue(f, sentInput, opts.byGitLabName);
 		if (!sent) continue;
 		if (isBlank(raw)) {
 			given.set(f.name, BLANK);
 			continue;
 		}
-		const c = coerce(f, raw, label(f));
+		const c = coerce(f, raw, label(f), opts.version);
 		if ("error" in c) {
 			errors.push(c.error);
 			invalid.add(f.name);
@@ -147,10 +150,10 @@ function dropMovedPasswords(def: IntegrationDef, given: Given, current: Properti
 	}
 }
 
-/** Required fields neither sent nor stored (a stored secret counts), named as the request knows them. */
-function missingFields(def: IntegrationDef, given: Given, current: Properties, invalid: Set<string>, label: Label): string[] {
-	return def.fields
-		.filter(f => f.required && !invalid.has(f.name))
+/** The API's required fields neither sent nor stored (a stored secret counts), named as the request knows them. */
+function missingFields(def: IntegrationDef, version: ApiVersion, given: Given, current: Properties, invalid: Set<string>, label: Label): string[] {
+	return fieldsOf(def, version)
+		.filter(f => isRequired(f, version) && !invalid.has(f.name))
 		.filter(f => {
 			const v = given.get(f.name);
 			if (v !== undefined && v !== BLANK) return false;
@@ -210,19 +213,22 @@ export function mergeSettings(
 	opts: MergeOptions = {},
 ): MergeResult {
 	const byGitLabName = !!opts.byGitLabName;
+	const version = opts.version ?? "v3";
 	const current = storedValues(def, stored);
 
 	// GitLab's own parameters that stand for several of the spec's fields (jira's url and project_key).
-	const fromGitLab = def.fromGitLab?.(input) ?? { fields: {}, missing: [] };
+	const fromGitLab = def.fromGitLab?.(input, version) ?? { fields: {}, missing: [] };
 	const sources = fromGitLab.sources ?? {};
 	const label = (f: FieldDef) => sources[f.name] ?? fieldLabel(f, byGitLabName);
 	const sentInput: Record<string, unknown> = { ...fromGitLab.fields, ...input };
+	// The API's own fields, and those worked out for the other's (a Jira's links, its url).
+	const taken = def.fields.filter(f => fieldsOf(def, version).includes(f) || f.name in fromGitLab.fields);
 
-	const { given, invalid, errors } = readSent(def, sentInput, current, label, byGitLabName);
+	const { given, invalid, errors } = readSent(taken, sentInput, current, label, { byGitLabName, version });
 	const paramErrors = [...fromGitLab.missing.map(name => `${name} is missing`), ...errors];
 	dropMovedPasswords(def, given, current);
 	// GitLab's own parameters that are missing are named instead of the spec's required fields.
-	const missing = fromGitLab.missing.length ? [] : missingFields(def, given, current, invalid, label);
+	const missing = fromGitLab.missing.length ? [] : missingFields(def, version, given, current, invalid, label);
 	if (missing.length || paramErrors.length) throw paramError([...missing, ...paramErrors].join(", "));
 
 	const merged = applySent(def, current, given);

@@ -2,8 +2,9 @@
  * API v4 beside v3 with the gateway and every service in separate processes over the real NATS
  * (Redis as cacher), as production runs: each action's parameter schema reaches the gateway as
  * JSON, so every v4 route is called here with the parameters that shape it (booleans, scopes,
- * keyset, files[]). Every v4 route refuses a caller without a token, and a stranger finds no
- * private project; then one walk through each resource, the same data seen from v3.
+ * keyset, files[]). Every v4 route refuses a caller without a token but the reads of public
+ * projects, which find no private one, and a stranger finds none either; then one walk through each
+ * resource, the same data seen from v3.
  */
 import { v4RouteTables } from "../../gateway/routes";
 import { storedZip } from "../../scripts/zip";
@@ -48,13 +49,49 @@ afterAll(async () => {
 	await cluster?.stop();
 });
 
-it("refuses every v4 route without a token, and a stranger finds no private project", async () => {
+/**
+ * The v4 routes that read a public project without a token (docs/api.md#v4-anonymous), written out
+ * here rather than read from the actions: a route added to the list or left out is a failure.
+ */
+const ANONYMOUS_READS = new Set([
+	"GET /projects",
+	"GET /projects/:id",
+	"GET /projects/:id/labels",
+	"GET /projects/:id/labels/:label_id",
+	"GET /projects/:id/snippets",
+	"GET /projects/:id/snippets/:snippet_id",
+	"GET /projects/:id/snippets/:snippet_id/raw",
+	"GET /projects/:id/snippets/:snippet_id/files/:ref/:file_path/raw",
+	"GET /projects/:id/jobs",
+	"GET /projects/:id/jobs/:job_id",
+	"GET /projects/:id/jobs/:job_id/trace",
+	"GET /projects/:id/jobs/:job_id/artifacts",
+	"GET /projects/:id/jobs/:job_id/artifacts/*artifact_path",
+	"GET /projects/:id/jobs/artifacts/*ref_name/download",
+	"GET /projects/:id/jobs/artifacts/*ref_name/raw/*artifact_path",
+	"GET /projects/:id/pipelines",
+	"GET /projects/:id/pipelines/latest",
+	"GET /projects/:id/pipelines/:pipeline_id",
+	"GET /projects/:id/pipelines/:pipeline_id/jobs",
+]);
+
+it("refuses every v4 route without a token but the public reads, which find no private project; a stranger finds none either", async () => {
 	const routes = v4Routes(projectId);
 	expect(routes.length).toBeGreaterThan(50);
-	for (const { method, path } of routes) {
+	const templates = v4RouteTables.flatMap(t => Object.keys(t.api ?? {}).map(alias => alias.split(/\s+/).join(" ")));
+	for (const read of ANONYMOUS_READS) expect([read, templates.includes(read)]).toEqual([read, true]);
+	for (const [i, { method, path }] of routes.entries()) {
 		const res = await v4As(null).request(method, path);
-		expect([method, path, res.status, res.body]).toEqual([method, path, 401, { message: "401 Unauthorized" }]);
+		const expected =
+			templates[i] === "GET /projects"
+				? [200, expect.any(Array)]
+				: ANONYMOUS_READS.has(templates[i])
+					? [404, { message: "404 Project Not Found" }]
+					: [401, { message: "401 Unauthorized" }];
+		expect([method, path, res.status, res.body]).toEqual([method, path, ...expected]);
 	}
+	// The private project is none of the public ones an anonymous caller lists.
+	expect((await v4As(null).get("/projects")).body.map((p: { id: number }) => p.id)).not.toContain(projectId);
 	for (const { method, path } of routes.filter(r => r.path.startsWith(`/projects/${projectId}/`))) {
 		const res = await v4As(stranger.token).request(method, path);
 		expect([method, path, res.status]).toEqual([method, path, 404]);

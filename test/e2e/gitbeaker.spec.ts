@@ -1,8 +1,8 @@
 /**
  * @gitbeaker/rest, the npm client of API v4, through every method of its Jobs, JobArtifacts,
  * Pipelines, ProjectLabels, DeployKeys, Integrations and ProjectSnippets resources that our slice
- * covers (and the accounts a script needs), against the gateway and the services as separate
- * processes over the real NATS. Its label subscribe posts to an issue's path (a client bug):
+ * covers (and the accounts a script needs, and a client without a token), against the gateway and
+ * the services as separate processes over the real NATS. Its label subscribe posts to an issue's path (a client bug):
  * the right path is tested directly. One `N passed, N failed` line per resource at the end
  * (docs/clients.md).
  */
@@ -95,6 +95,39 @@ describe("accounts", () => {
 	});
 });
 
+describe("Anonymous", () => {
+	/** The client without a token: what anyone reads. */
+	const anonymous = () => new Gitlab({ host: f.url });
+	check("Anonymous", "Projects.all and Projects.show: the public projects only, without permissions; 404 for another", async () => {
+		const made = await api.Projects.create({ name: `${f.new_project_name} public`, visibility: "public" });
+		await api.ProjectLabels.create(made.id, "bug", "#d9534f", { description: "needs a review" });
+		await api.ProjectLabels.create(made.id, "docs", "#eeeeee");
+		state.publicProject = made.id;
+		const listed = (await anonymous().Projects.all()).map(p => p.id);
+		expect([listed.includes(made.id), listed.includes(pid)]).toEqual([true, false]);
+		const shown = await anonymous().Projects.show(made.id);
+		expect([shown.id, shown.visibility, "permissions" in shown]).toEqual([made.id, "public", false]);
+		expect(await statusOf(anonymous().Projects.show(pid))).toBe(404);
+	});
+	check("Anonymous", "ProjectLabels.all({ search }) of a public project", async () => {
+		expect((await anonymous().ProjectLabels.all(state.publicProject)).map(l => [l.name, l.subscribed])).toEqual([
+			["bug", false],
+			["docs", false],
+		]);
+		expect((await anonymous().ProjectLabels.all(state.publicProject, { search: "review" })).map(l => l.name)).toEqual(["bug"]);
+	});
+	check("Anonymous", "the internal project's pipelines are 404 Project Not Found, a write 401", async () => {
+		const refused = await anonymous()
+			.Pipelines.all(pid)
+			.then(
+				() => undefined,
+				(err: { cause?: { description?: string; response?: Response } }) => err.cause,
+			);
+		expect([refused?.response?.status, refused?.description]).toEqual([404, "404 Project Not Found"]);
+		expect(await statusOf(anonymous().ProjectLabels.create(state.publicProject, "x", "#000000"))).toBe(401);
+	});
+});
+
 describe("Pipelines", () => {
 	check("Pipelines", "all lists one pipeline per commit and ref, newest first; all({ ref })", async () => {
 		const all = await api.Pipelines.all(pid);
@@ -105,6 +138,11 @@ describe("Pipelines", () => {
 		]);
 		[state.featurePipeline, state.failedPipeline, state.successPipeline] = all.map(p => p.id);
 		expect((await api.Pipelines.all(pid, { ref: "master" })).map(p => p.id)).toEqual([state.failedPipeline, state.successPipeline]);
+	});
+	check("Pipelines", "showLatest: the default branch's latest pipeline, or a ref's; 404 for a ref without one", async () => {
+		expect(await api.Pipelines.showLatest(pid)).toMatchObject({ id: state.failedPipeline, ref: "master", sha: f.sha_a, status: "failed" });
+		expect(await api.Pipelines.showLatest(pid, { ref: "feature" })).toMatchObject({ id: state.featurePipeline, ref: "feature" });
+		expect(await statusOf(api.Pipelines.showLatest(pid, { ref: "no-such-branch" }))).toBe(404);
 	});
 	check("Pipelines", "show", async () => {
 		expect(await api.Pipelines.show(pid, state.successPipeline)).toMatchObject({
@@ -213,6 +251,14 @@ describe("ProjectLabels", () => {
 		});
 		state.label = res.data.id;
 	});
+	check("ProjectLabels", "all({ search }) lists what the search finds only; withCounts adds the counts", async () => {
+		await api.ProjectLabels.create(pid, "wontfix", "#CCCCCC", { description: "never" });
+		expect((await api.ProjectLabels.all(pid, { search: "review" })).map(l => l.name)).toEqual(["needs review"]);
+		const counted = await api.ProjectLabels.all(pid, { withCounts: true, search: "wontfix" });
+		expect(counted.map(l => [l.name, l.open_issues_count, l.closed_issues_count, l.open_merge_requests_count])).toEqual([["wontfix", 0, 0, 0]]);
+		for (const label of await api.ProjectLabels.all(pid, { search: "wontfix" })) await api.ProjectLabels.remove(pid, label.id);
+		expect((await api.ProjectLabels.all(pid)).map(l => l.name)).toEqual(["needs review"]);
+	});
 	check("ProjectLabels", "all, and show by title and by id", async () => {
 		expect((await api.ProjectLabels.all(pid)).map(l => l.id)).toEqual([state.label]);
 		expect((await api.ProjectLabels.show(pid, "needs review")).id).toBe(state.label);
@@ -275,32 +321,48 @@ describe("DeployKeys", () => {
 });
 
 describe("Integrations", () => {
-	check("Integrations", "edit (200) slack and show it", async () => {
+	check("Integrations", "edit (200) slack with its notification settings and flags, and show every one back but the webhook", async () => {
 		const res = await api.Integrations.edit(pid, "slack", {
-			webhook: "https://hooks.example.com/gb",
-			username: "gb-bot",
-			channel: "#gb",
+			...untyped({
+				webhook: "https://hooks.example.com/gb",
+				username: "gb-bot",
+				channel: "#gb",
+				notifyOnlyBrokenPipelines: false,
+				branchesToBeNotified: "all",
+				tagPushChannel: "#tags",
+				tagPushEvents: false,
+				incidentEvents: true,
+			}),
 			showExpanded: true,
 		});
-		expect([res.status, res.data.slug, res.data.active]).toEqual([200, "slack", true]);
+		expect([res.status, res.data.slug, res.data.active, res.data.tag_push_events]).toEqual([200, "slack", true, false]);
 		const slack = await api.Integrations.show(pid, "slack");
 		expect(slack).toMatchObject({
 			slug: "slack",
 			active: true,
-			properties: { webhook: "https://hooks.example.com/gb", username: "gb-bot", channel: "#gb" },
+			tag_push_events: false,
+			incident_events: true,
+			properties: { username: "gb-bot", channel: "#gb", notify_only_broken_pipelines: false, branches_to_be_notified: "all", tag_push_channel: "#tags" },
 		});
+		expect(slack.properties).not.toHaveProperty("webhook");
+	});
+	check("Integrations", "edit jira with url, username and password; shown without the password", async () => {
+		await api.Integrations.edit(pid, "jira", { ...untyped({ url: "https://jira.example.com", username: "gb-bot", password: "jira-secret" }) });
+		const jira = await api.Integrations.show(pid, "jira");
+		expect(jira).toMatchObject({ slug: "jira", active: true, properties: { url: "https://jira.example.com", username: "gb-bot", jira_auth_type: 0 } });
+		expect(jira.properties).not.toHaveProperty("password");
 	});
 	check("Integrations", "a secret is never shown (asana's api_key)", async () => {
 		await api.Integrations.edit(pid, "asana", { apiKey: "asana-secret", restrictToBranch: "master" });
 		expect((await api.Integrations.show(pid, "asana")).properties).toEqual({ restrict_to_branch: "master" });
 	});
 	check("Integrations", "all lists the active ones", async () => {
-		expect((await api.Integrations.all(pid)).map(i => i.slug).sort()).toEqual(["asana", "slack"]);
+		expect((await api.Integrations.all(pid)).map(i => i.slug).sort()).toEqual(["asana", "jira", "slack"]);
 	});
 	check("Integrations", "disable (204)", async () => {
 		expect((await api.Integrations.disable(pid, "slack", { showExpanded: true })).status).toBe(204);
 		expect(await api.Integrations.show(pid, "slack")).toMatchObject({ slug: "slack", active: false });
-		expect((await api.Integrations.all(pid)).map(i => i.slug)).toEqual(["asana"]);
+		expect((await api.Integrations.all(pid)).map(i => i.slug).sort()).toEqual(["asana", "jira"]);
 	});
 });
 
@@ -348,6 +410,6 @@ describe("ProjectSnippets", () => {
 
 it("every resource passed every call", () => {
 	expect(tally.summary()).toEqual(
-		allPassed({ accounts: 3, Pipelines: 2, Jobs: 9, JobArtifacts: 6, ProjectLabels: 6, DeployKeys: 5, Integrations: 4, ProjectSnippets: 6 }),
+		allPassed({ accounts: 3, Anonymous: 3, Pipelines: 3, Jobs: 9, JobArtifacts: 6, ProjectLabels: 7, DeployKeys: 5, Integrations: 5, ProjectSnippets: 6 }),
 	);
 });

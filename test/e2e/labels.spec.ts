@@ -388,6 +388,36 @@ describe("multipart forms, as `curl -F` sends them", () => {
 	});
 });
 
+describe("v4's search and anonymous reads, in the store's query (SQLite, and MongoDB in e2e-mongo)", () => {
+	it("finds labels by title or description words in the back end, for a member and without a token, with Redis caching each apart", async () => {
+		const owner = await createUser(cluster.api());
+		const project = await createProject(as(owner.token), { visibility_level: 20 });
+		const v4 = (token: string | null) => client(cluster.url.replace(/\/api\/v3$/, "/api/v4"), token ?? undefined);
+		for (const [name, description] of [
+			["needs review", null],
+			["bug", "Something to REVIEW"],
+			["UI", null],
+			["build", "the pipeline"],
+		])
+			expect((await v4(owner.token).post(`/projects/${project.id}/labels`, { body: { name, color: "#eeeeee", description } })).status).toBe(201);
+		expect((await v4(owner.token).post(`/projects/${project.id}/labels/bug/subscribe`)).status).toBe(201);
+		const search = async (token: string | null, text: string) => {
+			const res = await v4(token).get(`/projects/${project.id}/labels`, { query: { search: text } });
+			return [res.status, res.body.map((l: { name: string; subscribed: boolean }) => `${l.name}${l.subscribed ? "*" : ""}`), res.headers.get("x-total")];
+		};
+		for (let round = 0; round < 2; round++) {
+			expect(await search(owner.token, "review")).toEqual([200, ["bug*", "needs review"], "2"]);
+			expect(await search(null, "review")).toEqual([200, ["bug", "needs review"], "2"]);
+			expect(await search(null, "ui")).toEqual([200, ["UI"], "1"]);
+			expect(await search(null, "pipeline build")).toEqual([200, [], "0"]);
+			expect(await search(null, "(.*")).toEqual([200, [], "0"]);
+		}
+		const other = await createProject(as(owner.token));
+		expect((await v4(null).get(`/projects/${other.id}/labels`)).body).toEqual({ message: "404 Project Not Found" });
+		expect((await as(null).get(`/projects/${project.id}/labels`)).status).toBe(401);
+	});
+});
+
 describe("the Redis label cache", () => {
 	it("serves reads from Redis and cleans exactly the written project's entries", async () => {
 		const redis = new Redis(REDIS_URL);

@@ -148,6 +148,25 @@ it("leaves the diff out with disable_diffs, and puts it in without", async () =>
 	expect((await put("emails-on-push", { recipients: "dev@example.com ops@example.com" })).status).toBe(200);
 }, 60000);
 
+it("mails only the default branch's pushes under v4's branches_to_be_notified, tag pushes always, and every branch with all", async () => {
+	const settings = `/projects/${projectId}/integrations/emails-on-push`;
+	const v4 = client(cluster.url.replace(/\/api\/v3$/, "/api/v4"), cluster.rootToken);
+	const onlyDefault = await v4.put(settings, { body: { recipients: "dev@example.com", branches_to_be_notified: "default" } });
+	expect([onlyDefault.status, onlyDefault.body.properties.branches_to_be_notified]).toEqual([200, "default"]);
+	// Posted first, the feature push is taken before the master one; by the master push's mail, it has sent nothing.
+	await push({ ref: "refs/heads/feature", commits: [{ message: "feature push, not mailed" }] });
+	await push({ ref: "refs/tags/v9", commits: [{ message: "tag push, mailed" }] });
+	await push({ commits: [{ message: "master push, mailed" }] });
+	await waitFor("the master and tag pushes' mails", () => mailsWithSubject("master push, mailed").length === 1 && mailsWithSubject("v9").length === 1, 30000);
+	expect(mailsWithSubject("feature push, not mailed")).toEqual([]);
+	// v3 does not know the setting: its PUT keeps it.
+	expect((await put("emails-on-push", { recipients: "dev@example.com" })).status).toBe(200);
+	expect((await v4.get(settings)).body.properties.branches_to_be_notified).toBe("default");
+	expect((await v4.put(settings, { body: { recipients: "dev@example.com ops@example.com", branches_to_be_notified: "all" } })).status).toBe(200);
+	await push({ ref: "refs/heads/feature", commits: [{ message: "feature push, mailed" }] });
+	await waitFor("the feature push's mails", () => mailsWithSubject("feature push, mailed").length === 2, 30000);
+}, 60000);
+
 it("colours IRC lines only with colorize_messages", async () => {
 	const recipients = `irc://127.0.0.1:${irc.port}/#dev`;
 	expect((await put("irc-gateway", { recipients, colorize_messages: "1" })).status).toBe(200);

@@ -8,7 +8,7 @@ import path from "path";
 import { config } from "../../config";
 import { decryptSecret, isEncrypted } from "../../lib/crypto/secrets";
 import { resolveSecretsKey } from "../../lib/crypto/secrets-key";
-import { CATALOGUE, findIntegration, isSecret } from "../../lib/integrations/catalogue";
+import { CATALOGUE, fieldsOf, findIntegration, isRequired, isSecret } from "../../lib/integrations/catalogue";
 import { DATABASE_FILE } from "../../lib/store/sqlite/connection";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";
@@ -46,7 +46,7 @@ afterAll(() => stack?.stop());
 describe("every slug", () => {
 	it.each(CATALOGUE.map(d => d.slug))("%s: PUT sets and activates, GET shows it without secrets, DELETE clears", async slug => {
 		const def = findIntegration(slug)!;
-		const body = Object.fromEntries(def.fields.map(f => [f.name, valueFor(slug, f.name)]));
+		const body = Object.fromEntries(fieldsOf(def, "v3").map(f => [f.name, valueFor(slug, f.name)]));
 		const put = await stack.api().put(`/projects/${projectId}/services/${slug}`, { form: body });
 		expect(put.status).toBe(200);
 		expect(put.body).toBe(true);
@@ -54,7 +54,7 @@ describe("every slug", () => {
 		const get = await stack.api().get(`/projects/${projectId}/services/${slug}`);
 		expect(get.status).toBe(200);
 		const expected: Record<string, unknown> = {};
-		for (const f of def.fields) {
+		for (const f of fieldsOf(def, "v3")) {
 			if (isSecret(f)) continue;
 			const raw = body[f.name];
 			expected[f.name] = f.type === "boolean" ? raw === "1" : f.type === "integer" ? Number(raw) : raw;
@@ -84,7 +84,7 @@ describe("every slug", () => {
 
 	it.each(CATALOGUE.map(d => d.slug))("%s: PUT without a required field is a 400 naming it, and stores nothing", async slug => {
 		const def = findIntegration(slug)!;
-		const required = def.fields.filter(f => f.required);
+		const required = fieldsOf(def, "v3").filter(f => isRequired(f, "v3"));
 		const fresh = (await createProject(stack.api())).id;
 		for (const f of required) {
 			const body = Object.fromEntries(required.filter(r => r !== f).map(r => [r.name, valueFor(slug, r.name)]));
@@ -101,9 +101,9 @@ describe("secrets at rest", () => {
 		const fresh = (await createProject(stack.api())).id;
 		const sent: { slug: string; field: string; value: string }[] = [];
 		for (const def of CATALOGUE) {
-			const body = Object.fromEntries(def.fields.map(f => [f.name, valueFor(def.slug, f.name)]));
+			const body = Object.fromEntries(fieldsOf(def, "v3").map(f => [f.name, valueFor(def.slug, f.name)]));
 			expect((await stack.api().put(`/projects/${fresh}/services/${def.slug}`, { form: body })).status).toBe(200);
-			for (const f of def.fields.filter(isSecret)) sent.push({ slug: def.slug, field: f.name, value: PLAIN_SECRET(def.slug, f.name) });
+			for (const f of fieldsOf(def, "v3").filter(isSecret)) sent.push({ slug: def.slug, field: f.name, value: PLAIN_SECRET(def.slug, f.name) });
 		}
 		expect(sent.length).toBe(15);
 		// The store's bytes on the disk: its file and its write-ahead log, where the last writes are.

@@ -81,6 +81,34 @@ it("lists a page by title with the pagination headers, counts on request", async
 	expect(all.headers.get("x-total")).toBe("4");
 });
 
+it("searches titles and descriptions as GitLab's Label.search does, so a script deletes only what it finds", async () => {
+	const names = (query: Record<string, string>) =>
+		v4.get(labels(), { query }).then(r => [r.status, r.body.map((l: { name: string }) => l.name), r.headers.get("x-total")]);
+	expect((await v4.put(`${labels()}/docs`, { body: { description: "Needs a REVIEW before release" } })).status).toBe(200);
+	// A word of three characters or more anywhere, in any case; every such word in one field.
+	expect(await names({ search: "review" })).toEqual([200, ["docs"], "1"]);
+	expect(await names({ search: "FEAT" })).toEqual([200, ["feature"], "1"]);
+	expect(await names({ search: "review release" })).toEqual([200, ["docs"], "1"]);
+	expect(await names({ search: "review zeta" })).toEqual([200, [], "0"]);
+	// Shorter words match a whole title or description only, and nothing is read as a pattern.
+	expect(await names({ search: "bu" })).toEqual([200, [], "0"]);
+	expect(await names({ search: "BUG" })).toEqual([200, ["bug"], "1"]);
+	expect(await names({ search: ".*" })).toEqual([200, [], "0"]);
+	// Blank: every label. With counts and pages as without a search; include_ancestor_groups is taken and changes nothing.
+	expect(await names({ search: " " })).toEqual([200, ["bug", "docs", "feature", "zeta"], "4"]);
+	const counted = await v4.get(labels(), { query: { search: "feat", per_page: "1", with_counts: "yes", include_ancestor_groups: "false" } });
+	expect([counted.status, counted.body.length, counted.headers.get("x-total")]).toEqual([200, 1, "1"]);
+	expect(counted.body[0]).toMatchObject({ name: "feature", open_issues_count: 0 });
+	const tooLong = await v4.get(labels(), { query: { search: "x".repeat(256) } });
+	expect([tooLong.status, tooLong.body]).toEqual([400, { error: "search is invalid" }]);
+	const badFlag = await v4.get(labels(), { query: { include_ancestor_groups: "maybe" } });
+	expect([badFlag.status, badFlag.body]).toEqual([400, { error: "include_ancestor_groups is invalid" }]);
+	// The script: delete what the search finds, and only that.
+	for (const label of (await v4.get(labels(), { query: { search: "zeta" } })).body) expect((await v4.del(`${labels()}/${label.id}`)).status).toBe(204);
+	expect(await names({})).toEqual([200, ["bug", "docs", "feature"], "3"]);
+	expect((await v4.post(labels(), { body: { name: "zeta", color: "#eeeeee" } })).status).toBe(201);
+});
+
 it("answers a repeated list from the cache before moleculer-web takes it, with the same page and headers", async () => {
 	const gateway = stack.broker.getLocalService("api") as unknown as { httpHandler(...args: unknown[]): unknown };
 	const first = await v4.get(labels());

@@ -98,6 +98,23 @@ it("lists them newest first with the pagination headers, filtered by scope, stat
 	expect((await v4.get(`${pipelines()}/x`)).body).toEqual({ error: "pipeline_id is invalid" });
 });
 
+it("answers a ref's latest pipeline, the default branch's (master) without one, as GET by id answers it", async () => {
+	const latest = await v4.get(`${pipelines()}/latest`);
+	expect(latest.status).toBe(200);
+	expect(latest.body).toMatchObject({ ref: "master", sha: SHA_B, status: "failed", detailed_status: { group: "failed" } });
+	expect(latest.body).toEqual((await v4.get(`${pipelines()}/${latest.body.id}`)).body);
+	expect((await v4.get(`${pipelines()}/latest`, { query: { ref: "" } })).body.id).toBe(latest.body.id);
+	expect((await v4.get(`${pipelines()}/latest`, { query: { ref: "feature" } })).body).toMatchObject({ ref: "feature", status: "canceled" });
+	expect((await v4.get(`${pipelines()}/latest`, { query: { ref: "v1.0" } })).body).toMatchObject({ ref: "v1.0", tag: true });
+	// A newer pipeline of the ref is the latest at once.
+	const newer = await ci.build({ project_id: project.id, name: "again", sha: SHA_A, ref: "feature-2" });
+	expect((await v4.get(`${pipelines()}/latest`, { query: { ref: "feature-2" } })).body.id).toBe((await pipelineOfJob(newer)).id);
+	const none = await v4.get(`${pipelines()}/latest`, { query: { ref: "nowhere" } });
+	expect([none.status, none.body]).toEqual([404, { message: "404 Not found" }]);
+	const long = await v4.get(`${pipelines()}/latest`, { query: { ref: "r".repeat(1025) } });
+	expect([long.status, long.body]).toEqual([400, { error: "ref is invalid" }]);
+});
+
 it("lists a pipeline's jobs, the retried ones only with include_retried", async () => {
 	const first = await ci.build({ project_id: project.id, name: "flaky", sha: SHA_A, ref: "retry" });
 	await ci.drive(first, "failed");

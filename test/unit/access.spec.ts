@@ -37,6 +37,10 @@ describe("levels", () => {
 		expect(canReadBuilds(access(0, false, 20, true), true)).toBe(true);
 		expect(canReadBuilds(access(0, false, 20, false), true)).toBe(false);
 		expect(canReadBuilds(access(0, false, 0, true), true)).toBe(false);
-		expect(canReadBuilds(access(0, false, 20, true), false)).toBe(false);
+		// Anonymous callers (v4's reads of a public project): public builds of public projects only.
+		expect(canReadBuilds(access(0, false, 20, true), false)).toBe(true);
+		expect(canReadBuilds(access(0, false, 20, false), false)).toBe(false);
+		expect(canReadBuilds(access(0, false, 10, true), false)).toBe(false);
+		expect(canReadBuilds(access(0, false, 10, true), true)).toBe(true);
 	});
 });

@@ -1,7 +1,8 @@
-import { CATALOGUE, findIntegration, isSecret, resolveIntegration } from "../../lib/integrations/catalogue";
+import { CATALOGUE, fieldLabel, fieldsOf, findIntegration, isRequired, isSecret, resolveIntegration, v4FlagNames } from "../../lib/integrations/catalogue";
 import { ApiError } from "../../lib/api/errors";
 import { handlesEvent, mergeSettings, parseBoolean } from "../../lib/integrations/settings";
 import { presentIntegration } from "../../presenters/integration";
+import { v4Properties } from "../../presenters/integration.v4";
 import { type IntegrationDoc } from "../../models/integration";
 
 /** docs/integrations.md#catalogue (GitLab 8.16's fields for two rows), written out independently of the catalogue. */
@@ -62,22 +63,22 @@ describe("integration catalogue", () => {
 		}
 	});
 
-	it.each(Object.entries(SPEC))("%s declares the spec's required, optional and secret fields", (slug, spec) => {
+	it.each(Object.entries(SPEC))("%s declares the spec's required, optional and secret fields (v3)", (slug, spec) => {
 		const def = findIntegration(slug)!;
 		expect(
-			def.fields
-				.filter(f => f.required)
+			fieldsOf(def, "v3")
+				.filter(f => isRequired(f, "v3"))
 				.map(f => f.name)
 				.sort(),
 		).toEqual([...spec.required].sort());
 		expect(
-			def.fields
-				.filter(f => !f.required)
+			fieldsOf(def, "v3")
+				.filter(f => !isRequired(f, "v3"))
 				.map(f => f.name)
 				.sort(),
 		).toEqual([...spec.optional].sort());
 		expect(
-			def.fields
+			fieldsOf(def, "v3")
 				.filter(isSecret)
 				.map(f => f.name)
 				.sort(),
@@ -320,18 +321,42 @@ describe("integration catalogue", () => {
 		});
 	});
 
-	it("works out jira's three links from GitLab's url and project_key, as GitLab 8.16's JIRA service does", () => {
+	it("works out jira's three links from GitLab's url and project_key, as GitLab 8.16's JIRA service does, and keeps both for v4", () => {
 		const jira = resolveIntegration("jira")!;
-		expect(
-			mergeSettings(jira.def, null, { url: "https://jira.example.com", project_key: "PROJ", username: "u", password: "p" }, { byGitLabName: true }),
-		).toEqual({
+		const merged = mergeSettings(
+			jira.def,
+			null,
+			{ url: "https://jira.example.com", project_key: "PROJ", username: "u", password: "p" },
+			{ byGitLabName: true },
+		);
+		expect(merged).toEqual({
 			properties: {
+				url: "https://jira.example.com",
+				project_key: "PROJ",
 				project_url: "https://jira.example.com/issues/?jql=project=PROJ",
 				issues_url: "https://jira.example.com/browse/:id",
 				new_issue_url: "https://jira.example.com/secure/CreateIssue.jspa",
 			},
+			// v3 has no username or password for Jira: ignored, as any unknown field.
 			secretsChanged: [],
 		});
+		// v3 shows the links only; v4 the url and key it was set with.
+		const stored = {
+			id: 1,
+			project_id: 1,
+			slug: jira.def.slug,
+			project_slug: "1|x",
+			active: true,
+			properties: merged.properties,
+			created_at: "",
+			updated_at: "",
+		};
+		expect(presentIntegration(jira.def, stored, true).properties).toEqual({
+			project_url: "https://jira.example.com/issues/?jql=project=PROJ",
+			issues_url: "https://jira.example.com/browse/:id",
+			new_issue_url: "https://jira.example.com/secure/CreateIssue.jspa",
+		});
+		expect(v4Properties(jira.def, stored)).toMatchObject({ url: "https://jira.example.com", project_key: "PROJ", username: null });
 		expect(errorOf(() => mergeSettings(jira.def, null, { url: "https://jira.example.com" }, { byGitLabName: true }))).toEqual({
 			code: 400,
 			body: { error: "project_key is missing" },
@@ -343,7 +368,11 @@ describe("integration catalogue", () => {
 		// The spec's own fields still work under either name, and win over the worked-out ones.
 		const links = { new_issue_url: "https://t.example.com/new", project_url: "https://t.example.com/p", issues_url: "https://t.example.com/i/:id" };
 		expect(mergeSettings(jira.def, null, links, { byGitLabName: true }).properties).toEqual(links);
-		expect(mergeSettings(jira.def, null, { url: "https://jira.example.com", project_key: "P", ...links }).properties).toEqual(links);
+		expect(mergeSettings(jira.def, null, { url: "https://jira.example.com", project_key: "P", ...links }).properties).toEqual({
+			...links,
+			url: "https://jira.example.com",
+			project_key: "P",
+		});
 		expect(errorOf(() => mergeSettings(jira.def, null, {}, { byGitLabName: true }))).toEqual({
 			code: 400,
 			body: { error: "new_issue_url is missing, project_url is missing, issues_url is missing" },
@@ -440,5 +469,218 @@ describe("integration presenter", () => {
 		expect(handlesEvent(mail, { active: true, tag_push_events: false }, "tag_push")).toBe(false);
 		expect(handlesEvent(mail, { active: false }, "push")).toBe(false);
 		expect(handlesEvent(mail, null, "push")).toBe(false);
+	});
+});
+
+/**
+ * GitLab's current integrations API (its doc/api/integrations.md and lib/api/helpers/integrations_helpers.rb,
+ * the events its integrations support), written out independently of the catalogue, in GitLab's names;
+ * the four GitLab has removed since 8.16 keep 8.16's fields. `hidden`: not secret, yet left out of
+ * `properties` (a chat webhook).
+ */
+/** Slack's events in GitLab's current API, each with a channel of its own. */
+const CHANNELS = "push issue confidential_issue merge_request note confidential_note tag_push pipeline wiki_page deployment incident alert".split(" ");
+const CURRENT: Record<string, { required: string[]; optional: string[]; secret: string[]; hidden?: string[]; flags: string[] }> = {
+	asana: { required: ["api_key"], optional: ["restrict_to_branch"], secret: ["api_key"], flags: ["push_events"] },
+	assembla: { required: ["token"], optional: ["subdomain"], secret: ["token"], flags: ["push_events"] },
+	bamboo: {
+		required: ["bamboo_url", "build_key", "username", "password"],
+		optional: ["enable_ssl_verification"],
+		secret: ["password"],
+		flags: ["push_events"],
+	},
+	buildkite: {
+		required: ["token", "project_url"],
+		optional: ["enable_ssl_verification"],
+		secret: ["token"],
+		flags: ["push_events", "merge_requests_events", "tag_push_events"],
+	},
+	campfire: { required: ["token"], optional: ["subdomain", "room"], secret: ["token"], flags: ["push_events"] },
+	"custom-issue-tracker": { required: ["new_issue_url", "issues_url", "project_url"], optional: [], secret: [], flags: ["push_events"] },
+	"drone-ci": {
+		required: ["token", "drone_url"],
+		optional: ["enable_ssl_verification"],
+		secret: ["token"],
+		flags: ["push_events", "merge_requests_events", "tag_push_events"],
+	},
+	"emails-on-push": {
+		required: ["recipients"],
+		optional: ["disable_diffs", "send_from_committer_email", "branches_to_be_notified"],
+		secret: [],
+		flags: ["push_events", "tag_push_events"],
+	},
+	"external-wiki": { required: ["external_wiki_url"], optional: [], secret: [], flags: [] },
+	flowdock: { required: ["token"], optional: [], secret: ["token"], flags: ["push_events"] },
+	gemnasium: { required: ["api_key", "token"], optional: [], secret: ["api_key", "token"], flags: ["push_events"] },
+	"gitlab-ci": { required: ["token", "project_url"], optional: ["enable_ssl_verification"], secret: ["token"], flags: ["push_events", "tag_push_events"] },
+	hipchat: {
+		required: ["token"],
+		optional: ["color", "notify", "room", "api_version", "server"],
+		secret: ["token"],
+		flags: ["push_events", "issues_events", "confidential_issues_events", "merge_requests_events", "note_events", "tag_push_events", "job_events"],
+	},
+	irker: { required: ["recipients"], optional: ["default_irc_uri", "server_host", "server_port", "colorize_messages"], secret: [], flags: ["push_events"] },
+	jira: {
+		required: ["url", "password"],
+		optional: [
+			"api_url",
+			"jira_auth_type",
+			"username",
+			"jira_issue_transition_automatic",
+			"jira_issue_transition_id",
+			"jira_issue_prefix",
+			"jira_issue_regex",
+			"project_key",
+			"issues_enabled",
+		],
+		secret: ["password"],
+		flags: ["commit_events", "merge_requests_events", "comment_on_event_enabled"],
+	},
+	pivotaltracker: { required: ["token"], optional: ["restrict_to_branch"], secret: ["token"], flags: ["push_events"] },
+	pushover: { required: ["api_key", "user_key", "priority"], optional: ["device", "sound"], secret: ["api_key", "user_key"], flags: ["push_events"] },
+	redmine: { required: ["new_issue_url", "project_url", "issues_url"], optional: [], secret: [], flags: ["push_events"] },
+	slack: {
+		required: ["webhook"],
+		optional: ["username", "channel", "notify_only_broken_pipelines", "branches_to_be_notified", ...CHANNELS.map(e => `${e}_channel`)],
+		secret: [],
+		hidden: ["webhook"],
+		flags: [
+			"push_events",
+			"issues_events",
+			"confidential_issues_events",
+			"merge_requests_events",
+			"note_events",
+			"confidential_note_events",
+			"tag_push_events",
+			"pipeline_events",
+			"wiki_page_events",
+			"deployment_events",
+			"incident_events",
+			"alert_events",
+		],
+	},
+	teamcity: {
+		required: ["teamcity_url", "build_type", "username", "password"],
+		optional: ["enable_ssl_verification"],
+		secret: ["password"],
+		flags: ["push_events", "merge_requests_events"],
+	},
+};
+
+describe("GitLab's current integrations API (v4)", () => {
+	const v4Names = (name: string, pick: (f: ReturnType<typeof fieldsOf>[number]) => boolean) =>
+		fieldsOf(resolveIntegration(name)!.def, "v4")
+			.filter(pick)
+			.map(f => fieldLabel(f, true))
+			.sort();
+
+	it.each(Object.entries(CURRENT))("%s takes GitLab's current fields and flags", (name, current) => {
+		const def = resolveIntegration(name)!.def;
+		expect(v4Names(name, f => isRequired(f, "v4"))).toEqual([...current.required].sort());
+		expect(v4Names(name, f => !isRequired(f, "v4"))).toEqual([...current.optional].sort());
+		expect(v4Names(name, isSecret)).toEqual([...current.secret].sort());
+		expect(v4FlagNames(def).sort()).toEqual([...current.flags].sort());
+		// Every field but the secrets and the hidden ones is shown, set or not.
+		expect(Object.keys(v4Properties(def, null)).sort()).toEqual(
+			[...current.required, ...current.optional].filter(f => !current.secret.includes(f) && !current.hidden?.includes(f)).sort(),
+		);
+	});
+
+	it("takes Jira as GitLab's current API sends it: url, username and password, no project key", () => {
+		const { def } = resolveIntegration("jira")!;
+		const sent = { url: "https://jira.example.com", username: "bot", password: "s3cret", jira_auth_type: "0", jira_issue_transition_automatic: "true" };
+		const merged = mergeSettings(def, null, sent, { byGitLabName: true, version: "v4" });
+		expect(merged).toEqual({
+			properties: {
+				url: "https://jira.example.com",
+				username: "bot",
+				password: "s3cret",
+				jira_auth_type: 0,
+				jira_issue_transition_automatic: true,
+				// The spec's links, for v3: the project's is the server's without a key.
+				project_url: "https://jira.example.com",
+				issues_url: "https://jira.example.com/browse/:id",
+				new_issue_url: "https://jira.example.com/secure/CreateIssue.jspa",
+			},
+			secretsChanged: ["password"],
+		});
+		const doc = { id: 1, project_id: 1, slug: def.slug, project_slug: "1|x", active: true, properties: merged.properties, created_at: "", updated_at: "" };
+		expect(v4Properties(def, doc)).toEqual({
+			url: "https://jira.example.com",
+			api_url: null,
+			jira_auth_type: 0,
+			username: "bot",
+			project_key: null,
+			jira_issue_transition_automatic: true,
+			jira_issue_transition_id: null,
+			jira_issue_prefix: null,
+			jira_issue_regex: null,
+			issues_enabled: false,
+		});
+		expect(errorOf(() => mergeSettings(def, null, { username: "bot" }, { byGitLabName: true, version: "v4" }))).toEqual({
+			code: 400,
+			body: { error: "url is missing, password is missing" },
+		});
+		// A stored password does not follow the URL to another server.
+		expect(errorOf(() => mergeSettings(def, merged.properties, { url: "https://elsewhere.example.com" }, { byGitLabName: true, version: "v4" }))).toEqual({
+			code: 400,
+			body: { error: "password is missing" },
+		});
+		expect(mergeSettings(def, merged.properties, { url: "https://jira.example.com" }, { byGitLabName: true, version: "v4" }).properties.password).toBe(
+			"s3cret",
+		);
+		expect(errorOf(() => mergeSettings(def, null, { ...sent, jira_auth_type: "2" }, { byGitLabName: true, version: "v4" }))).toEqual({
+			code: 400,
+			body: { error: "jira_auth_type does not have a valid value" },
+		});
+	});
+
+	it("keeps slack's notification settings, reads booleans as Grape does and refuses a branch choice GitLab has not", () => {
+		const { def } = resolveIntegration("slack")!;
+		const v4 = { byGitLabName: true, version: "v4" } as const;
+		const sent = {
+			webhook: "https://hooks.slack.com/services/x",
+			notify_only_broken_pipelines: "no",
+			branches_to_be_notified: "all",
+			push_channel: "#pushes",
+		};
+		const merged = mergeSettings(def, null, sent, v4);
+		expect(merged.properties).toEqual({
+			webhook: sent.webhook,
+			notify_only_broken_pipelines: false,
+			branches_to_be_notified: "all",
+			push_channel: "#pushes",
+		});
+		const doc = { id: 1, project_id: 1, slug: def.slug, project_slug: "1|x", active: true, properties: merged.properties, created_at: "", updated_at: "" };
+		expect(v4Properties(def, doc)).toMatchObject({
+			notify_only_broken_pipelines: false,
+			branches_to_be_notified: "all",
+			push_channel: "#pushes",
+			issue_channel: null,
+		});
+		expect(v4Properties(def, doc)).not.toHaveProperty("webhook");
+		// Unset, GitLab's defaults.
+		expect(v4Properties(def, null)).toMatchObject({ notify_only_broken_pipelines: true, branches_to_be_notified: "default", username: null });
+		expect(errorOf(() => mergeSettings(def, null, { ...sent, branches_to_be_notified: "main" }, v4))).toEqual({
+			code: 400,
+			body: { error: "branches_to_be_notified does not have a valid value" },
+		});
+		expect(errorOf(() => mergeSettings(def, null, { ...sent, notify_only_broken_pipelines: "maybe" }, v4))).toEqual({
+			code: 400,
+			body: { error: "notify_only_broken_pipelines is invalid" },
+		});
+		// v3 (GitLab 8.16's slack, the spec's team-chat) neither takes nor shows them, and keeps them through its PUT.
+		const v3 = mergeSettings(
+			def,
+			merged.properties,
+			{ webhook: "https://hooks.slack.com/services/y", notify_only_broken_pipelines: "true" },
+			{ byGitLabName: true },
+		);
+		expect(v3.properties).toEqual({ ...merged.properties, webhook: "https://hooks.slack.com/services/y" });
+		expect(presentIntegration(def, { ...doc, properties: v3.properties }, true).properties).toEqual({ webhook: "https://hooks.slack.com/services/y" });
+		expect(mergeSettings(def, null, { webhook: sent.webhook, username: "t" }, { byGitLabName: true }).properties).toEqual({
+			webhook: sent.webhook,
+			username: "t",
+		});
 	});
 });

@@ -327,6 +327,7 @@ describe("what a route's own code reads, and refusals no schema can foresee", ()
 			"POST /projects/{id}/deploy_keys",
 			"POST /projects/{id}/keys",
 			"POST /projects/{id}/snippets",
+			"PUT /internal/builds/{build_id}",
 			"PUT /projects/{id}/labels",
 			"PUT /projects/{id}/snippets/{snippet_id}",
 		]);

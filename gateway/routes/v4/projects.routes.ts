@@ -14,6 +14,7 @@ export const projectsRoutes: RouteTable = {
 		// A name or path already taken: 400, as GitLab.
 		"POST /projects": { ...created(PROJECT_V4), 400: "RuleRefusal" },
 		"GET /projects": ok(either(arrayOf(PROJECT_WITH_ACCESS_V4), arrayOf(BASIC_PROJECT_V4))),
-		"GET /projects/:id": ok(PROJECT_WITH_ACCESS_V4),
+		// Without a token (a public project): no `permissions`.
+		"GET /projects/:id": ok(either(PROJECT_WITH_ACCESS_V4, PROJECT_V4)),
 	},
 };

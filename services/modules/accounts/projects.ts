@@ -127,9 +127,10 @@ export const Projects: AccountsModule = {
 		async projectWithAccess(ctx: Ctx) {
 			const project = await this.db.projects.findOne({ id: this.access(ctx).project.id });
 			if (!project) throw notFound("Project");
+			const caller = ctx.meta.user;
 			const [owner, member] = await Promise.all([
 				this.db.users.findOne({ id: project.creator_id }),
-				this.db.members.findOne({ member_key: memberKey(project.id, callerOf(ctx).id) }),
+				caller ? this.db.members.findOne({ member_key: memberKey(project.id, caller.id) }) : null,
 			]);
 			return { project, owner: owner ? publicUser(owner) : null, memberLevel: member?.access_level ?? null };
 		},
@@ -149,7 +150,8 @@ export const Projects: AccountsModule = {
 				creatorIds.length ? (await this.db.users.find({ id: { $in: creatorIds } })).map(u => [u.id, publicUser(u)] as const) : [],
 			);
 			const ownerOf = (p: ProjectDoc) => owners.get(p.creator_id) ?? null;
-			if (params.simple)
+			// An anonymous caller has no permissions to show: GitLab lists BasicProjectDetails to it.
+			if (params.simple || !ctx.meta.user)
 				return paginated(
 					rows.map(p => present.basic(p, ownerOf(p), config.gitlabUrl)),
 					total,

@@ -7,9 +7,10 @@ import { config } from "../../../config";
 import { AccessLevel, Visibility } from "../../../lib/accounts/access";
 import { PROJECT_LIST_PARAMS, PROJECT_VISIBILITIES, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
+import { paginated, parsePage } from "../../../lib/api/pagination";
 import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups";
 import { presentBasicProjectV4, presentProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
-import { callerOf, type AccountsModule, type Ctx, type ProjectListPresenters } from "./shared";
+import { type AccountsModule, type Ctx, type ProjectListPresenters } from "./shared";
 import { NEW_PROJECT_V4_JOINTLY } from "../../../lib/accounts/account-rules";
 
 const LEVEL_OF: Record<(typeof PROJECT_VISIBILITIES)[number], number> = {
@@ -27,10 +28,13 @@ interface NewProjectV4 {
 	public_builds?: unknown;
 }
 
-/** v4's entities of a projects list. */
+/** What an anonymous caller sees of the projects (GitLab's `Project.public_to_user`). */
+const PUBLIC_ONLY = { visibility_level: Visibility.PUBLIC };
+
 /** A new project needs its name, its path, or both (the other follows it). */
 const NAME_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["name", "path"] }, NEW_PROJECT_V4_JOINTLY];
 
+/** v4's entities of a projects list. */
 const LIST_PRESENTERS: ProjectListPresenters = { basic: presentBasicProjectV4, withAccess: presentProjectWithAccessV4 };
 
 type ListParams = Omit<ProjectListParams, "archived" | "simple"> & { archived?: unknown; simple?: unknown; membership?: unknown; owned?: unknown };
@@ -64,29 +68,39 @@ export const ProjectsV4: AccountsModule = {
 			},
 		},
 
-		/** ProjectWithAccess: the project with the caller's own membership in `permissions`. */
+		/** ProjectWithAccess: the project with the caller's own membership in `permissions` (anonymous: a public project, without them). */
 		getProjectV4: {
 			access: AccessLevel.NONE,
+			auth: "optional",
 			hedge: true,
 			params: { id: "string" },
 			async handler(ctx: Ctx) {
 				const { project, owner, memberLevel } = await this.projectWithAccess(ctx);
+				if (!ctx.meta.user) return presentProjectV4(project, owner, config.gitlabUrl);
 				return presentProjectWithAccessV4(project, owner, config.gitlabUrl, memberLevel);
 			},
 		},
 
-		/** Every project the caller sees (as v3's `GET /projects`); `membership=true` its member projects, `owned=true` its own. */
+		/**
+		 * Every project the caller sees (as v3's `GET /projects`); `membership=true` its member
+		 * projects, `owned=true` its own. Without a token: the public projects (none of them anyone's
+		 * membership or own), as BasicProjectDetails.
+		 */
 		listProjectsV4: {
+			auth: "optional",
 			hedge: true,
 			params: { ...PROJECT_LIST_PARAMS, archived: BOOLEAN_PARAM, simple: BOOLEAN_PARAM, membership: BOOLEAN_PARAM, owned: BOOLEAN_PARAM },
 			async handler(ctx: Ctx<ListParams>) {
-				const callerId = callerOf(ctx).id;
+				const caller = ctx.meta.user ?? null;
 				// The lists' own booleans, as v3's listing reads them (lib/accounts/listing.ts).
 				Object.assign(ctx.params, { archived: isTrue(ctx.params.archived), simple: isTrue(ctx.params.simple) });
 				const listing = ctx as unknown as Ctx<ProjectListParams>;
-				if (isTrue(ctx.params.owned)) return this.projectsPage(listing, { creator_id: callerId }, LIST_PRESENTERS);
-				const memberships = (await this.db.members.find({ user_id: callerId })).map(m => m.project_id);
-				const scope = isTrue(ctx.params.membership) ? { id: { $in: memberships } } : visibleProjectsCondition(memberships);
+				const owned = isTrue(ctx.params.owned);
+				const membership = isTrue(ctx.params.membership);
+				if (!caller) return owned || membership ? paginated([], 0, parsePage(ctx.params)) : this.projectsPage(listing, PUBLIC_ONLY, LIST_PRESENTERS);
+				if (owned) return this.projectsPage(listing, { creator_id: caller.id }, LIST_PRESENTERS);
+				const memberships = (await this.db.members.find({ user_id: caller.id })).map(m => m.project_id);
+				const scope = membership ? { id: { $in: memberships } } : visibleProjectsCondition(memberships);
 				return this.projectsPage(listing, scope, LIST_PRESENTERS);
 			},
 		},

@@ -2,7 +2,8 @@
  * API v4's job artifacts (docs/api.md#v4-job-artifacts): the archive by job or by ref (the named
  * job of the ref's latest successful pipeline), one file out of it, keep, and DELETE (204). The
  * downloads are authorized here and streamed by the gateway (gateway/file-download.ts,
- * gateway/artifact-entry-download.ts), as v3's are.
+ * gateway/artifact-entry-download.ts), as v3's are; the gateway reads a grant's `auth` for its
+ * download, so that anyone may fetch a public project's public artifacts (docs/api.md#v4-anonymous).
  */
 import { AccessLevel } from "../../../lib/accounts/access";
 import { badRequest, notFound, recordNotFound } from "../../../lib/api/errors";
@@ -20,6 +21,7 @@ export const JobArtifactsV4: BuildsModule = {
 	actions: {
 		jobArtifactsGrant: {
 			visibility: "public",
+			auth: "optional",
 			hedge: true,
 			params: jobParams,
 			async handler(ctx: Ctx<{ job_id: unknown }>): Promise<DownloadGrant> {
@@ -29,6 +31,7 @@ export const JobArtifactsV4: BuildsModule = {
 
 		refArtifactsGrant: {
 			visibility: "public",
+			auth: "optional",
 			hedge: true,
 			params: refParams,
 			async handler(ctx: Ctx<RefParams>): Promise<DownloadGrant> {
@@ -38,6 +41,7 @@ export const JobArtifactsV4: BuildsModule = {
 
 		jobArtifactEntryGrant: {
 			visibility: "public",
+			auth: "optional",
 			hedge: true,
 			params: { ...jobParams, ...entryParam },
 			async handler(ctx: Ctx<{ job_id: unknown; artifact_path: unknown }>): Promise<EntryGrant> {
@@ -47,6 +51,7 @@ export const JobArtifactsV4: BuildsModule = {
 
 		refArtifactEntryGrant: {
 			visibility: "public",
+			auth: "optional",
 			hedge: true,
 			params: { ...refParams, ...entryParam },
 			async handler(ctx: Ctx<RefParams & { artifact_path: unknown }>): Promise<EntryGrant> {

@@ -2,7 +2,8 @@
  * API v4's jobs (docs/api.md#v4-jobs): v3's builds, listed with `scope[]` in offset or keyset pages
  * (`pagination=keyset&order_by=id&sort=desc`; other orders are GitLab's 405), read, traced,
  * cancelled, retried and erased, in v4's Job entity with its pipeline. Reading needs `read_build`
- * (reporters, or signed-in readers of a public or internal project with public builds).
+ * (reporters, or readers of a public project with public builds, and signed-in readers of an
+ * internal one), and takes no token for a public project (docs/api.md#v4-anonymous).
  */
 import { config } from "../../../config";
 import { AccessLevel } from "../../../lib/accounts/access";
@@ -43,6 +44,7 @@ export const JobsV4: BuildsModule = {
 	actions: {
 		listJobs: {
 			access: AccessLevel.NONE,
+			auth: "optional",
 			params: { id: "string", scope: JOB_SCOPE_PARAM, ...PAGE_PARAMS, ...KEYSET_PARAMS },
 			paramGroups: [KEYSET_GROUP],
 			cache: {
@@ -69,6 +71,7 @@ export const JobsV4: BuildsModule = {
 
 		getJob: {
 			access: AccessLevel.NONE,
+			auth: "optional",
 			params: jobParams,
 			cache: { keys: [...READ_BUILD_KEYS, "job_id"], ttl: CACHE_TTL },
 			async handler(ctx: Ctx<{ job_id: unknown }>) {
@@ -81,6 +84,7 @@ export const JobsV4: BuildsModule = {
 		/** The log as text/plain, streamed by the gateway (empty when there is none). */
 		jobTraceGrant: {
 			visibility: "public",
+			auth: "optional",
 			hedge: true,
 			params: jobParams,
 			async handler(ctx: Ctx<{ job_id: unknown }>): Promise<DownloadGrant> {

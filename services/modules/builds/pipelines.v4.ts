@@ -4,7 +4,7 @@
  * `read_build`, as the jobs do.
  */
 import { config } from "../../../config";
-import { AccessLevel } from "../../../lib/accounts/access";
+import { AccessLevel, type ProjectAccess } from "../../../lib/accounts/access";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { recordNotFound } from "../../../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../../../lib/api/pagination";
@@ -12,6 +12,7 @@ import { parseId } from "../../../lib/builds/build-input";
 import { isCanonicalScope } from "../../../lib/builds/build-state";
 import { JOB_SCOPE_PARAM, parseJobScope, PIPELINE_LIST_PARAMS, pipelineStatuses, type PipelineListParams } from "../../../lib/builds/job-listing";
 import type { PipelineDoc } from "../../../models/pipeline";
+import { DEFAULT_BRANCH } from "../../../models/project";
 import { presentPipeline, presentPipelineBasic } from "../../../presenters/pipeline";
 import { READ_BUILD_KEYS } from "./jobs.v4";
 import type { BuildsModule, Ctx } from "./shared";
@@ -27,6 +28,7 @@ export const PipelinesV4: BuildsModule = {
 		/** Newest first (or `order_by`/`sort`), filtered by `scope`, `status`, `ref`, `sha`; only pipelines that have builds. */
 		listPipelines: {
 			access: AccessLevel.NONE,
+			auth: "optional",
 			params: { id: "string", ...PIPELINE_LIST_PARAMS, ...PAGE_PARAMS },
 			cache: { keys: [...READ_BUILD_KEYS, "scope", "status", "ref", "sha", "order_by", "sort", "page", "per_page"], ttl: CACHE_TTL },
 			async handler(ctx: Ctx<PipelineListParams & { page?: number; per_page?: number }>) {
@@ -53,21 +55,35 @@ export const PipelinesV4: BuildsModule = {
 		/** Its status worked out from its builds as they are now (so a change a crash left unapplied is applied here). */
 		getPipeline: {
 			access: AccessLevel.NONE,
+			auth: "optional",
 			hedge: true,
 			params: pipelineParams,
 			async handler(ctx: Ctx<{ pipeline_id: unknown }>) {
 				const id = parseId(ctx.params.pipeline_id, "pipeline_id");
 				const access = this.requireReadBuilds(ctx);
-				const found = await this.projectPipeline(access.project.id, id);
-				const pipeline = (await this.builds.pipelines.refresh(found.id)) ?? found;
-				const user = pipeline.user_id === null ? undefined : (await usersById(ctx, [pipeline.user_id])).get(pipeline.user_id);
-				return presentPipeline(pipeline, user ?? null, place(ctx, access.project.path_with_namespace));
+				return this.presentFreshPipeline(ctx, access, await this.projectPipeline(access.project.id, id));
+			},
+		},
+
+		/** The ref's newest pipeline (`ref` blank or left out: the default branch), as `getPipeline` shows one. */
+		latestPipeline: {
+			access: AccessLevel.NONE,
+			auth: "optional",
+			hedge: true,
+			params: { id: "string", ref: PIPELINE_LIST_PARAMS.ref },
+			async handler(ctx: Ctx<{ ref?: string }>) {
+				const access = this.requireReadBuilds(ctx);
+				const ref = ctx.params.ref?.trim() ? ctx.params.ref : DEFAULT_BRANCH;
+				const found = await this.builds.pipelines.latest(access.project.id, ref);
+				if (!found) throw recordNotFound();
+				return this.presentFreshPipeline(ctx, access, found);
 			},
 		},
 
 		/** Its jobs, newest first; retried ones only with `include_retried`. */
 		listPipelineJobs: {
 			access: AccessLevel.NONE,
+			auth: "optional",
 			params: { ...pipelineParams, scope: JOB_SCOPE_PARAM, include_retried: BOOLEAN_PARAM, ...PAGE_PARAMS },
 			cache: { keys: [...READ_BUILD_KEYS, "pipeline_id", "scope", "include_retried", "page", "per_page"], ttl: CACHE_TTL, storedIf: isCanonicalScope },
 			async handler(ctx: Ctx<{ pipeline_id: unknown; scope?: unknown; include_retried?: unknown; page?: number; per_page?: number }>) {
@@ -84,6 +100,13 @@ export const PipelinesV4: BuildsModule = {
 	},
 
 	methods: {
+		/** The pipeline with its status worked out from its builds as they are now, in GitLab's Pipeline entity. */
+		async presentFreshPipeline(ctx: Ctx<unknown>, access: ProjectAccess, found: PipelineDoc) {
+			const pipeline = (await this.builds.pipelines.refresh(found.id)) ?? found;
+			const user = pipeline.user_id === null ? undefined : (await usersById(ctx, [pipeline.user_id])).get(pipeline.user_id);
+			return presentPipeline(pipeline, user ?? null, place(ctx, access.project.path_with_namespace));
+		},
+
 		/** The project's pipeline (one that has builds), or GitLab's record look-up 404. */
 		async projectPipeline(projectId: number, id: number): Promise<PipelineDoc> {
 			const pipeline = await this.builds.pipelines.inProject(projectId, id);

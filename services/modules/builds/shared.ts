@@ -16,6 +16,7 @@ import type { BuildCounterDoc, BuildDoc, BuildMigrationDoc } from "../../../mode
 import type { PipelineCounterDoc, PipelineDoc } from "../../../models/pipeline";
 import type { UserDoc } from "../../../models/user";
 import type { presentBuild } from "../../../presenters/build";
+import type { presentPipeline } from "../../../presenters/pipeline";
 import type { JobEntity } from "../../../presenters/job";
 import type { DownloadGrant, EntryGrant } from "../../../lib/builds/transfer-grants";
 import { RECORD_ID_SCHEMA } from "../../../lib/api/record-id";
@@ -62,6 +63,7 @@ export interface BuildsMethods extends ProjectAccessMethods, CacheCleanerMethods
 	presentJobs(ctx: Ctx<unknown>, builds: BuildDoc[]): Promise<JobEntity[]>;
 	created201V4(ctx: Ctx<unknown>, build: BuildDoc): void;
 	projectPipeline(projectId: number, id: number): Promise<PipelineDoc>;
+	presentFreshPipeline(ctx: Ctx<unknown>, access: ProjectAccess, found: PipelineDoc): Promise<ReturnType<typeof presentPipeline>>;
 	// services/modules/builds/job-artifacts.v4.ts:
 	readableJob(ctx: Ctx<unknown>, rawId: unknown): Promise<BuildDoc>;
 	latestSuccessfulJob(ctx: Ctx<unknown>, ref: string, name: string): Promise<BuildDoc>;

@@ -1,25 +1,23 @@
 /**
  * API v4's integrations (docs/api.md#v4-integrations): the same settings as v3's, addressed by
  * GitLab's slugs (`slack`; the spec's slugs are taken too) under `/integrations` and its
- * `/services` alias, in GitLab's field names: the active ones listed, one read (404 until it was
- * ever set), a PUT answering the integration (its event flags kept too), a DELETE 204
- * (If-Unmodified-Since). Secrets are never returned.
+ * `/services` alias, with the fields and events of GitLab's current API in its names
+ * (lib/integrations/catalogue.ts): the active ones listed, one read (404 until it was ever set), a
+ * PUT answering the integration (its flags kept too), a DELETE 204 (If-Unmodified-Since). Secrets
+ * are never returned.
  */
 import { AccessLevel } from "../../../lib/accounts/access";
-import { isTrue } from "../../../lib/api/booleans";
+import { readBoolean } from "../../../lib/api/booleans";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
-import { invalidValue, notFound, routeNotFound } from "../../../lib/api/errors";
+import { invalidValue, notFound, paramError, routeNotFound } from "../../../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../../../lib/api/pagination";
-import { findIntegration, resolveIntegration, type NamedIntegration } from "../../../lib/integrations/catalogue";
+import { findIntegration, resolveIntegration, v4FlagNames, type IntegrationDef, type NamedIntegration } from "../../../lib/integrations/catalogue";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
-import { EVENT_FLAGS, integrationKey, type EventFlag } from "../../../models/integration";
-import { presentIntegrationBasicV4, presentIntegrationV4 } from "../../../presenters/integration.v4";
+import { integrationKey, type StoredFlag } from "../../../models/integration";
+import { keptFlag, presentIntegrationBasicV4, presentIntegrationV4 } from "../../../presenters/integration.v4";
 import type { Ctx, IntegrationsModule } from "./shared";
 
 const slugParams = { id: { type: "string" }, slug: { type: "string", max: 100 } } as const;
-
-/** v4's own name for an event flag where it differs from the one kept (GitLab renamed builds to jobs). */
-const FLAG_NAMES: Record<string, EventFlag> = { ...Object.fromEntries(EVENT_FLAGS.map(f => [f, f])), job_events: "build_events" };
 
 /** The integration a v4 request names: GitLab's slug or the spec's, else Grape's 400 (`values:`) or, for a PUT, no such route. */
 function named(slug: string, unknown: () => Error): NamedIntegration {
@@ -28,13 +26,22 @@ function named(slug: string, unknown: () => Error): NamedIntegration {
 	return { def: found.def, byGitLabName: true };
 }
 
-/** The event flags a PUT sends (booleans as v4 reads them), out of its other parameters. */
-function eventFlags(input: Record<string, unknown>): Partial<Record<EventFlag, boolean>> {
-	const flags: Partial<Record<EventFlag, boolean>> = {};
-	for (const [name, flag] of Object.entries(FLAG_NAMES)) {
-		const value = isTrue(input[name]);
-		if (value !== undefined) flags[flag] = value;
+/**
+ * The flags a PUT sends among those the integration takes (GitLab's `event_names`; others are
+ * ignored, as Grape's declared parameters drop them), as v4 reads a boolean; anything else is
+ * Grape's `400 <name> is invalid`.
+ */
+function eventFlags(def: IntegrationDef, input: Record<string, unknown>): Partial<Record<StoredFlag, boolean>> {
+	const flags: Partial<Record<StoredFlag, boolean>> = {};
+	const invalid: string[] = [];
+	for (const name of v4FlagNames(def)) {
+		const kept = keptFlag(name);
+		if (kept === undefined || input[name] === undefined || input[name] === null || input[name] === "") continue;
+		const value = readBoolean(input[name]);
+		if (value === undefined) invalid.push(`${name} is invalid`);
+		else flags[kept] = value;
 	}
+	if (invalid.length) throw paramError(invalid.join(", "));
 	return flags;
 }
 
@@ -75,7 +82,7 @@ export const IntegrationsV4: IntegrationsModule = {
 				const projectId = this.access(ctx).project.id;
 				const integration = named(ctx.params.slug, routeNotFound);
 				const { id: _id, slug: _slug, ...input } = ctx.params;
-				await this.save(projectId, integration, input, eventFlags(input));
+				await this.save(projectId, integration, input, { flags: eventFlags(integration.def, input) });
 				await this.settingsChanged(projectId);
 				return presentIntegrationV4(
 					integration.def,

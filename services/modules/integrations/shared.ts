@@ -9,14 +9,14 @@ import type { Collection } from "../../../lib/store/collection";
 import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { SecretsVars } from "../../../mixins/secrets.mixin";
-import type { EventFlag, IntegrationDoc } from "../../../models/integration";
+import type { IntegrationDoc, StoredFlag } from "../../../models/integration";
 
 export type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }, ApiMeta>;
 
 export interface IntegrationsMethods extends ProjectAccessMethods, CacheCleanerMethods {
 	definition(slug: string): NamedIntegration;
-	/** `flags`: v4's event flags, stored with the settings. */
-	save(projectId: number, named: NamedIntegration, input: Record<string, unknown>, flags?: Partial<Record<EventFlag, boolean>>): Promise<void>;
+	/** v4's PUT (GitLab's current fields) with its flags, stored with the settings; v3's without. */
+	save(projectId: number, named: NamedIntegration, input: Record<string, unknown>, v4?: { flags: Partial<Record<StoredFlag, boolean>> }): Promise<void>;
 	/** DELETE: every field cleared, inactive, the record kept. */
 	clearSettings(projectId: number, def: IntegrationDef): Promise<void>;
 	settingsChanged(projectId: number): Promise<void>;

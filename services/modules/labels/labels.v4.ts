@@ -11,6 +11,7 @@ import { notFound } from "../../../lib/api/errors";
 import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { PRIORITY_PARAM } from "../../../lib/labels/label-rules";
+import { labelSearch, MAX_LABEL_SEARCH } from "../../../lib/labels/label-search";
 import { UniqueViolation } from "../../../lib/store/collection";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import { projectUserKey, subscriptionKey, type LabelDoc } from "../../../models/label";
@@ -39,13 +40,23 @@ function notModified(ctx: Ctx<unknown>): null {
 
 export const LabelsV4: LabelsModule = {
 	actions: {
+		/** A page of the project's labels by title; `search` narrows it (lib/labels/label-search.ts). */
 		listV4: {
 			access: AccessLevel.NONE,
-			params: { id: "string", with_counts: BOOLEAN_PARAM, ...PAGE_PARAMS },
-			cache: { keys: [PROJECT_CACHE_KEY, "#user.id", "with_counts", "page", "per_page"], ttl: 300 },
-			async handler(ctx: Ctx<{ with_counts?: unknown; page?: number; per_page?: number }>) {
+			auth: "optional",
+			params: {
+				id: "string",
+				search: { type: "string", optional: true, max: MAX_LABEL_SEARCH },
+				with_counts: BOOLEAN_PARAM,
+				// Accepted as GitLab declares it; a project here belongs to no group, so it changes nothing.
+				include_ancestor_groups: BOOLEAN_PARAM,
+				...PAGE_PARAMS,
+			},
+			cache: { keys: [PROJECT_CACHE_KEY, "#user.id", "search", "with_counts", "page", "per_page"], ttl: 300 },
+			async handler(ctx: Ctx<{ search?: string; with_counts?: unknown; page?: number; per_page?: number }>) {
 				const projectId = this.access(ctx).project.id;
-				const query = { project_id: projectId };
+				const found = labelSearch(ctx.params.search);
+				const query = found ? { $and: [{ project_id: projectId }, found] } : { project_id: projectId };
 				const page = parsePage(ctx.params);
 				const [[rows, total], subscribed] = await Promise.all([
 					this.db.labels.findPage(query, pageWindow(page), { sort: "title" }),
@@ -62,7 +73,8 @@ export const LabelsV4: LabelsModule = {
 
 		getV4: {
 			access: AccessLevel.NONE,
-			params: { id: "string", label_id: text },
+			auth: "optional",
+			params: { id: "string", label_id: text, include_ancestor_groups: BOOLEAN_PARAM },
 			cache: { keys: [PROJECT_CACHE_KEY, "#user.id", "label_id"], ttl: 300 },
 			async handler(ctx: Ctx<{ label_id: string }>) {
 				const label = await this.labelOf(ctx, ctx.params.label_id);

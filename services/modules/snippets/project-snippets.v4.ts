@@ -98,9 +98,10 @@ function description(v: unknown): string | null | undefined {
 
 export const ProjectSnippetsV4: SnippetsModule = {
 	actions: {
-		/** The snippets the caller may see, newest first, paginated (v4 asks for a token). */
+		/** The snippets the caller may see, newest first, paginated (anonymous: the public ones of a public project). */
 		listV4: {
 			access: AccessLevel.NONE,
+			auth: "optional",
 			params: { id: "string", ...PAGE_PARAMS },
 			cache: { keys: [...callerKeys, "page", "per_page"], ttl: 300 },
 			async handler(ctx: Ctx<{ page?: number; per_page?: number }>) {
@@ -225,10 +226,10 @@ export const ProjectSnippetsV4: SnippetsModule = {
 	},
 
 	methods: {
-		/** The snippet the path names, if the caller may see it: `404 Snippet Not Found` (anonymous: 401) otherwise. */
+		/** The snippet the path names, if the caller may see it: `404 Snippet Not Found` otherwise, to anonymous callers too (GitLab v4). */
 		async readableV4(ctx: Ctx<{ snippet_id: string }>): Promise<SnippetDoc> {
 			const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);
-			if (!snippet) throw this.hidden(ctx, notFound("Snippet"));
+			if (!snippet) throw notFound("Snippet");
 			return snippet;
 		},
 	},

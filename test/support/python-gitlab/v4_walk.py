@@ -1,6 +1,8 @@
-"""python-gitlab, the current release, against /api/v4: the accounts a script needs, jobs and
-pipelines, job artifacts, labels (subscribe included), deploy keys (enable included), integrations
-and snippets, as GitLab's v4 documents them; run by test/e2e/clients-v4.spec.ts (docs/clients.md)."""
+"""python-gitlab, the current release, against /api/v4: the accounts a script needs, what anyone
+reads of a public project without a token, jobs and pipelines (the latest included), job artifacts,
+labels (search and subscribe included), deploy keys (enable included), integrations (in GitLab's
+current fields) and snippets, as GitLab's v4 documents them; run by test/e2e/clients-v4.spec.ts
+(docs/clients.md)."""
 import hashlib
 from urllib.parse import quote
 
@@ -54,6 +56,37 @@ def _():
 @walk.check("projects", "projects.list(search=, get_all=True) finds it")
 def _():
     eq([p.id for p in gl.projects.list(search=i["new_project_name"], get_all=True)], [state["new_project"]])
+
+
+@walk.check("anonymous", "Gitlab() without a token lists the public projects and reads one, without permissions")
+def _():
+    pub = gl.projects.create({"name": i["new_project_name"] + " public", "visibility": "public"})
+    pub.labels.create({"name": "bug", "color": "#d9534f", "description": "needs a review"})
+    pub.labels.create({"name": "docs", "color": "#eeeeee"})
+    state["public"] = pub.id
+    anon = gitlab.Gitlab(i["url"])
+    state["anon"] = anon
+    listed = [p.id for p in anon.projects.list(get_all=True)]
+    eq((pub.id in listed, i["project"]["id"] in listed, state["new_project"] in listed), (True, False, False))
+    shown = anon.projects.get(pub.id).asdict()
+    has(shown, {"id": pub.id, "visibility": "public", "default_branch": "master"})
+    eq("permissions" in shown, False)
+    eq(anon.projects.list(owned=True, get_all=True), [])
+
+
+@walk.check("anonymous", "Gitlab() without a token reads a public project's labels, searched")
+def _():
+    labels = state["anon"].projects.get(state["public"], lazy=True).labels
+    eq([(l.name, l.subscribed) for l in labels.list(get_all=True)], [("bug", False), ("docs", False)])
+    eq([l.name for l in labels.list(search="review", get_all=True)], ["bug"])
+
+
+@walk.check("anonymous", "Gitlab() without a token: 404 Project Not Found for an internal project, 401 for a write")
+def _():
+    anon = state["anon"]
+    fails_with(lambda: anon.projects.get(i["project"]["id"]), 404, "404 Project Not Found")
+    fails_with(lambda: anon.projects.get(i["project"]["id"], lazy=True).jobs.list(get_all=True), 404, "404 Project Not Found")
+    fails_with(lambda: anon.projects.get(state["public"], lazy=True).labels.create({"name": "x", "color": "#000"}), 401, "401 Unauthorized")
 
 
 @walk.check("members", "members.create() adds a developer")
@@ -132,6 +165,13 @@ def _():
     has(project.pipelines.get(pid).asdict(), {"id": pid, "sha": i["sha_c"], "ref": "master", "status": "success", "web_url": "%s/-/pipelines/%d" % (web, pid)})
 
 
+@walk.check("pipelines", "pipelines.latest() reads the default branch's latest pipeline, latest(ref=) a branch's")
+def _():
+    has(project.pipelines.latest().asdict(), {"id": state["pipelines"]["failed"], "ref": "master", "sha": i["sha_a"], "status": "failed"})
+    has(project.pipelines.latest(ref="feature").asdict(), {"id": state["pipelines"]["feature"], "ref": "feature", "status": "running"})
+    fails_with(lambda: project.pipelines.latest(ref="no-such-branch"), 404, "404 Not found")
+
+
 @walk.check("pipelines", "pipeline.jobs.list() lists its jobs, and filters them by scope")
 def _():
     pipeline = project.pipelines.get(state["pipelines"]["feature"], lazy=True)
@@ -205,6 +245,19 @@ def _():
     label = project.labels.create({"name": "needs review", "color": "#FF0000", "description": "to read", "priority": 2}).asdict()
     has(label, {"name": "needs review", "color": "#FF0000", "text_color": "#FFFFFF", "description": "to read", "subscribed": False, "priority": 2, "is_project_label": True})
     state["label"] = label["id"]
+
+
+@walk.check("labels", "labels.list(search=) lists only what the search finds, with_counts adds the counts")
+def _():
+    project.labels.create({"name": "wontfix", "color": "#cccccc", "description": "never"})
+    eq([l.name for l in project.labels.list(search="review", get_all=True)], ["needs review"])
+    eq([l.name for l in project.labels.list(search="nothing like it", get_all=True)], [])
+    counted = project.labels.list(search="wontfix", with_counts=True, get_all=True)
+    eq([(l.name, l.open_issues_count, l.closed_issues_count, l.open_merge_requests_count) for l in counted], [("wontfix", 0, 0, 0)])
+    # A script deleting what a search finds deletes that only.
+    for label in project.labels.list(search="wontfix", get_all=True):
+        label.delete()
+    eq([l.name for l in project.labels.list(get_all=True)], ["needs review"])
 
 
 @walk.check("labels", "labels.get() reads it by title and by id")
@@ -283,17 +336,33 @@ def _():
     eq([k.id for k in project.keys.list(get_all=True)], [i["other_key"]["id"]])
 
 
-@walk.check("integrations", "integrations.update() sets slack")
+@walk.check("integrations", "integrations.update() sets slack with its notification settings and event flags")
 def _():
-    got = project.integrations.update("slack", {"webhook": "https://hooks.example.com/python", "username": "py-bot", "channel": "#python"})
-    has(got, {"slug": "slack", "active": True})
+    got = project.integrations.update(
+        "slack",
+        {
+            "webhook": "https://hooks.example.com/python",
+            "username": "py-bot",
+            "channel": "#python",
+            "notify_only_broken_pipelines": False,
+            "branches_to_be_notified": "default",
+            "pipeline_channel": "#ci",
+            "push_events": False,
+            "deployment_events": True,
+        },
+    )
+    has(got, {"slug": "slack", "active": True, "push_events": False, "deployment_events": True})
 
 
-@walk.check("integrations", "integrations.get() reads it, and services.get() is the same record")
+@walk.check("integrations", "integrations.get() reads every setting back but the webhook, and services.get() is the same record")
 def _():
     slack = project.integrations.get("slack").asdict()
-    has(slack, {"slug": "slack", "active": True})
-    has(slack["properties"], {"webhook": "https://hooks.example.com/python", "username": "py-bot", "channel": "#python"})
+    has(slack, {"slug": "slack", "active": True, "push_events": False, "deployment_events": True})
+    has(
+        slack["properties"],
+        {"username": "py-bot", "channel": "#python", "notify_only_broken_pipelines": False, "branches_to_be_notified": "default", "pipeline_channel": "#ci", "push_channel": None},
+    )
+    eq("webhook" in slack["properties"], False)
     eq(project.services.get("slack").asdict(), slack)
 
 
@@ -302,9 +371,18 @@ def _():
     slack = project.integrations.get("slack")
     slack.channel = "#builds"
     fails_with(lambda: slack.save(), 400, "webhook is missing")
-    slack.webhook = slack.properties["webhook"]
+    slack.webhook = "https://hooks.example.com/python"
     slack.save()
     eq(project.integrations.get("slack").properties["channel"], "#builds")
+
+
+@walk.check("integrations", "integrations.update() sets jira with url, username and password, read back without the password")
+def _():
+    project.integrations.update("jira", {"url": "https://jira.example.com", "username": "py-bot", "password": "jira-secret", "commit_events": False})
+    jira = project.integrations.get("jira").asdict()
+    has(jira, {"slug": "jira", "active": True, "commit_events": False, "merge_requests_events": True})
+    has(jira["properties"], {"url": "https://jira.example.com", "username": "py-bot", "jira_auth_type": 0, "api_url": None})
+    eq("password" in jira["properties"], False)
 
 
 @walk.check("integrations", "a secret is never read back (asana's api_key); drone-ci takes drone_url")
@@ -317,14 +395,14 @@ def _():
 
 @walk.check("integrations", "integrations.list() lists the active ones")
 def _():
-    eq(sorted(x.slug for x in project.integrations.list(get_all=True)), ["asana", "drone-ci", "slack"])
+    eq(sorted(x.slug for x in project.integrations.list(get_all=True)), ["asana", "drone-ci", "jira", "slack"])
 
 
 @walk.check("integrations", "integration.delete() disables it")
 def _():
     project.integrations.get("slack").delete()
     eq(project.integrations.get("slack").active, False)
-    eq(sorted(x.slug for x in project.integrations.list(get_all=True)), ["asana", "drone-ci"])
+    eq(sorted(x.slug for x in project.integrations.list(get_all=True)), ["asana", "drone-ci", "jira"])
 
 
 @walk.check("snippets", "snippets.create() with two files")

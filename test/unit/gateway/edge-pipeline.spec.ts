@@ -15,6 +15,7 @@ import { ACCESS_LOOKUP, accessLookupParams } from "../../../gateway/project-rout
 import { RequestLimits } from "../../../gateway/rate-limit";
 import type { Caller, ProjectAccess } from "../../../lib/accounts/access";
 import { RESOLVE_TOKEN } from "../../../lib/accounts/auth-cache";
+import { notFound } from "../../../lib/api/errors";
 import { hashToken } from "../../../lib/crypto/tokens";
 
 const broker = new ServiceBroker({ logger: false, cacher: { type: "MemoryLRU", options: { max: 100 } } });
@@ -150,6 +151,35 @@ it("answers anonymous callers only where the action allows them, counted against
 	await expect(decide(edge, request({ token: "made-up-token-000000" }), way)).rejects.toMatchObject({ code: 401 });
 	await expect(decide(edge, request({ action: OPTIONAL }), way)).rejects.toMatchObject({ code: 429 });
 	expect(calls).toEqual([ACCESS_LOOKUP.name, RESOLVE_TOKEN.action]);
+});
+
+it("tells an anonymous caller of a project it may not read 404 on v4 (GitLab's v4), and asks it to sign in on v3 (GitLab 8.16)", async () => {
+	const edge = pieces();
+	const { way: usual } = services();
+	// accounts finds no project this caller may read: its 404 is the answer.
+	const way = { ...usual, call: <T>() => Promise.reject<T>(notFound("Project")) };
+	const on = (path: string, over: Partial<EdgeRequest> = {}, params: Record<string, unknown> = { id: "3" }) => ({
+		...request({ action: OPTIONAL, params }),
+		alias: { path },
+		...over,
+	});
+	await expect(decide(edge, on("/v4/projects/:id/labels"), way)).rejects.toMatchObject({ code: 404, message: "404 Project Not Found" });
+	await expect(decide(edge, on("/v3/projects/:id/snippets"), way)).rejects.toMatchObject({ code: 401 });
+	// A ref that names no project: the same answers, without a look-up.
+	await expect(decide(edge, on("/v4/projects/:id/labels", {}, { id: "x".repeat(300) }), way)).rejects.toMatchObject({
+		code: 404,
+		message: "404 Project Not Found",
+	});
+	await expect(decide(edge, on("/v3/projects/:id/snippets", {}, { id: "x".repeat(300) }), way)).rejects.toMatchObject({ code: 401 });
+	// Where no token is allowed, none is a 401 on either version.
+	await expect(decide(edge, on("/v4/projects/:id/labels", { action: LIST }), way)).rejects.toMatchObject({ code: 401 });
+	// A download has no action: its grant's `auth` lets the anonymous caller through to the project's look-up.
+	const download = on("/v4/projects/:id/jobs/:job_id/artifacts", { action: undefined });
+	await expect(decide(edge, download, way)).rejects.toMatchObject({ code: 401 });
+	await expect(decide(edge, { ...download, grantAuth: "optional" }, way)).rejects.toMatchObject({ code: 404, message: "404 Project Not Found" });
+	const readable = { ...download, grantAuth: "optional", meta: { clientAddress: "192.0.2.9" } };
+	await expect(decide(edge, readable, services().way)).resolves.toBeUndefined();
+	expect(readable.meta).toMatchObject({ user: null, access: ACCESS });
 });
 
 it("gives a 429 before any other answer, and calls nothing past the limit", async () => {
