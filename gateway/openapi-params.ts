@@ -16,7 +16,7 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const PROJECT_ROUTE = /^\/projects\/:id(\/|$)/;
 
 /** The parameters in a route's path, `:name` and `*name` (a wildcard takes slashes). */
-export const pathParams = (aliasPath: string) => [...aliasPath.matchAll(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g)].map(m => m[1]);
+const pathParams = (aliasPath: string) => [...aliasPath.matchAll(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g)].map(m => m[1]);
 
 /** How a route's parameters travel: in its path, and the rest in the query or the body. */
 export function paramsShape(how: Mount, method: string, aliasPath: string, action: ActionDefinition | undefined, takes?: JsonSchema) {

@@ -11,6 +11,7 @@
  * (docs/architecture.md#the-api-document).
  */
 import { components, ERROR_SCHEMAS } from "./openapi-components";
+import { addLinks, addOverlaps, createOf, openApiPath, type Create, type Placed } from "./openapi-links";
 import { operation } from "./openapi-operation";
 import type { ParamGroup } from "../lib/api/param-groups";
 import type { JsonSchema } from "../presenters/json-schema";
@@ -52,9 +53,6 @@ const KINDS: Record<RouteKind, Mount> = {
 };
 
 type Schema = Record<string, unknown>;
-
-/** An alias path as an OpenAPI path template: `:name` and the wildcard `*name` are `{name}`. */
-export const openApiPath = (aliasPath: string) => aliasPath.replace(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
 
 /**
  * The action whose parameters describe an alias: "labels.list", "stream:builds.x" → its name; an
@@ -106,49 +104,10 @@ export class NamedSchemas {
 	}
 }
 
-/** A route as the document has placed it: its method and full alias path (`/internal/builds/:build_id`). */
-interface Placed {
-	method: string;
-	fullPath: string;
-}
-
-/** The regular expression of an alias path, as moleculer-web matches it: `:name` one segment, `*name` any. */
-function aliasPattern(fullPath: string): RegExp {
-	const parts = fullPath.split(/([:*][A-Za-z_][A-Za-z0-9_]*)/).map(part => {
-		if (part.startsWith(":")) return "[^/]+";
-		if (part.startsWith("*")) return ".+";
-		return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-	});
-	return new RegExp(`^${parts.join("")}$`);
-}
-
-/**
- * A route with a wildcard (`GET …/artifacts/*artifact_path`) answers the paths of other routes
- * under it too (`…/artifacts/keep`), and OpenAPI describes a URL by its most literal path: that path
- * lists the wildcard's operation as well, the wildcard's value fixed to what the path says.
- */
-function addOverlaps(paths: Record<string, Record<string, Schema>>, placed: Placed[]): void {
-	for (const wide of placed.filter(r => r.fullPath.includes("*"))) {
-		const matches = aliasPattern(wide.fullPath);
-		const op = paths[openApiPath(wide.fullPath)][wide.method.toLowerCase()];
-		for (const narrow of placed) {
-			const item = paths[openApiPath(narrow.fullPath)];
-			if (narrow.fullPath.includes("*") || item[wide.method.toLowerCase()]) continue;
-			if (!matches.test(narrow.fullPath.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "x"))) continue;
-			const kept = new Set([...narrow.fullPath.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map(m => m[1]));
-			item[wide.method.toLowerCase()] = {
-				...op,
-				operationId: `${String(op.operationId)}_at_${narrow.fullPath.split("/").pop()}`,
-				description: `\`${wide.method} ${wide.fullPath}\` with this path's last segment as its value. ${String(op.description ?? "")}`.trim(),
-				parameters: (op.parameters as Schema[]).filter(p => p.in !== "path" || kept.has(String(p.name))),
-			};
-		}
-	}
-}
-
 export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema {
 	const paths: Record<string, Record<string, Schema>> = {};
 	const placed: Placed[] = [];
+	const creates: Create[] = [];
 	const tags = new Set<string>();
 	const named = new NamedSchemas();
 	for (const table of tables) {
@@ -183,11 +142,14 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 					named,
 					opts,
 				});
+				const create = kind === "docs" ? undefined : createOf(openApiPath(fullPath), method, answers);
+				if (create) creates.push(create);
 			}
 		}
 		if (unused.size) throw new Error(`answers or takes declared for aliases that are not routed: ${[...unused].join(", ")}`);
 	}
 	addOverlaps(paths, placed);
+	addLinks(paths, creates);
 	return {
 		openapi: "3.1.0",
 		info: {
@@ -208,6 +170,18 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 	};
 }
 
+/** A response's links to the operations of its version, named as the joint document names them (`v4_…`). */
+function withPrefixedLinks(response: Schema, version: string): Schema {
+	if (!response.links) return response;
+	const links = Object.fromEntries(
+		Object.values(response.links as Record<string, Schema>).map(link => {
+			const id = `${version}_${String(link.operationId)}`;
+			return [id, { ...link, operationId: id }];
+		}),
+	);
+	return { ...response, links };
+}
+
 /**
  * One document for two versions (docs/api.md#docs-endpoints): `other`'s operations join `base`'s
  * under their full paths (`/api/v4/projects/{id}/jobs`), each operation with its own server (the
@@ -223,7 +197,10 @@ export function addVersion(base: Schema, other: Schema, version: string): Schema
 			Object.entries(item).map(([method, op]) => {
 				const versioned = (op.tags as string[]).map(t => `${version} ${t}`);
 				versioned.forEach(t => tags.add(t));
-				return [method, { ...op, operationId: `${version}_${String(op.operationId)}`, tags: versioned, servers }];
+				const responses = Object.fromEntries(
+					Object.entries(op.responses as Record<string, Schema>).map(([status, response]) => [status, withPrefixedLinks(response, version)]),
+				);
+				return [method, { ...op, operationId: `${version}_${String(op.operationId)}`, tags: versioned, servers, responses }];
 			}),
 		);
 		paths[root + path] = operations;

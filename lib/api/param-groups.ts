@@ -18,7 +18,7 @@ export type ParamGroup = (
 };
 
 /** Whether `value` counts as sent for `group`. */
-export const isGiven = (group: ParamGroup, value: unknown) => value !== undefined && !(group.nullIsAbsent && value === null);
+const isGiven = (group: ParamGroup, value: unknown) => value !== undefined && !(group.nullIsAbsent && value === null);
 
 /** The members of a group, whichever kind it is. */
 export function groupMembers(group: ParamGroup): readonly string[] {

@@ -23,7 +23,7 @@ interface FastestLike {
 }
 
 /** Decimal text, as JSON Schema's numbers are written in a query string. */
-export const DECIMAL_TEXT = /^-?[0-9]+(?:\.[0-9]+)?$/;
+const DECIMAL_TEXT = /^-?[0-9]+(?:\.[0-9]+)?$/;
 
 /** What the string rule checks of `len`, counted in code points instead of UTF-16 units. */
 function codePointString(original: Rule): Rule {

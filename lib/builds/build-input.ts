@@ -154,7 +154,7 @@ const line = (max: number) => ({ type: "string", minLength: 1, maxLength: max, p
 const optionalLine = (max: number) => ({ type: ["string", "null"], maxLength: max, pattern: schemaPattern(SINGLE_LINE_TEXT) });
 const email = { ...line(255), allOf: [{ pattern: schemaPattern(EMAIL) }] };
 /** A body id: a positive number, or its digits (with spaces around them, as a form may send it). */
-export const BODY_ID_SCHEMA = {
+const BODY_ID_SCHEMA = {
 	anyOf: [
 		{ type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
 		{ type: "string", pattern: schemaPattern(ID_TEXT) },
@@ -212,6 +212,7 @@ export function parseArtifactsFilename(raw: unknown): string {
 }
 
 /** One path segment of printable characters, not `.` or `..`. */
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
 const FILENAME = /^(?!\.\.?$)[^\x00-\x1f\x7f/\\]+$/;
 
 /** A trace's chunk (`PATCH /internal/builds/:build_id/trace`): text/plain, or JSON's `text`; for the API description. */

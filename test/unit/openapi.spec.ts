@@ -292,6 +292,27 @@ describe("the v4 document", () => {
 		expect(keep.get.description).toMatch(/^`GET \/projects\/:id\/jobs\/:job_id\/artifacts\/\*artifact_path`/);
 	});
 
+	it("links a create to the operations on what it made, the id from its answer", () => {
+		const links = doc.paths["/projects/{id}/labels"].post.responses["201"].links;
+		expect(links.get_projects_id_labels_label_id).toEqual({
+			operationId: "get_projects_id_labels_label_id",
+			parameters: { id: "$request.path.id", label_id: "$response.body#/id" },
+			description: "GET /projects/{id}/labels/{label_id} on what this made.",
+		});
+		expect(Object.keys(links).sort()).toEqual([
+			"delete_projects_id_labels_label_id",
+			"get_projects_id_labels_label_id",
+			"post_projects_id_labels_label_id_subscribe",
+			"post_projects_id_labels_label_id_unsubscribe",
+			"put_projects_id_labels_label_id",
+		]);
+		// A new project: everything under it that needs nothing else.
+		const project = doc.paths["/projects"].post.responses["201"].links;
+		expect(project.get_projects_id.parameters).toEqual({ id: "$response.body#/id" });
+		expect(project.post_projects_id_labels).toBeDefined();
+		expect(project.get_projects_id_labels_label_id).toBeUndefined();
+	});
+
 	it("offers forms the fields a form can carry: never null", () => {
 		const content = doc.paths["/projects/{id}/labels"].post.requestBody.content;
 		expect(content["application/json"].schema.properties.priority.anyOf).toContainEqual({ type: "null" });

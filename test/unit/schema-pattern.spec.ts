@@ -47,6 +47,7 @@ it.each([
 	/^[0-9a-f]{1,4}$/i,
 	/^[\p{L}\p{N}_][\p{L}\p{N}_. -]*$/u,
 	/^[\p{Alphabetic}\p{Nd}_\-.@+]*$/u,
+	// eslint-disable-next-line no-control-regex -- control characters are the point
 	/^[^\x00-\x1f\x7f]*$/,
 ])("%s takes the same text once spelt out", re => {
 	const spelt = new RegExp(schemaPattern(re), "u");
