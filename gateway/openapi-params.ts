@@ -22,8 +22,9 @@ const pathParams = (aliasPath: string) => [...aliasPath.matchAll(/[:*]([A-Za-z_]
 export function paramsShape(how: Mount, method: string, aliasPath: string, action: ActionDefinition | undefined, takes?: JsonSchema) {
 	const params = action?.params ?? {};
 	const inPath = pathParams(aliasPath);
-	const declared = [...Object.keys(params), ...Object.keys((takes?.properties as object | undefined) ?? {})].filter(
-		(p, i, all) => !p.startsWith("$$") && !inPath.includes(p) && all.indexOf(p) === i,
+	// What a route's own code reads (`takes`) is the whole of its input beside its path.
+	const declared = (takes ? Object.keys((takes.properties as object | undefined) ?? {}) : Object.keys(params)).filter(
+		p => !p.startsWith("$$") && !inPath.includes(p),
 	);
 	const { groups, leftOut } = groupsBeside(action?.paramGroups ?? [], inPath);
 	const rest = declared.filter(p => !leftOut.has(p));
@@ -136,7 +137,8 @@ function withoutNull(schema: unknown): Schema {
 
 export function requestBodyOf(how: Mount, { params, takes, inPath, rest, hasBody, groups }: ParamsShape): Schema | undefined {
 	if (!hasBody) return undefined;
-	if (how.body === "stream") return { required: true, description: "The raw bytes, streamed.", content: { "application/octet-stream": {} } };
+	// No bytes are an empty file.
+	if (how.body === "stream") return { required: false, description: "The raw bytes, streamed.", content: { "application/octet-stream": {} } };
 	// An action that takes nothing but its path reads no body (a cancel, an enable).
 	if (!rest.length) return undefined;
 	const fields = Object.fromEntries(rest.map(p => [p, params[p]]));
@@ -147,7 +149,7 @@ export function requestBodyOf(how: Mount, { params, takes, inPath, rest, hasBody
 	const content: Record<string, Schema> =
 		how.body === "parsed"
 			? { "application/json": { schema }, "application/x-www-form-urlencoded": form, "multipart/form-data": form }
-			: { "application/json": { schema }, ...(rest.includes("text") ? { "text/plain": { schema: { type: "string" } } } : {}) };
+			: { "application/json": { schema }, ...(rest.includes("text") ? { "text/plain": { schema: { type: "string", minLength: 1 } } } : {}) };
 	const required = takes ? ((takes.required as string[] | undefined) ?? []).length > 0 : rest.some(p => !isOptional(params[p]));
 	const groupRequires = (g: ParamGroup) => "exactlyOneOf" in g || "atLeastOneOf" in g || ("jointly" in g && Array.isArray(g.schema.required));
 	return { required: required || groups.some(groupRequires), content };

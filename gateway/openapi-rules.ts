@@ -138,10 +138,24 @@ export function objectSchema(params: Record<string, unknown>, leaveOut: string[]
 	const required: string[] = [];
 	for (const [name, rule] of Object.entries(params)) {
 		if (name.startsWith("$$") || leaveOut.includes(name)) continue;
-		properties[name] = ruleSchema(rule);
+		properties[name] = isOptional(rule) ? orNull(rule, ruleSchema(rule)) : ruleSchema(rule);
 		if (!isOptional(rule)) required.push(name);
 	}
 	return required.length ? { properties, required } : { properties };
+}
+
+/**
+ * An optional field in a body takes null as well: the validator lets it through as not sent, as
+ * Grape does (a value read by the action itself, "any", says what it takes in its own `openapi`).
+ */
+function orNull(rule: unknown, s: Schema): Schema {
+	const r = ruleObject(rule);
+	if (r.type === "any" || r.type === "custom" || r.type === "forbidden" || (r.openapi && typeof r.openapi === "object" && "type" in r.openapi)) return s;
+	if (typeof s.type === "string") return { ...s, type: [s.type, "null"] };
+	if (Array.isArray(s.type)) return s.type.includes("null") ? s : { ...s, type: [...(s.type as string[]), "null"] };
+	if (Array.isArray(s.anyOf)) return (s.anyOf as Schema[]).some(b => b.type === "null") ? s : { ...s, anyOf: [...(s.anyOf as Schema[]), { type: "null" }] };
+	if (Array.isArray(s.enum)) return s.enum.includes(null) ? s : { ...s, enum: [...(s.enum as unknown[]), null] };
+	return { anyOf: [s, { type: "null" }] };
 }
 
 /** `page` and `per_page` as their rule takes them (lib/api/pagination.ts), with what the list makes of them. */

@@ -112,7 +112,7 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 	const named = new NamedSchemas();
 	for (const table of tables) {
 		const defaultTag = tableTag(table);
-		const unused = new Set([...Object.keys(table.answers ?? {}), ...Object.keys(table.takes ?? {})]);
+		const unused = new Set([...Object.keys(table.answers ?? {}), ...Object.keys(table.takes ?? {}), ...Object.keys(table.variants ?? {})]);
 		for (const [kind, how] of Object.entries(KINDS) as [RouteKind, Mount][]) {
 			for (const [alias, target] of Object.entries(table[kind] ?? {})) {
 				unused.delete(alias);
@@ -127,21 +127,21 @@ export function buildOpenApi(tables: RouteTable[], opts: OpenApiOptions): Schema
 				if (kind === "api") placed.push({ method, fullPath });
 				const answers = table.answers?.[alias];
 				const takes = table.takes?.[alias];
-				paths[openApiPath(fullPath)][method.toLowerCase()] = operation({
-					kind,
-					how,
-					method,
-					aliasPath,
-					fullPath,
-					name,
-					action,
-					target,
-					tag,
-					answers,
-					takes,
-					named,
-					opts,
-				});
+				const input = { kind, how, method, aliasPath, fullPath, name, action, target, tag, answers, takes, named, opts };
+				paths[openApiPath(fullPath)][method.toLowerCase()] = operation(input);
+				// Each value's own operation, at its literal path (an integration's PUT with its fields).
+				const variants = table.variants?.[alias];
+				for (const [value, schema] of Object.entries(variants?.takes ?? {})) {
+					const literal = (path: string) => path.replace(`:${variants!.param}`, value);
+					paths[openApiPath(literal(fullPath))] ??= {};
+					paths[openApiPath(literal(fullPath))][method.toLowerCase()] = operation({
+						...input,
+						aliasPath: literal(aliasPath),
+						fullPath: literal(fullPath),
+						takes: schema,
+					});
+					if (kind === "api") placed.push({ method, fullPath: literal(fullPath) });
+				}
 				const create = kind === "docs" ? undefined : createOf(openApiPath(fullPath), method, answers);
 				if (create) creates.push(create);
 			}

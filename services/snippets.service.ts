@@ -44,6 +44,15 @@ const fieldParams = {
 	code: { type: "any", optional: true, openapi: SNIPPET_FIELDS_DOC.code },
 	visibility_level: { type: "any", optional: true, openapi: SNIPPET_FIELDS_DOC.visibility_level },
 } as const;
+/** An edit's: each may be left out, or null (the same); the code may be blank (the content then stays). */
+const orNull = (doc: { anyOf: readonly object[] }) => ({ anyOf: [...doc.anyOf, { type: "null" }] });
+const updateParams = {
+	...snippetIdParams,
+	title: { ...fieldParams.title, openapi: orNull(SNIPPET_FIELDS_DOC.title) },
+	file_name: { ...fieldParams.file_name, openapi: orNull(SNIPPET_FIELDS_DOC.file_name) },
+	code: { ...fieldParams.code, openapi: orNull(SNIPPET_UPDATE_CODE_DOC) },
+	visibility_level: { ...fieldParams.visibility_level, openapi: orNull(SNIPPET_FIELDS_DOC.visibility_level) },
+} as const;
 /** A create needs all four (readSnippetCreate names those missing). */
 const CREATE_GROUPS = [{ jointly: Object.keys(fieldParams), schema: { required: Object.keys(fieldParams) } }];
 /** What a caller sees depends on who they are: cache entries are per project and per caller. */
@@ -116,7 +125,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		/** The author, a master or above, or an admin, among those who can see it. */
 		update: {
 			access: AccessLevel.NONE,
-			params: { ...snippetIdParams, ...fieldParams, code: { ...fieldParams.code, openapi: SNIPPET_UPDATE_CODE_DOC } },
+			params: updateParams,
 			paramGroups: SNIPPET_UPDATE_GROUPS,
 			async handler(ctx: Ctx<{ snippet_id: string }>) {
 				const access = this.access(ctx);

@@ -36,7 +36,13 @@ export interface RouteTable {
 	 * Schema of its body (without one, of its query), declared beside the code that reads it.
 	 */
 	takes?: Record<string, JsonSchema>;
+	/**
+	 * An alias whose input depends on the value of one of its path parameters (an integration's PUT:
+	 * its fields), by the same "METHOD /path": for each value, what it takes then. The document
+	 * describes each value's own operation at its literal path, beside the alias's.
+	 */
+	variants?: Record<string, { param: string; takes: Record<string, JsonSchema> }>;
 }
 
 /** The kinds of routes a table mounts. */
-export type RouteKind = Exclude<keyof RouteTable, "answers" | "takes">;
+export type RouteKind = Exclude<keyof RouteTable, "answers" | "takes" | "variants">;

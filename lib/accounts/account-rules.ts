@@ -98,14 +98,26 @@ const NAME_MAKES_A_PATH = {
 /** A path that is the name too (v4's create without a name): both rules at once. */
 const PATH_AS_NAME = { pattern: schemaPattern(/^\s*(?!.*\.(git|atom)\s*$)[a-zA-Z0-9_][a-zA-Z0-9_.-]*\s*$/) };
 
+/** Sent and not null (the validator takes a null as not sent). */
+const sent = (name: string) => ({ required: [name], properties: { [name]: { type: "string" } } });
+/** Not sent, null, or blank: the path is made of the name. */
+const NO_PATH = { properties: { path: { anyOf: [{ type: "null" }, BLANK] } } };
+
 /**
  * validateNewProject's rules over `name` and `path`, as the API description states them: a path
  * sent and not blank is the path, and the name is a name; otherwise the path is made of the name.
  */
-const NAME_AND_PATH = [{ required: ["path"], properties: { name: NAME_SENT, path: PATH_SENT } }, { properties: { name: NAME_MAKES_A_PATH, path: BLANK } }];
 export const NEW_PROJECT_DOC = {
 	visibility_level: { enum: VISIBILITY_LEVELS },
-	jointly: { jointly: ["name", "path"], schema: { anyOf: NAME_AND_PATH } },
+	jointly: {
+		jointly: ["name", "path"],
+		schema: {
+			anyOf: [
+				{ allOf: [sent("path")], properties: { name: NAME_SENT, path: PATH_SENT } },
+				{ ...NO_PATH, allOf: [{ properties: { name: NAME_MAKES_A_PATH } }] },
+			],
+		},
+	},
 } as const;
 
 /** v4's: `name` or `path`, and a path without a name is the name too. */
@@ -113,8 +125,9 @@ export const NEW_PROJECT_V4_JOINTLY = {
 	jointly: ["name", "path"],
 	schema: {
 		anyOf: [
-			...NAME_AND_PATH.map(branch => ({ ...branch, required: ["name", ...(branch.required ?? [])] })),
-			{ required: ["path"], not: { required: ["name"] }, properties: { path: PATH_AS_NAME } },
+			{ allOf: [sent("name"), sent("path")], properties: { name: NAME_SENT, path: PATH_SENT } },
+			{ ...NO_PATH, allOf: [sent("name"), { properties: { name: NAME_MAKES_A_PATH } }] },
+			{ allOf: [sent("path"), { not: sent("name") }], properties: { path: PATH_AS_NAME } },
 		],
 	},
 } as const;

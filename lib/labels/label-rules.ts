@@ -2,7 +2,7 @@
  * Label rules of GitLab 8.x, with this API's colour form (`#RRGGBB`, docs/api.md#label-entity),
  * and the same rules as keywords of the parameters' JSON Schema for the API description.
  */
-import { schemaPattern } from "../api/schema-pattern";
+import { decimalUpTo, schemaPattern } from "../api/schema-pattern";
 import { charCount } from "../text/chars";
 
 const COLOR = /^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$/;
@@ -50,11 +50,12 @@ export function checkLabel(fields: { title?: unknown; color?: unknown }): { erro
 }
 
 /**
- * Up to 15 digits (always a safe integer), spaces around them, or blank. Linear: the digits are
- * not optional inside the group, so two runs of spaces never compete for one (the schema's
- * `max` does not stop a pattern from running on a megabyte).
+ * A whole number from 0 to 2^53 - 1 in decimal digits (what a JSON number may be, as a form sends
+ * it), spaces around them, or blank. Linear: the digits are not optional inside the group, so two
+ * runs of spaces never compete for one (the schema's `max` does not stop a pattern from running
+ * on a megabyte).
  */
-const PRIORITY_DIGITS = /^\s*(?:(\d{1,15})\s*)?$/;
+const PRIORITY_DIGITS = new RegExp(`^\\s*(?:(0+|0*${decimalUpTo(Number.MAX_SAFE_INTEGER)})\\s*)?$`);
 
 /**
  * `priority` as a create or edit declares it (GitLab 8.16: `optional :priority, type: Integer,

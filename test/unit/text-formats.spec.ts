@@ -22,7 +22,8 @@ it("takes a time exactly when Date.parse reads it", () => {
 
 it("takes http and https URLs with a host, and a port up to 65535", () => {
 	expect(["http://a", "https://x.y:8080/p?q#f", "http://a:/", "http://bücher.de/x", "http://a:065535"].filter(u => !HTTP_URL.test(u))).toEqual([]);
-	expect(["ftp://a", "http://", "http://a b", "http://a:65536", "http://u@a", "http://[::1]"].filter(u => HTTP_URL.test(u))).toEqual([]);
+	expect(HTTP_URL.test("http://user:secret@a/x")).toBe(true);
+	expect(["ftp://a", "http://", "http://a b", "http://a:65536", "http://u@", "http://[::1]"].filter(u => HTTP_URL.test(u))).toEqual([]);
 });
 
 it("counts code points", () => {

@@ -32,7 +32,7 @@ interface NewProjectV4 {
 const PUBLIC_ONLY = { visibility_level: Visibility.PUBLIC };
 
 /** A new project needs its name, its path, or both (the other follows it). */
-const NAME_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["name", "path"] }, NEW_PROJECT_V4_JOINTLY];
+const NAME_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["name", "path"], nullIsAbsent: true }, NEW_PROJECT_V4_JOINTLY];
 
 /** v4's entities of a projects list. */
 const LIST_PRESENTERS: ProjectListPresenters = { basic: presentBasicProjectV4, withAccess: presentProjectWithAccessV4 };

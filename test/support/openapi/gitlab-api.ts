@@ -227,6 +227,506 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v4/projects/{id}/integrations/asana": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_asana"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_asana"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_asana"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/assembla": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_assembla"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_assembla"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_assembla"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/bamboo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_bamboo"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_bamboo"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_bamboo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/buildkite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_buildkite"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_buildkite"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_buildkite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/campfire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_campfire"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_campfire"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_campfire"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/custom-issue-tracker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_custom-issue-tracker"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_custom_issue_tracker"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_custom-issue-tracker"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/drone-ci": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_drone-ci"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_drone_ci"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_drone-ci"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/emails-on-push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_emails-on-push"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_emails_on_push"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_emails-on-push"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/external-wiki": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_external-wiki"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_external_wiki"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_external-wiki"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/flowdock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_flowdock"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_flowdock"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_flowdock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/gemnasium": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_gemnasium"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_gemnasium"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_gemnasium"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/gitlab-ci": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_gitlab-ci"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_gitlab_ci"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_gitlab-ci"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/hipchat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_hipchat"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_hipchat"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_hipchat"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/irker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_irker"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_irker"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_irker"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/jira": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_jira"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_jira"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_jira"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/pivotaltracker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_pivotaltracker"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_pivotaltracker"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_pivotaltracker"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/pushover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_pushover"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_pushover"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_pushover"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/redmine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_redmine"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_redmine"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_redmine"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/slack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_slack"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_slack"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_slack"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v4/projects/{id}/integrations/teamcity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["v4_get_projects_id_integrations_slug_at_teamcity"];
+        /** Set up an integration */
+        put: operations["v4_put_projects_id_integrations_teamcity"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/integrations/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["v4_delete_projects_id_integrations_slug_at_teamcity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v4/projects/{id}/jobs": {
         parameters: {
             query?: never;
@@ -1441,6 +1941,506 @@ export interface paths {
         post?: never;
         /** Turn an integration off and clear its settings */
         delete: operations["delete_projects_id_services_slug"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/build-server-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_build-server-a"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_build_server_a"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_build-server-a"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/build-server-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_build-server-b"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_build_server_b"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_build-server-b"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/ci-server-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_ci-server-a"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_ci_server_a"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_ci-server-a"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/collab-app-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_collab-app-a"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_collab_app_a"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_collab-app-a"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/container-ci-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_container-ci-a"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_container_ci_a"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_container-ci-a"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/custom-issue-tracker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_custom-issue-tracker"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_custom_issue_tracker"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_custom-issue-tracker"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/dependency-monitor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_dependency-monitor"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_dependency_monitor"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_dependency-monitor"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/emails-on-push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_emails-on-push"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_emails_on_push"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_emails-on-push"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/external-wiki": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_external-wiki"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_external_wiki"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_external-wiki"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/group-chat-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_group-chat-a"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_group_chat_a"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_group-chat-a"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/group-chat-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_group-chat-b"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_group_chat_b"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_group-chat-b"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/irc-gateway": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_irc-gateway"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_irc_gateway"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_irc-gateway"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/issue-tracker-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_issue-tracker-a"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_issue_tracker_a"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_issue-tracker-a"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/issue-tracker-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_issue-tracker-b"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_issue_tracker_b"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_issue-tracker-b"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/pipeline-service-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_pipeline-service-a"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_pipeline_service_a"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_pipeline-service-a"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/push-notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_push-notifications"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_push_notifications"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_push-notifications"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/source-commits-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_source-commits-a"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_source_commits_a"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_source-commits-a"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/source-commits-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_source-commits-b"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_source_commits_b"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_source-commits-b"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/task-tracker-comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_task-tracker-comments"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_task_tracker_comments"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_task-tracker-comments"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/services/team-chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an integration's settings
+         * @description `GET /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        get: operations["get_projects_id_services_slug_at_team-chat"];
+        /** Set up an integration */
+        put: operations["put_projects_id_services_team_chat"];
+        post?: never;
+        /**
+         * Turn an integration off and clear its settings
+         * @description `DELETE /projects/:id/services/:slug`, with this path's literal segment as its value.
+         */
+        delete: operations["delete_projects_id_services_slug_at_team-chat"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3015,22 +4015,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    name?: string;
-                    path?: string;
-                    description?: string;
+                    name?: string | null;
+                    path?: string | null;
+                    description?: string | null;
                     /** @enum {unknown} */
-                    visibility?: "public" | "internal" | "private";
-                    public_jobs?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                    public_builds?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                } & ((unknown | unknown) & ({
+                    visibility?: "public" | "internal" | "private" | null;
+                    public_jobs?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string | null;
+                    public_builds?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string | null;
+                } & (({
                     name: unknown;
-                    path: unknown;
                 } | {
-                    name: unknown;
+                    path: unknown;
+                }) & (({
+                    name?: unknown;
                     path?: unknown;
-                } | {
-                    path: unknown;
-                }));
+                } & ({
+                    name: string;
+                } & {
+                    path: string;
+                })) | ({
+                    path?: null | unknown;
+                } & ({
+                    name: string;
+                } & {
+                    name?: unknown;
+                })) | ({
+                    path?: unknown;
+                } & ({
+                    path: string;
+                } & unknown))));
                 "application/x-www-form-urlencoded": {
                     name?: string;
                     path?: string;
@@ -3039,15 +4052,28 @@ export interface operations {
                     visibility?: "public" | "internal" | "private";
                     public_jobs?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
                     public_builds?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                } & ((unknown | unknown) & ({
+                } & (({
                     name: unknown;
-                    path: unknown;
                 } | {
-                    name: unknown;
+                    path: unknown;
+                }) & (({
+                    name?: unknown;
                     path?: unknown;
-                } | {
-                    path: unknown;
-                }));
+                } & ({
+                    name: string;
+                } & {
+                    path: string;
+                })) | ({
+                    path?: unknown;
+                } & ({
+                    name: string;
+                } & {
+                    name?: unknown;
+                })) | ({
+                    path?: unknown;
+                } & ({
+                    path: string;
+                } & unknown))));
                 "multipart/form-data": {
                     name?: string;
                     path?: string;
@@ -3056,15 +4082,28 @@ export interface operations {
                     visibility?: "public" | "internal" | "private";
                     public_jobs?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
                     public_builds?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                } & ((unknown | unknown) & ({
+                } & (({
                     name: unknown;
-                    path: unknown;
                 } | {
-                    name: unknown;
+                    path: unknown;
+                }) & (({
+                    name?: unknown;
                     path?: unknown;
-                } | {
-                    path: unknown;
-                }));
+                } & ({
+                    name: string;
+                } & {
+                    path: string;
+                })) | ({
+                    path?: unknown;
+                } & ({
+                    name: string;
+                } & {
+                    name?: unknown;
+                })) | ({
+                    path?: unknown;
+                } & ({
+                    path: string;
+                } & unknown))));
             };
         };
         responses: {
@@ -3171,7 +4210,7 @@ export interface operations {
                     title: string | (number | boolean);
                     /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
                     key: string;
-                    can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
+                    can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string | null;
                 };
                 "application/x-www-form-urlencoded": {
                     title: string | (number | boolean);
@@ -3255,7 +4294,7 @@ export interface operations {
             content: {
                 "application/json": {
                     title?: string;
-                    can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
+                    can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string | null;
                 } | unknown | unknown;
                 "application/x-www-form-urlencoded": {
                     title?: string;
@@ -3444,7 +4483,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectIntegrationV4"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RuleRefusal"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3483,6 +4522,2399 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    v4_get_projects_id_integrations_slug_at_asana: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_asana: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    api_key?: (string | (number | boolean)) | (null | string);
+                    restrict_to_branch?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    api_key?: (string | (number | boolean)) | string;
+                    restrict_to_branch?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    api_key?: (string | (number | boolean)) | string;
+                    restrict_to_branch?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_asana: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_assembla: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_assembla: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    subdomain?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    subdomain?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    subdomain?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_assembla: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_bamboo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_bamboo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    bamboo_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
+                    build_key: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    bamboo_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    build_key: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    bamboo_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    build_key: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_bamboo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_buildkite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_buildkite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
+                    tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_buildkite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_campfire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_campfire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    subdomain?: (string | (number | boolean)) | (null | string);
+                    room?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    subdomain?: (string | (number | boolean)) | string;
+                    room?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    subdomain?: (string | (number | boolean)) | string;
+                    room?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_campfire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_get_projects_id_integrations_slug_at_custom-issue-tracker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_custom_issue_tracker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_delete_projects_id_integrations_slug_at_custom-issue-tracker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_get_projects_id_integrations_slug_at_drone-ci": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_drone_ci: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    drone_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
+                    tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    drone_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    drone_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_delete_projects_id_integrations_slug_at_drone-ci": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_get_projects_id_integrations_slug_at_emails-on-push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_emails_on_push: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    recipients: string | (number | boolean);
+                    disable_diffs?: (boolean | (1 | 0) | string) | (null | string);
+                    send_from_committer_email?: (boolean | (1 | 0) | string) | (null | string);
+                    branches_to_be_notified?: string | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    recipients: string | (number | boolean);
+                    disable_diffs?: (boolean | (1 | 0) | string) | string;
+                    send_from_committer_email?: (boolean | (1 | 0) | string) | string;
+                    branches_to_be_notified?: string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    recipients: string | (number | boolean);
+                    disable_diffs?: (boolean | (1 | 0) | string) | string;
+                    send_from_committer_email?: (boolean | (1 | 0) | string) | string;
+                    branches_to_be_notified?: string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_delete_projects_id_integrations_slug_at_emails-on-push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_get_projects_id_integrations_slug_at_external-wiki": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_external_wiki: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    external_wiki_url: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    external_wiki_url: string;
+                };
+                "multipart/form-data": {
+                    external_wiki_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_delete_projects_id_integrations_slug_at_external-wiki": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_flowdock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_flowdock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_flowdock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_gemnasium: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_gemnasium: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    api_key?: (string | (number | boolean)) | (null | string);
+                    token?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    api_key?: (string | (number | boolean)) | string;
+                    token?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    api_key?: (string | (number | boolean)) | string;
+                    token?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_gemnasium: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_get_projects_id_integrations_slug_at_gitlab-ci": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_gitlab_ci: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token?: ((string & unknown) | number | boolean) | (null | string);
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: ((string & unknown) | number | boolean) | string;
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    token?: ((string & unknown) | number | boolean) | string;
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "v4_delete_projects_id_integrations_slug_at_gitlab-ci": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_hipchat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_hipchat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    color?: (string | (number | boolean)) | (null | string);
+                    notify?: (boolean | (1 | 0) | string) | (null | string);
+                    room?: (string | (number | boolean)) | (null | string);
+                    api_version?: (string | (number | boolean)) | (null | string);
+                    server?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    issues_events?: (boolean | (1 | 0) | string) | (null | "");
+                    confidential_issues_events?: (boolean | (1 | 0) | string) | (null | "");
+                    merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
+                    note_events?: (boolean | (1 | 0) | string) | (null | "");
+                    tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    job_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    color?: (string | (number | boolean)) | string;
+                    notify?: (boolean | (1 | 0) | string) | string;
+                    room?: (string | (number | boolean)) | string;
+                    api_version?: (string | (number | boolean)) | string;
+                    server?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    issues_events?: (boolean | (1 | 0) | string) | "";
+                    confidential_issues_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    note_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                    job_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    color?: (string | (number | boolean)) | string;
+                    notify?: (boolean | (1 | 0) | string) | string;
+                    room?: (string | (number | boolean)) | string;
+                    api_version?: (string | (number | boolean)) | string;
+                    server?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    issues_events?: (boolean | (1 | 0) | string) | "";
+                    confidential_issues_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    note_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                    job_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_hipchat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_irker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_irker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    recipients: string | (number | boolean);
+                    default_irc_uri?: (string | (number | boolean)) | (null | string);
+                    server_port?: (number | string) | (null | string);
+                    server_host?: (string | (number | boolean)) | (null | string);
+                    colorize_messages?: (boolean | (1 | 0) | string) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    recipients: string | (number | boolean);
+                    default_irc_uri?: (string | (number | boolean)) | string;
+                    server_port?: (number | string) | string;
+                    server_host?: (string | (number | boolean)) | string;
+                    colorize_messages?: (boolean | (1 | 0) | string) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    recipients: string | (number | boolean);
+                    default_irc_uri?: (string | (number | boolean)) | string;
+                    server_port?: (number | string) | string;
+                    server_host?: (string | (number | boolean)) | string;
+                    colorize_messages?: (boolean | (1 | 0) | string) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_irker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_jira: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_jira: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url: string;
+                    api_url?: string | (null | string);
+                    jira_auth_type?: (number | string) | (null | string);
+                    username?: (string | (number | boolean)) | (null | string);
+                    password?: (string | (number | boolean)) | (null | string);
+                    project_key?: (string | (number | boolean)) | (null | string);
+                    jira_issue_transition_automatic?: (boolean | (1 | 0) | string) | (null | string);
+                    jira_issue_transition_id?: (string | (number | boolean)) | (null | string);
+                    jira_issue_prefix?: (string | (number | boolean)) | (null | string);
+                    jira_issue_regex?: (string | (number | boolean)) | (null | string);
+                    issues_enabled?: (boolean | (1 | 0) | string) | (null | string);
+                    commit_events?: (boolean | (1 | 0) | string) | (null | "");
+                    merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
+                    comment_on_event_enabled?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    url: string;
+                    api_url?: string;
+                    jira_auth_type?: (number | string) | string;
+                    username?: (string | (number | boolean)) | string;
+                    password?: (string | (number | boolean)) | string;
+                    project_key?: (string | (number | boolean)) | string;
+                    jira_issue_transition_automatic?: (boolean | (1 | 0) | string) | string;
+                    jira_issue_transition_id?: (string | (number | boolean)) | string;
+                    jira_issue_prefix?: (string | (number | boolean)) | string;
+                    jira_issue_regex?: (string | (number | boolean)) | string;
+                    issues_enabled?: (boolean | (1 | 0) | string) | string;
+                    commit_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    comment_on_event_enabled?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    url: string;
+                    api_url?: string;
+                    jira_auth_type?: (number | string) | string;
+                    username?: (string | (number | boolean)) | string;
+                    password?: (string | (number | boolean)) | string;
+                    project_key?: (string | (number | boolean)) | string;
+                    jira_issue_transition_automatic?: (boolean | (1 | 0) | string) | string;
+                    jira_issue_transition_id?: (string | (number | boolean)) | string;
+                    jira_issue_prefix?: (string | (number | boolean)) | string;
+                    jira_issue_regex?: (string | (number | boolean)) | string;
+                    issues_enabled?: (boolean | (1 | 0) | string) | string;
+                    commit_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    comment_on_event_enabled?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_jira: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_pivotaltracker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_pivotaltracker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    restrict_to_branch?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    restrict_to_branch?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    restrict_to_branch?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_pivotaltracker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_pushover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_pushover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    api_key?: (string | (number | boolean)) | (null | string);
+                    user_key?: (string | (number | boolean)) | (null | string);
+                    priority: string | (number | boolean);
+                    device?: (string | (number | boolean)) | (null | string);
+                    sound?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    api_key?: (string | (number | boolean)) | string;
+                    user_key?: (string | (number | boolean)) | string;
+                    priority: string | (number | boolean);
+                    device?: (string | (number | boolean)) | string;
+                    sound?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    api_key?: (string | (number | boolean)) | string;
+                    user_key?: (string | (number | boolean)) | string;
+                    priority: string | (number | boolean);
+                    device?: (string | (number | boolean)) | string;
+                    sound?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_pushover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_redmine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_redmine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_redmine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_slack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_slack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhook: string;
+                    username?: (string | (number | boolean)) | (null | string);
+                    channel?: (string | (number | boolean)) | (null | string);
+                    notify_only_broken_pipelines?: (boolean | (1 | 0) | string) | (null | string);
+                    branches_to_be_notified?: string | (null | string);
+                    push_channel?: (string | (number | boolean)) | (null | string);
+                    issue_channel?: (string | (number | boolean)) | (null | string);
+                    confidential_issue_channel?: (string | (number | boolean)) | (null | string);
+                    merge_request_channel?: (string | (number | boolean)) | (null | string);
+                    note_channel?: (string | (number | boolean)) | (null | string);
+                    confidential_note_channel?: (string | (number | boolean)) | (null | string);
+                    tag_push_channel?: (string | (number | boolean)) | (null | string);
+                    pipeline_channel?: (string | (number | boolean)) | (null | string);
+                    wiki_page_channel?: (string | (number | boolean)) | (null | string);
+                    deployment_channel?: (string | (number | boolean)) | (null | string);
+                    incident_channel?: (string | (number | boolean)) | (null | string);
+                    alert_channel?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    issues_events?: (boolean | (1 | 0) | string) | (null | "");
+                    confidential_issues_events?: (boolean | (1 | 0) | string) | (null | "");
+                    merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
+                    note_events?: (boolean | (1 | 0) | string) | (null | "");
+                    confidential_note_events?: (boolean | (1 | 0) | string) | (null | "");
+                    tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    pipeline_events?: (boolean | (1 | 0) | string) | (null | "");
+                    wiki_page_events?: (boolean | (1 | 0) | string) | (null | "");
+                    deployment_events?: (boolean | (1 | 0) | string) | (null | "");
+                    incident_events?: (boolean | (1 | 0) | string) | (null | "");
+                    alert_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    webhook: string;
+                    username?: (string | (number | boolean)) | string;
+                    channel?: (string | (number | boolean)) | string;
+                    notify_only_broken_pipelines?: (boolean | (1 | 0) | string) | string;
+                    branches_to_be_notified?: string;
+                    push_channel?: (string | (number | boolean)) | string;
+                    issue_channel?: (string | (number | boolean)) | string;
+                    confidential_issue_channel?: (string | (number | boolean)) | string;
+                    merge_request_channel?: (string | (number | boolean)) | string;
+                    note_channel?: (string | (number | boolean)) | string;
+                    confidential_note_channel?: (string | (number | boolean)) | string;
+                    tag_push_channel?: (string | (number | boolean)) | string;
+                    pipeline_channel?: (string | (number | boolean)) | string;
+                    wiki_page_channel?: (string | (number | boolean)) | string;
+                    deployment_channel?: (string | (number | boolean)) | string;
+                    incident_channel?: (string | (number | boolean)) | string;
+                    alert_channel?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    issues_events?: (boolean | (1 | 0) | string) | "";
+                    confidential_issues_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    note_events?: (boolean | (1 | 0) | string) | "";
+                    confidential_note_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                    pipeline_events?: (boolean | (1 | 0) | string) | "";
+                    wiki_page_events?: (boolean | (1 | 0) | string) | "";
+                    deployment_events?: (boolean | (1 | 0) | string) | "";
+                    incident_events?: (boolean | (1 | 0) | string) | "";
+                    alert_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    webhook: string;
+                    username?: (string | (number | boolean)) | string;
+                    channel?: (string | (number | boolean)) | string;
+                    notify_only_broken_pipelines?: (boolean | (1 | 0) | string) | string;
+                    branches_to_be_notified?: string;
+                    push_channel?: (string | (number | boolean)) | string;
+                    issue_channel?: (string | (number | boolean)) | string;
+                    confidential_issue_channel?: (string | (number | boolean)) | string;
+                    merge_request_channel?: (string | (number | boolean)) | string;
+                    note_channel?: (string | (number | boolean)) | string;
+                    confidential_note_channel?: (string | (number | boolean)) | string;
+                    tag_push_channel?: (string | (number | boolean)) | string;
+                    pipeline_channel?: (string | (number | boolean)) | string;
+                    wiki_page_channel?: (string | (number | boolean)) | string;
+                    deployment_channel?: (string | (number | boolean)) | string;
+                    incident_channel?: (string | (number | boolean)) | string;
+                    alert_channel?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    issues_events?: (boolean | (1 | 0) | string) | "";
+                    confidential_issues_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                    note_events?: (boolean | (1 | 0) | string) | "";
+                    confidential_note_events?: (boolean | (1 | 0) | string) | "";
+                    tag_push_events?: (boolean | (1 | 0) | string) | "";
+                    pipeline_events?: (boolean | (1 | 0) | string) | "";
+                    wiki_page_events?: (boolean | (1 | 0) | string) | "";
+                    deployment_events?: (boolean | (1 | 0) | string) | "";
+                    incident_events?: (boolean | (1 | 0) | string) | "";
+                    alert_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_slack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_get_projects_id_integrations_slug_at_teamcity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_put_projects_id_integrations_teamcity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    teamcity_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
+                    build_type: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | (null | string);
+                    push_events?: (boolean | (1 | 0) | string) | (null | "");
+                    merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
+                };
+                "application/x-www-form-urlencoded": {
+                    teamcity_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    build_type: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                };
+                "multipart/form-data": {
+                    teamcity_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                    build_type: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | string;
+                    push_events?: (boolean | (1 | 0) | string) | "";
+                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectIntegrationV4"];
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    v4_delete_projects_id_integrations_slug_at_teamcity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     v4_get_projects_id_jobs: {
         parameters: {
             query?: {
@@ -3492,9 +6924,9 @@ export interface operations {
                 cursor?: string;
                 pagination_order_by_sort?: {
                     /** @enum {unknown} */
-                    pagination?: "offset" | "keyset";
-                    order_by?: string;
-                    sort?: string;
+                    pagination?: "offset" | "keyset" | null;
+                    order_by?: string | null;
+                    sort?: string | null;
                 };
             };
             header?: never;
@@ -4117,11 +7549,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    label_id?: string;
-                    name?: string;
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
+                    label_id?: string | null;
+                    name?: string | null;
+                    new_name?: string | null;
+                    color?: string | null;
+                    description?: string | null;
                     priority?: number | string | null;
                 } & ((unknown | unknown) & (unknown | unknown | unknown | unknown));
                 "application/x-www-form-urlencoded": {
@@ -4178,7 +7610,7 @@ export interface operations {
                 "application/json": {
                     name: string;
                     color: string;
-                    description?: string;
+                    description?: string | null;
                     priority?: number | string | null;
                 };
                 "application/x-www-form-urlencoded": {
@@ -4221,8 +7653,8 @@ export interface operations {
         parameters: {
             query: {
                 label_id_name: {
-                    label_id?: string;
-                    name?: string;
+                    label_id?: string | null;
+                    name?: string | null;
                 } & (unknown | unknown);
             };
             header?: never;
@@ -4297,9 +7729,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
+                    new_name?: string | null;
+                    color?: string | null;
+                    description?: string | null;
                     priority?: number | string | null;
                 } | unknown | unknown | unknown | unknown;
                 "application/x-www-form-urlencoded": {
@@ -4913,7 +8345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectIntegrationV4"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RuleRefusal"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5433,14 +8865,14 @@ export interface operations {
                     username: string;
                     name: string;
                     /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    admin?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                    skype?: string;
-                    linkedin?: string;
-                    twitter?: string;
-                    website_url?: string;
-                    organization?: string;
-                    bio?: string;
-                    location?: string;
+                    admin?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off") | null;
+                    skype?: string | null;
+                    linkedin?: string | null;
+                    twitter?: string | null;
+                    website_url?: string | null;
+                    organization?: string | null;
+                    bio?: string | null;
+                    location?: string | null;
                 };
                 "application/x-www-form-urlencoded": {
                     email: string;
@@ -5705,7 +9137,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description The raw bytes, streamed. */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/octet-stream": unknown;
             };
@@ -5989,25 +9421,28 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    path?: string;
-                    description?: string;
+                    path?: string | null;
+                    description?: string | null;
                     /**
                      * @description A number; form fields and query strings are converted.
                      * @example 1
-                     * @enum {integer}
+                     * @enum {integer|null}
                      */
-                    visibility_level?: 0 | 10 | 20;
+                    visibility_level?: 0 | 10 | 20 | null;
                     /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    public?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
+                    public?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off") | null;
                     /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    public_builds?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                } | {
-                    name?: unknown;
-                    path: unknown;
-                } | {
+                    public_builds?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off") | null;
+                } | ({
                     name?: unknown;
                     path?: unknown;
-                };
+                } & {
+                    path: string;
+                }) | ({
+                    path?: null | unknown;
+                } & {
+                    name?: unknown;
+                });
                 "application/x-www-form-urlencoded": {
                     name: string;
                     path?: string;
@@ -6022,13 +9457,16 @@ export interface operations {
                     public?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
                     /** @description true/false/1/0/on/off; form fields and query strings are converted. */
                     public_builds?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                } | {
-                    name?: unknown;
-                    path: unknown;
-                } | {
+                } | ({
                     name?: unknown;
                     path?: unknown;
-                };
+                } & {
+                    path: string;
+                }) | ({
+                    path?: unknown;
+                } & {
+                    name?: unknown;
+                });
                 "multipart/form-data": {
                     name: string;
                     path?: string;
@@ -6043,13 +9481,16 @@ export interface operations {
                     public?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
                     /** @description true/false/1/0/on/off; form fields and query strings are converted. */
                     public_builds?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                } | {
-                    name?: unknown;
-                    path: unknown;
-                } | {
+                } | ({
                     name?: unknown;
                     path?: unknown;
-                };
+                } & {
+                    path: string;
+                }) | ({
+                    path?: unknown;
+                } & {
+                    name?: unknown;
+                });
             };
         };
         responses: {
@@ -6870,9 +10311,9 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
+                    new_name?: string | null;
+                    color?: string | null;
+                    description?: string | null;
                     priority?: number | string | null;
                 } | unknown | unknown;
                 "application/x-www-form-urlencoded": {
@@ -6927,7 +10368,7 @@ export interface operations {
                 "application/json": {
                     name: string;
                     color: string;
-                    description?: string;
+                    description?: string | null;
                     priority?: number | string | null;
                 };
                 "application/x-www-form-urlencoded": {
@@ -7363,7 +10804,7 @@ export interface operations {
                     "application/json": true;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RuleRefusal"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -7381,6 +10822,2238 @@ export interface operations {
                 /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
                 id: string;
                 slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_build-server-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_build_server_a: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    build_server_url: string;
+                    build_key: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    build_server_url: string;
+                    build_key: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    build_server_url: string;
+                    build_key: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_build-server-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_build-server-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_build_server_b: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    build_server_url: string;
+                    build_type: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    build_server_url: string;
+                    build_type: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    build_server_url: string;
+                    build_type: string | (number | boolean);
+                    username: string | (number | boolean);
+                    password?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_build-server-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_ci-server-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_ci_server_a: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token?: ((string & unknown) | number | boolean) | (null | string);
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: ((string & unknown) | number | boolean) | string;
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                };
+                "multipart/form-data": {
+                    token?: ((string & unknown) | number | boolean) | string;
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_ci-server-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_collab-app-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_collab_app_a: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_collab-app-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_container-ci-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_container_ci_a: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    ci_server_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    ci_server_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    ci_server_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_container-ci-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_custom-issue-tracker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_custom_issue_tracker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | (null | string);
+                    title?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | string;
+                    title?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | string;
+                    title?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_custom-issue-tracker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_dependency-monitor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_dependency_monitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    api_key?: (string | (number | boolean)) | (null | string);
+                    token?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    api_key?: (string | (number | boolean)) | string;
+                    token?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    api_key?: (string | (number | boolean)) | string;
+                    token?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_dependency-monitor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_emails-on-push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_emails_on_push: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    recipients: string | (number | boolean);
+                    disable_diffs?: (boolean | (1 | 0) | string) | (null | string);
+                    send_from_committer_email?: (boolean | (1 | 0) | string) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    recipients: string | (number | boolean);
+                    disable_diffs?: (boolean | (1 | 0) | string) | string;
+                    send_from_committer_email?: (boolean | (1 | 0) | string) | string;
+                };
+                "multipart/form-data": {
+                    recipients: string | (number | boolean);
+                    disable_diffs?: (boolean | (1 | 0) | string) | string;
+                    send_from_committer_email?: (boolean | (1 | 0) | string) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_emails-on-push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_external-wiki": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_external_wiki: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    external_wiki_url: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    external_wiki_url: string;
+                };
+                "multipart/form-data": {
+                    external_wiki_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_external-wiki": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_group-chat-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_group_chat_a: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    subdomain?: (string | (number | boolean)) | (null | string);
+                    room?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    subdomain?: (string | (number | boolean)) | string;
+                    room?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    subdomain?: (string | (number | boolean)) | string;
+                    room?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_group-chat-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_group-chat-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_group_chat_b: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    color?: (string | (number | boolean)) | (null | string);
+                    notify?: (boolean | (1 | 0) | string) | (null | string);
+                    room?: (string | (number | boolean)) | (null | string);
+                    api_version?: (string | (number | boolean)) | (null | string);
+                    server?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    color?: (string | (number | boolean)) | string;
+                    notify?: (boolean | (1 | 0) | string) | string;
+                    room?: (string | (number | boolean)) | string;
+                    api_version?: (string | (number | boolean)) | string;
+                    server?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    color?: (string | (number | boolean)) | string;
+                    notify?: (boolean | (1 | 0) | string) | string;
+                    room?: (string | (number | boolean)) | string;
+                    api_version?: (string | (number | boolean)) | string;
+                    server?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_group-chat-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_irc-gateway": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_irc_gateway: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    recipients: string | (number | boolean);
+                    default_irc_uri?: (string | (number | boolean)) | (null | string);
+                    server_port?: (number | string) | (null | string);
+                    server_host?: (string | (number | boolean)) | (null | string);
+                    colorize_messages?: (boolean | (1 | 0) | string) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    recipients: string | (number | boolean);
+                    default_irc_uri?: (string | (number | boolean)) | string;
+                    server_port?: (number | string) | string;
+                    server_host?: (string | (number | boolean)) | string;
+                    colorize_messages?: (boolean | (1 | 0) | string) | string;
+                };
+                "multipart/form-data": {
+                    recipients: string | (number | boolean);
+                    default_irc_uri?: (string | (number | boolean)) | string;
+                    server_port?: (number | string) | string;
+                    server_host?: (string | (number | boolean)) | string;
+                    colorize_messages?: (boolean | (1 | 0) | string) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_irc-gateway": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_issue-tracker-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_issue_tracker_a: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_issue-tracker-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_issue-tracker-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_issue_tracker_b: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    new_issue_url: string;
+                    project_url: string;
+                    issues_url: string;
+                    description?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_issue-tracker-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_pipeline-service-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_pipeline_service_a: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    project_url: string;
+                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_pipeline-service-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_push-notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_push_notifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    api_key?: (string | (number | boolean)) | (null | string);
+                    user_key?: (string | (number | boolean)) | (null | string);
+                    priority: string | (number | boolean);
+                    device?: (string | (number | boolean)) | (null | string);
+                    sound?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    api_key?: (string | (number | boolean)) | string;
+                    user_key?: (string | (number | boolean)) | string;
+                    priority: string | (number | boolean);
+                    device?: (string | (number | boolean)) | string;
+                    sound?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    api_key?: (string | (number | boolean)) | string;
+                    user_key?: (string | (number | boolean)) | string;
+                    priority: string | (number | boolean);
+                    device?: (string | (number | boolean)) | string;
+                    sound?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_push-notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_source-commits-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_source_commits_a: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                    subdomain?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                    subdomain?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                    subdomain?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_source-commits-a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_source-commits-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_source_commits_b: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    token?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    token?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    token?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_source-commits-b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_task-tracker-comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_task_tracker_comments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    api_key?: (string | (number | boolean)) | (null | string);
+                    restrict_to_branch?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    api_key?: (string | (number | boolean)) | string;
+                    restrict_to_branch?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    api_key?: (string | (number | boolean)) | string;
+                    restrict_to_branch?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_task-tracker-comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "get_projects_id_services_slug_at_team-chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    put_projects_id_services_team_chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhook: string;
+                    username?: (string | (number | boolean)) | (null | string);
+                    channel?: (string | (number | boolean)) | (null | string);
+                };
+                "application/x-www-form-urlencoded": {
+                    webhook: string;
+                    username?: (string | (number | boolean)) | string;
+                    channel?: (string | (number | boolean)) | string;
+                };
+                "multipart/form-data": {
+                    webhook: string;
+                    username?: (string | (number | boolean)) | string;
+                    channel?: (string | (number | boolean)) | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": true;
+                };
+            };
+            400: components["responses"]["RuleRefusal"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "delete_projects_id_services_slug_at_team-chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`). */
+                id: string;
             };
             cookie?: never;
         };
@@ -7542,10 +13215,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    title?: string | number | boolean;
-                    file_name?: string | number | boolean;
-                    code?: string | number | boolean;
-                    visibility_level?: (0 | 10 | 20) | string;
+                    title?: string | number | boolean | null;
+                    file_name?: string | number | boolean | null;
+                    code?: string | number | boolean | null;
+                    visibility_level?: (0 | 10 | 20) | string | null;
                 } | {
                     title: unknown;
                 } | {
@@ -7761,8 +13434,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    login?: string;
-                    email?: string;
+                    login?: string | null;
+                    email?: string | null;
                     password: string;
                 };
                 "application/x-www-form-urlencoded": {
@@ -7874,14 +13547,14 @@ export interface operations {
                     username: string;
                     name: string;
                     /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    admin?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                    skype?: string;
-                    linkedin?: string;
-                    twitter?: string;
-                    website_url?: string;
-                    organization?: string;
-                    bio?: string;
-                    location?: string;
+                    admin?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off") | null;
+                    skype?: string | null;
+                    linkedin?: string | null;
+                    twitter?: string | null;
+                    website_url?: string | null;
+                    organization?: string | null;
+                    bio?: string | null;
+                    location?: string | null;
                 };
                 "application/x-www-form-urlencoded": {
                     email: string;
