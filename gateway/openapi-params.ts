@@ -116,25 +116,6 @@ export function parametersOf(how: Mount, shape: ParamsShape): Schema[] {
 	return parameters;
 }
 
-/** A schema as a form can carry it: a field is text, never null (a null would arrive as the text "null"). */
-function withoutNull(schema: unknown): Schema {
-	if (Array.isArray(schema)) return schema.map(withoutNull) as unknown as Schema;
-	if (!schema || typeof schema !== "object") return schema as Schema;
-	const out: Schema = {};
-	for (const [key, value] of Object.entries(schema as Schema)) {
-		if (key === "type" && Array.isArray(value)) out.type = value.filter(t => t !== "null");
-		else if (key === "enum" && Array.isArray(value)) out.enum = value.filter(v => v !== null);
-		else if ((key === "anyOf" || key === "oneOf") && Array.isArray(value))
-			out[key] = (value as Schema[]).filter(s => !(s && s.type === "null")).map(withoutNull);
-		else if (key === "properties" && value && typeof value === "object")
-			out.properties = Object.fromEntries(Object.entries(value as Schema).map(([k, v]) => [k, withoutNull(v)]));
-		else if (key === "items" || key === "additionalProperties" || key === "not" || key === "if" || key === "then" || key === "else" || key === "allOf")
-			out[key] = withoutNull(value);
-		else out[key] = value;
-	}
-	return out;
-}
-
 export function requestBodyOf(how: Mount, { params, takes, inPath, rest, hasBody, groups }: ParamsShape): Schema | undefined {
 	if (!hasBody) return undefined;
 	// No bytes are an empty file.
@@ -144,12 +125,12 @@ export function requestBodyOf(how: Mount, { params, takes, inPath, rest, hasBody
 	const fields = Object.fromEntries(rest.map(p => [p, params[p]]));
 	// The fields the route reads, and no other: GitLab ignores any other (docs/api.md#request-bodies).
 	const schema: Schema = takes ? { ...takes } : { type: "object", ...objectSchema(fields, inPath), additionalProperties: false, ...groupsSchema(groups) };
-	// A text/plain body is the `text` parameter (a trace's chunk); other internal routes take JSON only.
-	const form = { schema: withoutNull(schema) };
-	const content: Record<string, Schema> =
-		how.body === "parsed"
-			? { "application/json": { schema }, "application/x-www-form-urlencoded": form, "multipart/form-data": form }
-			: { "application/json": { schema }, ...(rest.includes("text") ? { "text/plain": { schema: { type: "string", minLength: 1 } } } : {}) };
+	// JSON: the routes take forms too (docs/api.md#request-bodies), whose fields are text a schema of
+	// JSON values does not describe. A text/plain body is the `text` parameter (a trace's chunk).
+	const content: Record<string, Schema> = {
+		"application/json": { schema },
+		...(rest.includes("text") ? { "text/plain": { schema: { type: "string", minLength: 1 } } } : {}),
+	};
 	const required = takes ? ((takes.required as string[] | undefined) ?? []).length > 0 : rest.some(p => !isOptional(params[p]));
 	const groupRequires = (g: ParamGroup) => "exactlyOneOf" in g || "atLeastOneOf" in g || ("jointly" in g && Array.isArray(g.schema.required));
 	return { required: required || groups.some(groupRequires), content };

@@ -34,7 +34,6 @@ function valueSchema(f: FieldDef, version: ApiVersion): Schema {
 			// Trimmed, then an http(s) URL without whitespace.
 			return {
 				type: "string",
-				maxLength: MAX_VALUE_LENGTH,
 				pattern: schemaPattern(new RegExp(`^\\s*${HTTP_URL.source.slice(1, -1)}\\s*$`)),
 				not: { pattern: schemaPattern(/\S\s+\S/) },
 			};

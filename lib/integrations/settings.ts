@@ -187,7 +187,9 @@ function checkModel(def: IntegrationDef, given: Given, properties: Properties, l
 		if (v === undefined || v === BLANK) continue;
 		// Coerced values are strings, numbers or booleans.
 		const text = typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : "";
-		if (typeof v === "string" && charCount(v) > MAX_VALUE_LENGTH) add(label(f), `is too long (maximum is ${MAX_VALUE_LENGTH} characters)`);
+		// A URL is bounded by the body's limit alone: sent with spaces around it, it is taken trimmed.
+		if (typeof v === "string" && f.type !== "url" && charCount(v) > MAX_VALUE_LENGTH)
+			add(label(f), `is too long (maximum is ${MAX_VALUE_LENGTH} characters)`);
 		else if (f.type === "url" && !isHttpUrl(text)) add(label(f), "must be a valid URL");
 		else if (f.pattern && !f.pattern.test(text)) add(label(f), f.patternMessage ?? "is invalid");
 	}

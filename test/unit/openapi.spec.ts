@@ -335,10 +335,11 @@ describe("the v4 document", () => {
 		expect(param(doc.paths["/projects/{id}/integrations/{slug}"].get, "slug").schema.pattern).toContain("team[-_]chat");
 	});
 
-	it("offers forms the fields a form can carry: never null", () => {
+	it("describes JSON bodies, an optional field null as not sent", () => {
 		const content = doc.paths["/projects/{id}/labels"].post.requestBody.content;
+		expect(Object.keys(content)).toEqual(["application/json"]);
 		expect(content["application/json"].schema.properties.priority.anyOf).toContainEqual({ type: "null" });
-		expect(content["multipart/form-data"].schema.properties.priority.anyOf).not.toContainEqual({ type: "null" });
+		expect(content["application/json"].schema.properties.description.type).toEqual(["string", "null"]);
 	});
 });
 

@@ -4044,66 +4044,6 @@ export interface operations {
                 } & ({
                     path: string;
                 } & unknown))));
-                "application/x-www-form-urlencoded": {
-                    name?: string;
-                    path?: string;
-                    description?: string;
-                    /** @enum {unknown} */
-                    visibility?: "public" | "internal" | "private";
-                    public_jobs?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                    public_builds?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                } & (({
-                    name: unknown;
-                } | {
-                    path: unknown;
-                }) & (({
-                    name?: unknown;
-                    path?: unknown;
-                } & ({
-                    name: string;
-                } & {
-                    path: string;
-                })) | ({
-                    path?: unknown;
-                } & ({
-                    name: string;
-                } & {
-                    name?: unknown;
-                })) | ({
-                    path?: unknown;
-                } & ({
-                    path: string;
-                } & unknown))));
-                "multipart/form-data": {
-                    name?: string;
-                    path?: string;
-                    description?: string;
-                    /** @enum {unknown} */
-                    visibility?: "public" | "internal" | "private";
-                    public_jobs?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                    public_builds?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                } & (({
-                    name: unknown;
-                } | {
-                    path: unknown;
-                }) & (({
-                    name?: unknown;
-                    path?: unknown;
-                } & ({
-                    name: string;
-                } & {
-                    path: string;
-                })) | ({
-                    path?: unknown;
-                } & ({
-                    name: string;
-                } & {
-                    name?: unknown;
-                })) | ({
-                    path?: unknown;
-                } & ({
-                    path: string;
-                } & unknown))));
             };
         };
         responses: {
@@ -4212,18 +4152,6 @@ export interface operations {
                     key: string;
                     can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string | null;
                 };
-                "application/x-www-form-urlencoded": {
-                    title: string | (number | boolean);
-                    /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
-                    key: string;
-                    can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                };
-                "multipart/form-data": {
-                    title: string | (number | boolean);
-                    /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
-                    key: string;
-                    can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                };
             };
         };
         responses: {
@@ -4295,14 +4223,6 @@ export interface operations {
                 "application/json": {
                     title?: string;
                     can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string | null;
-                } | unknown | unknown;
-                "application/x-www-form-urlencoded": {
-                    title?: string;
-                    can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
-                } | unknown | unknown;
-                "multipart/form-data": {
-                    title?: string;
-                    can_push?: (boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off")) | string;
                 } | unknown | unknown;
             };
         };
@@ -4569,16 +4489,6 @@ export interface operations {
                     restrict_to_branch?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    api_key?: (string | (number | boolean)) | string;
-                    restrict_to_branch?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    api_key?: (string | (number | boolean)) | string;
-                    restrict_to_branch?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -4677,16 +4587,6 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     subdomain?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    subdomain?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    subdomain?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
                 };
             };
         };
@@ -4790,22 +4690,6 @@ export interface operations {
                     password?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    bamboo_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    build_key: string | (number | boolean);
-                    username: string | (number | boolean);
-                    password?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    bamboo_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    build_key: string | (number | boolean);
-                    username: string | (number | boolean);
-                    password?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -4908,22 +4792,6 @@ export interface operations {
                     merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
                     tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    project_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    project_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -5024,18 +4892,6 @@ export interface operations {
                     room?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    subdomain?: (string | (number | boolean)) | string;
-                    room?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    subdomain?: (string | (number | boolean)) | string;
-                    room?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -5135,18 +4991,6 @@ export interface operations {
                     project_url: string;
                     issues_url: string;
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
-                "application/x-www-form-urlencoded": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
                 };
             };
         };
@@ -5250,22 +5094,6 @@ export interface operations {
                     merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
                     tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    drone_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    drone_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -5368,22 +5196,6 @@ export interface operations {
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
                     tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    recipients: string | (number | boolean);
-                    disable_diffs?: (boolean | (1 | 0) | string) | string;
-                    send_from_committer_email?: (boolean | (1 | 0) | string) | string;
-                    branches_to_be_notified?: string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    recipients: string | (number | boolean);
-                    disable_diffs?: (boolean | (1 | 0) | string) | string;
-                    send_from_committer_email?: (boolean | (1 | 0) | string) | string;
-                    branches_to_be_notified?: string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -5479,12 +5291,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    external_wiki_url: string;
-                };
-                "application/x-www-form-urlencoded": {
-                    external_wiki_url: string;
-                };
-                "multipart/form-data": {
                     external_wiki_url: string;
                 };
             };
@@ -5585,14 +5391,6 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -5691,16 +5489,6 @@ export interface operations {
                     api_key?: (string | (number | boolean)) | (null | string);
                     token?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
-                "application/x-www-form-urlencoded": {
-                    api_key?: (string | (number | boolean)) | string;
-                    token?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    api_key?: (string | (number | boolean)) | string;
-                    token?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
                 };
             };
         };
@@ -5802,20 +5590,6 @@ export interface operations {
                     enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
                     tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
-                "application/x-www-form-urlencoded": {
-                    token?: ((string & unknown) | number | boolean) | string;
-                    project_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    token?: ((string & unknown) | number | boolean) | string;
-                    project_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
                 };
             };
         };
@@ -5926,36 +5700,6 @@ export interface operations {
                     tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
                     job_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    color?: (string | (number | boolean)) | string;
-                    notify?: (boolean | (1 | 0) | string) | string;
-                    room?: (string | (number | boolean)) | string;
-                    api_version?: (string | (number | boolean)) | string;
-                    server?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    issues_events?: (boolean | (1 | 0) | string) | "";
-                    confidential_issues_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    note_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                    job_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    color?: (string | (number | boolean)) | string;
-                    notify?: (boolean | (1 | 0) | string) | string;
-                    room?: (string | (number | boolean)) | string;
-                    api_version?: (string | (number | boolean)) | string;
-                    server?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    issues_events?: (boolean | (1 | 0) | string) | "";
-                    confidential_issues_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    note_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                    job_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -6057,22 +5801,6 @@ export interface operations {
                     server_host?: (string | (number | boolean)) | (null | string);
                     colorize_messages?: (boolean | (1 | 0) | string) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
-                "application/x-www-form-urlencoded": {
-                    recipients: string | (number | boolean);
-                    default_irc_uri?: (string | (number | boolean)) | string;
-                    server_port?: (number | string) | string;
-                    server_host?: (string | (number | boolean)) | string;
-                    colorize_messages?: (boolean | (1 | 0) | string) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    recipients: string | (number | boolean);
-                    default_irc_uri?: (string | (number | boolean)) | string;
-                    server_port?: (number | string) | string;
-                    server_host?: (string | (number | boolean)) | string;
-                    colorize_messages?: (boolean | (1 | 0) | string) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
                 };
             };
         };
@@ -6184,38 +5912,6 @@ export interface operations {
                     merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
                     comment_on_event_enabled?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    url: string;
-                    api_url?: string;
-                    jira_auth_type?: (number | string) | string;
-                    username?: (string | (number | boolean)) | string;
-                    password?: (string | (number | boolean)) | string;
-                    project_key?: (string | (number | boolean)) | string;
-                    jira_issue_transition_automatic?: (boolean | (1 | 0) | string) | string;
-                    jira_issue_transition_id?: (string | (number | boolean)) | string;
-                    jira_issue_prefix?: (string | (number | boolean)) | string;
-                    jira_issue_regex?: (string | (number | boolean)) | string;
-                    issues_enabled?: (boolean | (1 | 0) | string) | string;
-                    commit_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    comment_on_event_enabled?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    url: string;
-                    api_url?: string;
-                    jira_auth_type?: (number | string) | string;
-                    username?: (string | (number | boolean)) | string;
-                    password?: (string | (number | boolean)) | string;
-                    project_key?: (string | (number | boolean)) | string;
-                    jira_issue_transition_automatic?: (boolean | (1 | 0) | string) | string;
-                    jira_issue_transition_id?: (string | (number | boolean)) | string;
-                    jira_issue_prefix?: (string | (number | boolean)) | string;
-                    jira_issue_regex?: (string | (number | boolean)) | string;
-                    issues_enabled?: (boolean | (1 | 0) | string) | string;
-                    commit_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    comment_on_event_enabled?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -6314,16 +6010,6 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     restrict_to_branch?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    restrict_to_branch?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    restrict_to_branch?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
                 };
             };
         };
@@ -6427,22 +6113,6 @@ export interface operations {
                     sound?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    api_key?: (string | (number | boolean)) | string;
-                    user_key?: (string | (number | boolean)) | string;
-                    priority: string | (number | boolean);
-                    device?: (string | (number | boolean)) | string;
-                    sound?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    api_key?: (string | (number | boolean)) | string;
-                    user_key?: (string | (number | boolean)) | string;
-                    priority: string | (number | boolean);
-                    device?: (string | (number | boolean)) | string;
-                    sound?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -6542,18 +6212,6 @@ export interface operations {
                     project_url: string;
                     issues_url: string;
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
-                "application/x-www-form-urlencoded": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
                 };
             };
         };
@@ -6680,68 +6338,6 @@ export interface operations {
                     incident_events?: (boolean | (1 | 0) | string) | (null | "");
                     alert_events?: (boolean | (1 | 0) | string) | (null | "");
                 };
-                "application/x-www-form-urlencoded": {
-                    webhook: string;
-                    username?: (string | (number | boolean)) | string;
-                    channel?: (string | (number | boolean)) | string;
-                    notify_only_broken_pipelines?: (boolean | (1 | 0) | string) | string;
-                    branches_to_be_notified?: string;
-                    push_channel?: (string | (number | boolean)) | string;
-                    issue_channel?: (string | (number | boolean)) | string;
-                    confidential_issue_channel?: (string | (number | boolean)) | string;
-                    merge_request_channel?: (string | (number | boolean)) | string;
-                    note_channel?: (string | (number | boolean)) | string;
-                    confidential_note_channel?: (string | (number | boolean)) | string;
-                    tag_push_channel?: (string | (number | boolean)) | string;
-                    pipeline_channel?: (string | (number | boolean)) | string;
-                    wiki_page_channel?: (string | (number | boolean)) | string;
-                    deployment_channel?: (string | (number | boolean)) | string;
-                    incident_channel?: (string | (number | boolean)) | string;
-                    alert_channel?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    issues_events?: (boolean | (1 | 0) | string) | "";
-                    confidential_issues_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    note_events?: (boolean | (1 | 0) | string) | "";
-                    confidential_note_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                    pipeline_events?: (boolean | (1 | 0) | string) | "";
-                    wiki_page_events?: (boolean | (1 | 0) | string) | "";
-                    deployment_events?: (boolean | (1 | 0) | string) | "";
-                    incident_events?: (boolean | (1 | 0) | string) | "";
-                    alert_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    webhook: string;
-                    username?: (string | (number | boolean)) | string;
-                    channel?: (string | (number | boolean)) | string;
-                    notify_only_broken_pipelines?: (boolean | (1 | 0) | string) | string;
-                    branches_to_be_notified?: string;
-                    push_channel?: (string | (number | boolean)) | string;
-                    issue_channel?: (string | (number | boolean)) | string;
-                    confidential_issue_channel?: (string | (number | boolean)) | string;
-                    merge_request_channel?: (string | (number | boolean)) | string;
-                    note_channel?: (string | (number | boolean)) | string;
-                    confidential_note_channel?: (string | (number | boolean)) | string;
-                    tag_push_channel?: (string | (number | boolean)) | string;
-                    pipeline_channel?: (string | (number | boolean)) | string;
-                    wiki_page_channel?: (string | (number | boolean)) | string;
-                    deployment_channel?: (string | (number | boolean)) | string;
-                    incident_channel?: (string | (number | boolean)) | string;
-                    alert_channel?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    issues_events?: (boolean | (1 | 0) | string) | "";
-                    confidential_issues_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                    note_events?: (boolean | (1 | 0) | string) | "";
-                    confidential_note_events?: (boolean | (1 | 0) | string) | "";
-                    tag_push_events?: (boolean | (1 | 0) | string) | "";
-                    pipeline_events?: (boolean | (1 | 0) | string) | "";
-                    wiki_page_events?: (boolean | (1 | 0) | string) | "";
-                    deployment_events?: (boolean | (1 | 0) | string) | "";
-                    incident_events?: (boolean | (1 | 0) | string) | "";
-                    alert_events?: (boolean | (1 | 0) | string) | "";
-                };
             };
         };
         responses: {
@@ -6844,24 +6440,6 @@ export interface operations {
                     password?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
                     merge_requests_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
-                "application/x-www-form-urlencoded": {
-                    teamcity_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    build_type: string | (number | boolean);
-                    username: string | (number | boolean);
-                    password?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
-                };
-                "multipart/form-data": {
-                    teamcity_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                    build_type: string | (number | boolean);
-                    username: string | (number | boolean);
-                    password?: (string | (number | boolean)) | string;
-                    push_events?: (boolean | (1 | 0) | string) | "";
-                    merge_requests_events?: (boolean | (1 | 0) | string) | "";
                 };
             };
         };
@@ -7556,22 +7134,6 @@ export interface operations {
                     description?: string | null;
                     priority?: number | string | null;
                 } & ((unknown | unknown) & (unknown | unknown | unknown | unknown));
-                "application/x-www-form-urlencoded": {
-                    label_id?: string;
-                    name?: string;
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
-                    priority?: number | string;
-                } & ((unknown | unknown) & (unknown | unknown | unknown | unknown));
-                "multipart/form-data": {
-                    label_id?: string;
-                    name?: string;
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
-                    priority?: number | string;
-                } & ((unknown | unknown) & (unknown | unknown | unknown | unknown));
             };
         };
         responses: {
@@ -7612,18 +7174,6 @@ export interface operations {
                     color: string;
                     description?: string | null;
                     priority?: number | string | null;
-                };
-                "application/x-www-form-urlencoded": {
-                    name: string;
-                    color: string;
-                    description?: string;
-                    priority?: number | string;
-                };
-                "multipart/form-data": {
-                    name: string;
-                    color: string;
-                    description?: string;
-                    priority?: number | string;
                 };
             };
         };
@@ -7733,18 +7283,6 @@ export interface operations {
                     color?: string | null;
                     description?: string | null;
                     priority?: number | string | null;
-                } | unknown | unknown | unknown | unknown;
-                "application/x-www-form-urlencoded": {
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
-                    priority?: number | string;
-                } | unknown | unknown | unknown | unknown;
-                "multipart/form-data": {
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
-                    priority?: number | string;
                 } | unknown | unknown | unknown | unknown;
             };
         };
@@ -7928,32 +7466,6 @@ export interface operations {
                      */
                     access_level: 10 | 20 | 30 | 40 | 50;
                 };
-                "application/x-www-form-urlencoded": {
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     */
-                    user_id: number;
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    access_level: 10 | 20 | 30 | 40 | 50;
-                };
-                "multipart/form-data": {
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     */
-                    user_id: number;
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    access_level: 10 | 20 | 30 | 40 | 50;
-                };
             };
         };
         responses: {
@@ -8024,22 +7536,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    access_level: 10 | 20 | 30 | 40 | 50;
-                };
-                "application/x-www-form-urlencoded": {
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    access_level: 10 | 20 | 30 | 40 | 50;
-                };
-                "multipart/form-data": {
                     /**
                      * @description A number; form fields and query strings are converted.
                      * @example 1
@@ -8457,48 +7953,6 @@ export interface operations {
                 } | {
                     content: unknown;
                 }) & unknown);
-                "application/x-www-form-urlencoded": {
-                    title?: string | number;
-                    description?: string;
-                    /** @enum {unknown} */
-                    visibility?: "private" | "internal" | "public";
-                    files?: {
-                        file_path: string | number | boolean;
-                        content: string | number | boolean;
-                    }[] | {
-                        [key: string]: {
-                            file_path: string | number | boolean;
-                            content: string | number | boolean;
-                        };
-                    };
-                    content?: string | number;
-                    file_name?: string | number | boolean;
-                } & (unknown & ({
-                    files: unknown;
-                } | {
-                    content: unknown;
-                }) & unknown);
-                "multipart/form-data": {
-                    title?: string | number;
-                    description?: string;
-                    /** @enum {unknown} */
-                    visibility?: "private" | "internal" | "public";
-                    files?: {
-                        file_path: string | number | boolean;
-                        content: string | number | boolean;
-                    }[] | {
-                        [key: string]: {
-                            file_path: string | number | boolean;
-                            content: string | number | boolean;
-                        };
-                    };
-                    content?: string | number;
-                    file_name?: string | number | boolean;
-                } & (unknown & ({
-                    files: unknown;
-                } | {
-                    content: unknown;
-                }) & unknown);
             };
         };
         responses: {
@@ -8588,76 +8042,6 @@ export interface operations {
                     }) | null;
                     content?: string | number | null;
                     file_name?: string | null;
-                } & (({
-                    content: unknown;
-                } | {
-                    description: unknown;
-                } | {
-                    files: unknown;
-                } | {
-                    file_name: unknown;
-                } | {
-                    title: unknown;
-                } | {
-                    visibility: unknown;
-                }) & unknown & unknown);
-                "application/x-www-form-urlencoded": {
-                    title?: string | number;
-                    description?: string;
-                    /** @enum {unknown} */
-                    visibility?: "private" | "internal" | "public";
-                    files?: {
-                        file_path?: string | number | boolean;
-                        content?: string | number | boolean;
-                        /** @enum {unknown} */
-                        action: "create" | "update" | "delete" | "move";
-                        previous_path?: string | number | boolean;
-                    }[] | {
-                        [key: string]: {
-                            file_path?: string | number | boolean;
-                            content?: string | number | boolean;
-                            /** @enum {unknown} */
-                            action: "create" | "update" | "delete" | "move";
-                            previous_path?: string | number | boolean;
-                        };
-                    };
-                    content?: string | number;
-                    file_name?: string;
-                } & (({
-                    content: unknown;
-                } | {
-                    description: unknown;
-                } | {
-                    files: unknown;
-                } | {
-                    file_name: unknown;
-                } | {
-                    title: unknown;
-                } | {
-                    visibility: unknown;
-                }) & unknown & unknown);
-                "multipart/form-data": {
-                    title?: string | number;
-                    description?: string;
-                    /** @enum {unknown} */
-                    visibility?: "private" | "internal" | "public";
-                    files?: {
-                        file_path?: string | number | boolean;
-                        content?: string | number | boolean;
-                        /** @enum {unknown} */
-                        action: "create" | "update" | "delete" | "move";
-                        previous_path?: string | number | boolean;
-                    }[] | {
-                        [key: string]: {
-                            file_path?: string | number | boolean;
-                            content?: string | number | boolean;
-                            /** @enum {unknown} */
-                            action: "create" | "update" | "delete" | "move";
-                            previous_path?: string | number | boolean;
-                        };
-                    };
-                    content?: string | number;
-                    file_name?: string;
                 } & (({
                     content: unknown;
                 } | {
@@ -8873,36 +8257,6 @@ export interface operations {
                     organization?: string | null;
                     bio?: string | null;
                     location?: string | null;
-                };
-                "application/x-www-form-urlencoded": {
-                    email: string;
-                    password: string;
-                    username: string;
-                    name: string;
-                    /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    admin?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                    skype?: string;
-                    linkedin?: string;
-                    twitter?: string;
-                    website_url?: string;
-                    organization?: string;
-                    bio?: string;
-                    location?: string;
-                };
-                "multipart/form-data": {
-                    email: string;
-                    password: string;
-                    username: string;
-                    name: string;
-                    /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    admin?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                    skype?: string;
-                    linkedin?: string;
-                    twitter?: string;
-                    website_url?: string;
-                    organization?: string;
-                    bio?: string;
-                    location?: string;
                 };
             };
         };
@@ -9443,54 +8797,6 @@ export interface operations {
                 } & {
                     name?: unknown;
                 });
-                "application/x-www-form-urlencoded": {
-                    name: string;
-                    path?: string;
-                    description?: string;
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    visibility_level?: 0 | 10 | 20;
-                    /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    public?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                    /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    public_builds?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                } | ({
-                    name?: unknown;
-                    path?: unknown;
-                } & {
-                    path: string;
-                }) | ({
-                    path?: unknown;
-                } & {
-                    name?: unknown;
-                });
-                "multipart/form-data": {
-                    name: string;
-                    path?: string;
-                    description?: string;
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    visibility_level?: 0 | 10 | 20;
-                    /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    public?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                    /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    public_builds?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                } | ({
-                    name?: unknown;
-                    path?: unknown;
-                } & {
-                    path: string;
-                }) | ({
-                    path?: unknown;
-                } & {
-                    name?: unknown;
-                });
             };
         };
         responses: {
@@ -9878,16 +9184,6 @@ export interface operations {
                     /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
                     key: string;
                 };
-                "application/x-www-form-urlencoded": {
-                    title: string | (number | boolean);
-                    /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
-                    key: string;
-                };
-                "multipart/form-data": {
-                    title: string | (number | boolean);
-                    /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
-                    key: string;
-                };
             };
         };
         responses: {
@@ -10092,16 +9388,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    title: string | (number | boolean);
-                    /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
-                    key: string;
-                };
-                "application/x-www-form-urlencoded": {
-                    title: string | (number | boolean);
-                    /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
-                    key: string;
-                };
-                "multipart/form-data": {
                     title: string | (number | boolean);
                     /** @description An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519). */
                     key: string;
@@ -10316,20 +9602,6 @@ export interface operations {
                     description?: string | null;
                     priority?: number | string | null;
                 } | unknown | unknown;
-                "application/x-www-form-urlencoded": {
-                    name: string;
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
-                    priority?: number | string;
-                } | unknown | unknown;
-                "multipart/form-data": {
-                    name: string;
-                    new_name?: string;
-                    color?: string;
-                    description?: string;
-                    priority?: number | string;
-                } | unknown | unknown;
             };
         };
         responses: {
@@ -10370,18 +9642,6 @@ export interface operations {
                     color: string;
                     description?: string | null;
                     priority?: number | string | null;
-                };
-                "application/x-www-form-urlencoded": {
-                    name: string;
-                    color: string;
-                    description?: string;
-                    priority?: number | string;
-                };
-                "multipart/form-data": {
-                    name: string;
-                    color: string;
-                    description?: string;
-                    priority?: number | string;
                 };
             };
         };
@@ -10536,32 +9796,6 @@ export interface operations {
                      */
                     access_level: 10 | 20 | 30 | 40 | 50;
                 };
-                "application/x-www-form-urlencoded": {
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     */
-                    user_id: number;
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    access_level: 10 | 20 | 30 | 40 | 50;
-                };
-                "multipart/form-data": {
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     */
-                    user_id: number;
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    access_level: 10 | 20 | 30 | 40 | 50;
-                };
             };
         };
         responses: {
@@ -10631,22 +9865,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    access_level: 10 | 20 | 30 | 40 | 50;
-                };
-                "application/x-www-form-urlencoded": {
-                    /**
-                     * @description A number; form fields and query strings are converted.
-                     * @example 1
-                     * @enum {integer}
-                     */
-                    access_level: 10 | 20 | 30 | 40 | 50;
-                };
-                "multipart/form-data": {
                     /**
                      * @description A number; form fields and query strings are converted.
                      * @example 1
@@ -10893,18 +10111,6 @@ export interface operations {
                     username: string | (number | boolean);
                     password?: (string | (number | boolean)) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    build_server_url: string;
-                    build_key: string | (number | boolean);
-                    username: string | (number | boolean);
-                    password?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    build_server_url: string;
-                    build_key: string | (number | boolean);
-                    username: string | (number | boolean);
-                    password?: (string | (number | boolean)) | string;
-                };
             };
         };
         responses: {
@@ -11007,18 +10213,6 @@ export interface operations {
                     username: string | (number | boolean);
                     password?: (string | (number | boolean)) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    build_server_url: string;
-                    build_type: string | (number | boolean);
-                    username: string | (number | boolean);
-                    password?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    build_server_url: string;
-                    build_type: string | (number | boolean);
-                    username: string | (number | boolean);
-                    password?: (string | (number | boolean)) | string;
-                };
             };
         };
         responses: {
@@ -11120,16 +10314,6 @@ export interface operations {
                     project_url: string;
                     enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    token?: ((string & unknown) | number | boolean) | string;
-                    project_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                };
-                "multipart/form-data": {
-                    token?: ((string & unknown) | number | boolean) | string;
-                    project_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                };
             };
         };
         responses: {
@@ -11228,12 +10412,6 @@ export interface operations {
             content: {
                 "application/json": {
                     token?: (string | (number | boolean)) | (null | string);
-                };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
                 };
             };
         };
@@ -11335,16 +10513,6 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     ci_server_url: string;
                     enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
-                };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    ci_server_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    ci_server_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
                 };
             };
         };
@@ -11449,20 +10617,6 @@ export interface operations {
                     description?: (string | (number | boolean)) | (null | string);
                     title?: (string | (number | boolean)) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    description?: (string | (number | boolean)) | string;
-                    title?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    description?: (string | (number | boolean)) | string;
-                    title?: (string | (number | boolean)) | string;
-                };
             };
         };
         responses: {
@@ -11562,14 +10716,6 @@ export interface operations {
                 "application/json": {
                     api_key?: (string | (number | boolean)) | (null | string);
                     token?: (string | (number | boolean)) | (null | string);
-                };
-                "application/x-www-form-urlencoded": {
-                    api_key?: (string | (number | boolean)) | string;
-                    token?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    api_key?: (string | (number | boolean)) | string;
-                    token?: (string | (number | boolean)) | string;
                 };
             };
         };
@@ -11672,16 +10818,6 @@ export interface operations {
                     disable_diffs?: (boolean | (1 | 0) | string) | (null | string);
                     send_from_committer_email?: (boolean | (1 | 0) | string) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    recipients: string | (number | boolean);
-                    disable_diffs?: (boolean | (1 | 0) | string) | string;
-                    send_from_committer_email?: (boolean | (1 | 0) | string) | string;
-                };
-                "multipart/form-data": {
-                    recipients: string | (number | boolean);
-                    disable_diffs?: (boolean | (1 | 0) | string) | string;
-                    send_from_committer_email?: (boolean | (1 | 0) | string) | string;
-                };
             };
         };
         responses: {
@@ -11779,12 +10915,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    external_wiki_url: string;
-                };
-                "application/x-www-form-urlencoded": {
-                    external_wiki_url: string;
-                };
-                "multipart/form-data": {
                     external_wiki_url: string;
                 };
             };
@@ -11887,16 +11017,6 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     subdomain?: (string | (number | boolean)) | (null | string);
                     room?: (string | (number | boolean)) | (null | string);
-                };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    subdomain?: (string | (number | boolean)) | string;
-                    room?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    subdomain?: (string | (number | boolean)) | string;
-                    room?: (string | (number | boolean)) | string;
                 };
             };
         };
@@ -12002,22 +11122,6 @@ export interface operations {
                     api_version?: (string | (number | boolean)) | (null | string);
                     server?: (string | (number | boolean)) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    color?: (string | (number | boolean)) | string;
-                    notify?: (boolean | (1 | 0) | string) | string;
-                    room?: (string | (number | boolean)) | string;
-                    api_version?: (string | (number | boolean)) | string;
-                    server?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    color?: (string | (number | boolean)) | string;
-                    notify?: (boolean | (1 | 0) | string) | string;
-                    room?: (string | (number | boolean)) | string;
-                    api_version?: (string | (number | boolean)) | string;
-                    server?: (string | (number | boolean)) | string;
-                };
             };
         };
         responses: {
@@ -12121,20 +11225,6 @@ export interface operations {
                     server_host?: (string | (number | boolean)) | (null | string);
                     colorize_messages?: (boolean | (1 | 0) | string) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    recipients: string | (number | boolean);
-                    default_irc_uri?: (string | (number | boolean)) | string;
-                    server_port?: (number | string) | string;
-                    server_host?: (string | (number | boolean)) | string;
-                    colorize_messages?: (boolean | (1 | 0) | string) | string;
-                };
-                "multipart/form-data": {
-                    recipients: string | (number | boolean);
-                    default_irc_uri?: (string | (number | boolean)) | string;
-                    server_port?: (number | string) | string;
-                    server_host?: (string | (number | boolean)) | string;
-                    colorize_messages?: (boolean | (1 | 0) | string) | string;
-                };
             };
         };
         responses: {
@@ -12236,18 +11326,6 @@ export interface operations {
                     project_url: string;
                     issues_url: string;
                     description?: (string | (number | boolean)) | (null | string);
-                };
-                "application/x-www-form-urlencoded": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    description?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    description?: (string | (number | boolean)) | string;
                 };
             };
         };
@@ -12351,18 +11429,6 @@ export interface operations {
                     issues_url: string;
                     description?: (string | (number | boolean)) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    description?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    new_issue_url: string;
-                    project_url: string;
-                    issues_url: string;
-                    description?: (string | (number | boolean)) | string;
-                };
             };
         };
         responses: {
@@ -12463,16 +11529,6 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     project_url: string;
                     enable_ssl_verification?: (boolean | (1 | 0) | string) | (null | string);
-                };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    project_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    project_url: string;
-                    enable_ssl_verification?: (boolean | (1 | 0) | string) | string;
                 };
             };
         };
@@ -12577,20 +11633,6 @@ export interface operations {
                     device?: (string | (number | boolean)) | (null | string);
                     sound?: (string | (number | boolean)) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    api_key?: (string | (number | boolean)) | string;
-                    user_key?: (string | (number | boolean)) | string;
-                    priority: string | (number | boolean);
-                    device?: (string | (number | boolean)) | string;
-                    sound?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    api_key?: (string | (number | boolean)) | string;
-                    user_key?: (string | (number | boolean)) | string;
-                    priority: string | (number | boolean);
-                    device?: (string | (number | boolean)) | string;
-                    sound?: (string | (number | boolean)) | string;
-                };
             };
         };
         responses: {
@@ -12691,14 +11733,6 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     subdomain?: (string | (number | boolean)) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                    subdomain?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
-                    subdomain?: (string | (number | boolean)) | string;
-                };
             };
         };
         responses: {
@@ -12797,12 +11831,6 @@ export interface operations {
             content: {
                 "application/json": {
                     token?: (string | (number | boolean)) | (null | string);
-                };
-                "application/x-www-form-urlencoded": {
-                    token?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    token?: (string | (number | boolean)) | string;
                 };
             };
         };
@@ -12904,14 +11932,6 @@ export interface operations {
                     api_key?: (string | (number | boolean)) | (null | string);
                     restrict_to_branch?: (string | (number | boolean)) | (null | string);
                 };
-                "application/x-www-form-urlencoded": {
-                    api_key?: (string | (number | boolean)) | string;
-                    restrict_to_branch?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    api_key?: (string | (number | boolean)) | string;
-                    restrict_to_branch?: (string | (number | boolean)) | string;
-                };
             };
         };
         responses: {
@@ -13012,16 +12032,6 @@ export interface operations {
                     webhook: string;
                     username?: (string | (number | boolean)) | (null | string);
                     channel?: (string | (number | boolean)) | (null | string);
-                };
-                "application/x-www-form-urlencoded": {
-                    webhook: string;
-                    username?: (string | (number | boolean)) | string;
-                    channel?: (string | (number | boolean)) | string;
-                };
-                "multipart/form-data": {
-                    webhook: string;
-                    username?: (string | (number | boolean)) | string;
-                    channel?: (string | (number | boolean)) | string;
                 };
             };
         };
@@ -13135,18 +12145,6 @@ export interface operations {
                     code: string | number | boolean;
                     visibility_level: (0 | 10 | 20) | string;
                 };
-                "application/x-www-form-urlencoded": {
-                    title: string | number | boolean;
-                    file_name: string | number | boolean;
-                    code: string | number | boolean;
-                    visibility_level: (0 | 10 | 20) | string;
-                };
-                "multipart/form-data": {
-                    title: string | number | boolean;
-                    file_name: string | number | boolean;
-                    code: string | number | boolean;
-                    visibility_level: (0 | 10 | 20) | string;
-                };
             };
         };
         responses: {
@@ -13219,34 +12217,6 @@ export interface operations {
                     file_name?: string | number | boolean | null;
                     code?: string | number | boolean | null;
                     visibility_level?: (0 | 10 | 20) | string | null;
-                } | {
-                    title: unknown;
-                } | {
-                    file_name: unknown;
-                } | {
-                    code: unknown;
-                } | {
-                    visibility_level: unknown;
-                };
-                "application/x-www-form-urlencoded": {
-                    title?: string | number | boolean;
-                    file_name?: string | number | boolean;
-                    code?: string | number | boolean;
-                    visibility_level?: (0 | 10 | 20) | string;
-                } | {
-                    title: unknown;
-                } | {
-                    file_name: unknown;
-                } | {
-                    code: unknown;
-                } | {
-                    visibility_level: unknown;
-                };
-                "multipart/form-data": {
-                    title?: string | number | boolean;
-                    file_name?: string | number | boolean;
-                    code?: string | number | boolean;
-                    visibility_level?: (0 | 10 | 20) | string;
                 } | {
                     title: unknown;
                 } | {
@@ -13438,16 +12408,6 @@ export interface operations {
                     email?: string | null;
                     password: string;
                 };
-                "application/x-www-form-urlencoded": {
-                    login?: string;
-                    email?: string;
-                    password: string;
-                };
-                "multipart/form-data": {
-                    login?: string;
-                    email?: string;
-                    password: string;
-                };
             };
         };
         responses: {
@@ -13555,36 +12515,6 @@ export interface operations {
                     organization?: string | null;
                     bio?: string | null;
                     location?: string | null;
-                };
-                "application/x-www-form-urlencoded": {
-                    email: string;
-                    password: string;
-                    username: string;
-                    name: string;
-                    /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    admin?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                    skype?: string;
-                    linkedin?: string;
-                    twitter?: string;
-                    website_url?: string;
-                    organization?: string;
-                    bio?: string;
-                    location?: string;
-                };
-                "multipart/form-data": {
-                    email: string;
-                    password: string;
-                    username: string;
-                    name: string;
-                    /** @description true/false/1/0/on/off; form fields and query strings are converted. */
-                    admin?: boolean | (1 | 0 | "true" | "false" | "1" | "0" | "on" | "off");
-                    skype?: string;
-                    linkedin?: string;
-                    twitter?: string;
-                    website_url?: string;
-                    organization?: string;
-                    bio?: string;
-                    location?: string;
                 };
             };
         };
