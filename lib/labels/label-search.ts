@@ -7,10 +7,10 @@
  */
 import { containsPattern } from "../accounts/listing";
 
-/** Longest `search` taken: a title is at most 255 characters, a description far less than this. */
+/** Longest `search` taken (as the projects' and users' lists take): longer than any title, and a bounded pattern. */
 export const MAX_LABEL_SEARCH = 255;
 
-/** GitLab's `MIN_CHARS_FOR_PARTIAL_MATCHING`: shorter words are matched whole, not inside others. */
+/** GitLab's `MIN_CHARS_FOR_PARTIAL_MATCHING`: shorter words are not looked for inside a field. */
 const MIN_PARTIAL = 3;
 
 const SEARCHED = ["title", "description"] as const;
