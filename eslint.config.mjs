@@ -7,7 +7,7 @@ import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-	{ ignores: ["dist/", "node_modules/", "coverage/", "data/", ".tmp/", "bench/results/", "**/*.js", "**/*.mjs"] },
+	{ ignores: ["dist/", "node_modules/", "coverage/", "data/", ".tmp/", "bench/results/", "**/*.js", "**/*.mjs", "test/support/openapi/"] },
 	js.configs.recommended,
 	...tseslint.configs.recommendedTypeChecked,
 	prettier,

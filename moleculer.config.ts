@@ -8,6 +8,7 @@
 import { ServiceBroker, type BrokerOptions, type MetricRegistry } from "moleculer";
 import { config } from "./config";
 import { cacherOption } from "./lib/cache/redis-connection";
+import { createValidator } from "./lib/api/validator";
 import { printStartBanner } from "./lib/start/banner";
 import { ActionSchemasMiddleware } from "./middlewares/action-schemas.middleware";
 import { ChannelsMiddlewares } from "./middlewares/channels.middleware";
@@ -49,7 +50,8 @@ const brokerConfig: BrokerOptions = {
 	heartbeatTimeout: 15,
 	// SIGTERM: stop taking requests, let in-flight ones finish (up to the timeout), exit 0.
 	tracking: { enabled: true, shutdownTimeout: config.shutdownTimeoutMs },
-	validator: true,
+	// Lengths in characters, numbers from decimal text: as the API description says (lib/api/validator.ts).
+	validator: createValidator(),
 	metrics: {
 		enabled: true,
 		reporter: {

@@ -17,8 +17,8 @@
  * carries `X-Content-Type-Options: nosniff`.
  * HEAD, which moleculer-web does not route, is answered on every GET route as GitLab (Grape)
  * answers it: the GET's status and headers, Content-Length included, and no body. OPTIONS is
- * answered here as Grape answers it, 204 with the path's methods in `Allow`, and never reaches an
- * action: moleculer-web, without CORS, would run the action of the method named in
+ * answered here as Grape answers it, 204 with the path's methods in `Allow` (the same a 405 names,
+ * gateway/routing.ts), and never reaches an action: moleculer-web, without CORS, would run the action of the method named in
  * `Access-Control-Request-Method` (a DELETE) or else the GET.
  */
 import http from "http";
@@ -70,23 +70,13 @@ export function isHead(req: http.IncomingMessage): boolean {
 	return (req as { [HEAD]?: boolean })[HEAD] === true;
 }
 
-/** `Allow` as Grape writes it: OPTIONS, then the path's methods, HEAD beside GET. */
-function allowHeader(methods: string[]): string {
-	const allowed = ["OPTIONS"];
-	for (const method of methods) {
-		if (!allowed.includes(method)) allowed.push(method);
-		if (method === "GET" && !allowed.includes("HEAD")) allowed.push("HEAD");
-	}
-	return allowed.join(", ");
-}
-
 /** OPTIONS answered from the route table alone; an unknown path is refused as a GET of it would be. */
 function answerOptions(gateway: Gateway, req: http.IncomingMessage, res: http.ServerResponse): void {
 	// A body sent with OPTIONS is not read: what remains of it is thrown away, for a while only.
 	closeAfterAnswer(req, res);
-	const methods = gateway.routes.methods(req);
-	if (!methods.length) throw new ApiGateway.Errors.NotFoundError("NOT_FOUND", null);
-	res.writeHead(204, { Allow: allowHeader(methods) });
+	const allow = gateway.routes.allow(req);
+	if (allow === undefined) throw new ApiGateway.Errors.NotFoundError("NOT_FOUND", null);
+	res.writeHead(204, { Allow: allow });
 	res.end();
 }
 

@@ -53,6 +53,25 @@ export function components(opts: OpenApiOptions): Schema {
 					],
 				}),
 			},
+			RuleRefusal: {
+				description:
+					"Bad parameters, as BadRequest; or parameters that break a rule no schema can state, which GitLab answers 400 too: one that " +
+					"depends on what is stored (a name or path already taken, a visibility above the project's, a file the snippet does not " +
+					"have), one over two values (a commit's short_id begins its id; total_commits_count counts at least the commits sent), or " +
+					"a value only the service makes (an SSH key that parses, a keyset cursor it issued).",
+				content: json({
+					oneOf: [
+						{ $ref: "#/components/schemas/ParameterError" },
+						{ $ref: "#/components/schemas/ValidationErrors" },
+						{ $ref: "#/components/schemas/Message" },
+					],
+				}),
+			},
+			MethodNotAllowed: {
+				description: "The path's routes do not take this method (GitLab's Grape answers alike); `Allow` lists those they take, as OPTIONS does.",
+				headers: { Allow: { schema: { type: "string" }, description: "The path's methods: `OPTIONS, GET, HEAD, POST`" } },
+				content: json({ $ref: "#/components/schemas/ParameterError", examples: [{ error: "405 Not Allowed" }] }),
+			},
 			Unauthorized: { description: "No token, or an unknown one.", content: message("401 Unauthorized") },
 			WrongSecret: { description: "No Gitlab-Shared-Secret, or a wrong one.", content: message("401 Unauthorized") },
 			Forbidden: { description: "The caller's access to the project is not enough.", content: message("403 Forbidden") },

@@ -3,19 +3,16 @@
  * in phases: what the route takes (parameters, request body), what it answers (responses), and the
  * notes a reader needs (docs/architecture.md#the-api-document).
  */
-import { isOptional, objectSchema, pageSchema, ruleSchema } from "./openapi-rules";
+import { parametersOf, paramsShape, requestBodyOf } from "./openapi-params";
 import { operationSummary } from "./openapi-summaries";
 import type { ActionDefinition, Mount, NamedSchemas, OpenApiOptions } from "./openapi";
+import type { JsonSchema } from "../presenters/json-schema";
 import type { Answers } from "./routes/answers";
 import type { AliasTarget, RouteKind } from "./routes/types";
 
-const PROJECT_ROUTE = /^\/projects\/:id(\/|$)/;
-const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const ACCESS_LEVELS: Record<number, string> = { 10: "guest", 20: "reporter", 30: "developer", 40: "master", 50: "owner" };
 
 type Schema = Record<string, unknown>;
-
-const pathParams = (aliasPath: string) => [...aliasPath.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map(m => m[1]);
 
 /** Optional OpenAPI details an alias function may carry (`fn.openapi`), merged into its operation. */
 type DescribedFunction = { openapi?: Schema };
@@ -42,60 +39,24 @@ interface OperationInput {
 	tag: string;
 	/** What the route's table declares it answers (none: a general success). */
 	answers: Answers | undefined;
+	/** What it takes, where its action reads its input itself (gateway/routes/types.ts). */
+	takes: JsonSchema | undefined;
 	named: NamedSchemas;
 	opts: OpenApiOptions;
 }
 
 /** What every phase reads of the route: its action's parameters, split by where they travel. */
-function routeShape({ how, method, aliasPath, action, target }: OperationInput) {
-	const params = action?.params ?? {};
-	const inPath = pathParams(aliasPath);
-	const rest = Object.keys(params).filter(p => !p.startsWith("$$") && !inPath.includes(p));
-	const hasBody = BODY_METHODS.has(method) && how.body !== "none";
-	return {
-		params,
-		inPath,
-		rest,
-		hasBody,
-		isProject: PROJECT_ROUTE.test(aliasPath) && how.security === "token",
-		paginated: rest.includes("page") && rest.includes("per_page"),
-		// A function serving a file (a download); one that takes a body describes it like an action.
-		isFunction: typeof target === "function" && !hasBody,
-	};
+function routeShape({ how, method, aliasPath, action, target, takes }: OperationInput) {
+	const shape = paramsShape(how, method, aliasPath, action, takes);
+	// A function serving a file (a download); one that takes a body describes it like an action.
+	return { ...shape, isFunction: typeof target === "function" && !shape.hasBody };
 }
 
 type RouteShape = ReturnType<typeof routeShape>;
 
-function parametersOf(how: Mount, shape: RouteShape): Schema[] {
-	const { params, inPath, rest, hasBody, isProject, paginated } = shape;
-	const parameters: Schema[] = inPath.map(p => ({
-		name: p,
-		in: "path",
-		required: true,
-		schema: p in params ? ruleSchema(params[p]) : { type: "string" },
-		...(p === "id" && isProject ? { description: "The project's number, or its URL-encoded `namespace/path` (`root%2Fdemo`)." } : {}),
-	}));
-	// GitLab clients send parameters in the query string as readily as in the body; both are merged.
-	if (!hasBody || how.body === "stream")
-		for (const p of rest)
-			parameters.push({ name: p, in: "query", required: !isOptional(params[p]), schema: paginated ? pageSchema(p, params[p]) : ruleSchema(params[p]) });
-	return parameters;
-}
-
-function requestBodyOf(how: Mount, { params, inPath, rest, hasBody }: RouteShape): Schema | undefined {
-	if (!hasBody) return undefined;
-	if (how.body === "stream") return { required: true, description: "The raw bytes, streamed.", content: { "application/octet-stream": {} } };
-	const schema = { type: "object", ...objectSchema(params, inPath) };
-	const content: Record<string, Schema> =
-		how.body === "parsed"
-			? { "application/json": { schema }, "application/x-www-form-urlencoded": { schema }, "multipart/form-data": { schema } }
-			: { "application/json": { schema }, "text/plain": { schema: { type: "string" } } };
-	return { required: rest.some(p => !isOptional(params[p])), content };
-}
-
 const PAGE_HEADERS = ["X-Total", "X-Total-Pages", "X-Per-Page", "X-Page", "X-Next-Page", "X-Prev-Page", "Link"];
 
-const SUCCESS: Record<number, string> = { 200: "Success.", 201: "Created.", 202: "Accepted: done later." };
+const SUCCESS: Record<number, string> = { 200: "Success.", 201: "Created.", 202: "Accepted: done later.", 204: "Done: no content." };
 
 /** The declared answers: each success with its body, each refusal particular to the route by its name in the components. */
 function declared(answers: Answers, named: NamedSchemas, successHeaders: Schema | undefined): Record<string, unknown> {
@@ -109,7 +70,7 @@ function declared(answers: Answers, named: NamedSchemas, successHeaders: Schema 
 		out[status] = {
 			description: SUCCESS[Number(status)] ?? "Success.",
 			...(successHeaders ? { headers: successHeaders } : {}),
-			content: { [type]: { schema: named.use(answer.schema) } },
+			...(answer.schema ? { content: { [type]: { schema: named.use(answer.schema) } } } : {}),
 		};
 	}
 	return out;

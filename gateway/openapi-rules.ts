@@ -2,7 +2,8 @@
  * fastest-validator rules (the actions' `params`) as JSON Schema (2020-12, OpenAPI 3.1's dialect),
  * for the parameters and request bodies of the API description (gateway/openapi.ts). Pure.
  */
-import { MAX_PER_PAGE } from "../lib/api/pagination";
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from "../lib/api/pagination";
+import { schemaPattern } from "../lib/api/schema-pattern";
 
 type Schema = Record<string, unknown>;
 
@@ -47,6 +48,29 @@ export function isOptional(rule: unknown): boolean {
 export function ruleSchema(rule: unknown): Schema {
 	if (Array.isArray(rule)) return { anyOf: rule.map(ruleSchema) };
 	const r = ruleObject(rule);
+	const s = typeSchema(r);
+	if (r.convert === true && (r.type === "number" || r.type === "boolean"))
+		s.description = `${r.type === "boolean" ? "true/false/1/0/on/off" : "A number"}; form fields and query strings are converted.`;
+	if (r.nullable === true && typeof s.type === "string") s.type = [s.type, "null"];
+	else if (r.nullable === true && Array.isArray(s.anyOf)) s.anyOf = [...(s.anyOf as Schema[]), { type: "null" }];
+	if (r.default !== undefined && typeof r.default !== "function") s.default = r.default;
+	// What the service checks beyond the rule (a model's pattern: keywords added), or of a value it
+	// reads itself ("any", or an id read as a number: a schema with its own `type`, the whole of it).
+	if (r.openapi && typeof r.openapi === "object") return "type" in r.openapi ? { ...r.openapi } : { ...s, ...r.openapi };
+	return s;
+}
+
+/** A string rule's pattern, as JSON Schema spells it (lib/api/schema-pattern.ts). */
+function patternOf(r: Record<string, unknown>): string | undefined {
+	if (r.pattern instanceof RegExp) return schemaPattern(r.pattern);
+	if (typeof r.pattern === "string") return schemaPattern(new RegExp(r.pattern, typeof r.patternFlags === "string" ? r.patternFlags : ""));
+	return undefined;
+}
+
+/** What a boolean rule that converts takes besides true and false (fastest-validator's conversion). */
+const BOOLEAN_TEXT = ["true", "false", "1", "0", "on", "off"];
+
+function typeSchema(r: Record<string, unknown>): Schema {
 	let s: Schema;
 	switch (r.type) {
 		case "string":
@@ -55,8 +79,7 @@ export function ruleSchema(rule: unknown): Schema {
 			if (typeof r.max === "number") s.maxLength = r.max;
 			if (typeof r.length === "number") s.minLength = s.maxLength = r.length;
 			if (Array.isArray(r.enum)) s.enum = r.enum;
-			if (r.pattern instanceof RegExp) s.pattern = r.pattern.source;
-			else if (typeof r.pattern === "string") s.pattern = r.pattern;
+			if (patternOf(r) !== undefined) s.pattern = patternOf(r);
 			break;
 		case "number":
 			s = { type: r.integer ? "integer" : "number" };
@@ -67,7 +90,7 @@ export function ruleSchema(rule: unknown): Schema {
 			s.examples = [numberExample(r)];
 			break;
 		case "boolean":
-			s = { type: "boolean" };
+			s = r.convert === true ? { anyOf: [{ type: "boolean" }, { enum: [1, 0, ...BOOLEAN_TEXT] }] } : { type: "boolean" };
 			break;
 		case "email":
 			s = { type: "string", format: "email" };
@@ -106,10 +129,6 @@ export function ruleSchema(rule: unknown): Schema {
 			// "any", "custom", "forbidden"…: the service checks the value itself (and answers 400).
 			s = {};
 	}
-	if (r.convert === true && (r.type === "number" || r.type === "boolean"))
-		s.description = `${r.type === "boolean" ? "true/false/1/0" : "A number"}; form fields and query strings are converted.`;
-	if (r.nullable === true && typeof s.type === "string") s.type = [s.type, "null"];
-	if (r.default !== undefined && typeof r.default !== "function") s.default = r.default;
 	return s;
 }
 
@@ -119,15 +138,33 @@ export function objectSchema(params: Record<string, unknown>, leaveOut: string[]
 	const required: string[] = [];
 	for (const [name, rule] of Object.entries(params)) {
 		if (name.startsWith("$$") || leaveOut.includes(name)) continue;
-		properties[name] = ruleSchema(rule);
+		properties[name] = isOptional(rule) ? orNull(rule, ruleSchema(rule)) : ruleSchema(rule);
 		if (!isOptional(rule)) required.push(name);
 	}
 	return required.length ? { properties, required } : { properties };
 }
 
-/** `page` and `per_page` follow the gateway's pagination contract (lib/api/pagination.ts) whatever their rule says. */
+/**
+ * An optional field in a body takes null as well: the validator lets it through as not sent, as
+ * Grape does (a value read by the action itself, "any", says what it takes in its own `openapi`).
+ */
+function orNull(rule: unknown, s: Schema): Schema {
+	const r = ruleObject(rule);
+	if (r.type === "any" || r.type === "custom" || r.type === "forbidden" || (r.openapi && typeof r.openapi === "object" && "type" in r.openapi)) return s;
+	if (typeof s.type === "string") return { ...s, type: [s.type, "null"] };
+	if (Array.isArray(s.type)) return s.type.includes("null") ? s : { ...s, type: [...(s.type as string[]), "null"] };
+	if (Array.isArray(s.anyOf)) return (s.anyOf as Schema[]).some(b => b.type === "null") ? s : { ...s, anyOf: [...(s.anyOf as Schema[]), { type: "null" }] };
+	if (Array.isArray(s.enum)) return s.enum.includes(null) ? s : { ...s, enum: [...(s.enum as unknown[]), null] };
+	return { anyOf: [s, { type: "null" }] };
+}
+
+/** `page` and `per_page` as their rule takes them (lib/api/pagination.ts), with what the list makes of them. */
 export function pageSchema(name: string, rule: unknown): Schema {
-	if (name === "page") return { type: "integer", minimum: 1 };
-	if (name === "per_page") return { type: "integer", minimum: 1, maximum: MAX_PER_PAGE };
+	if (name === "page") return { ...ruleSchema(rule), description: "The page, from 1 (default); below 1 is the first." };
+	if (name === "per_page")
+		return {
+			...ruleSchema(rule),
+			description: `Items per page: ${DEFAULT_PER_PAGE} by default, ${MAX_PER_PAGE} at most (more is ${MAX_PER_PAGE}); below 1 is the default.`,
+		};
 	return ruleSchema(rule);
 }

@@ -82,8 +82,7 @@ const BY_ROUTE: Record<string, string> = {
 	"GET /projects/:id/jobs/artifacts/*ref_name/raw/*artifact_path": "Download one file of the artifacts of a ref's latest successful job",
 };
 
-/** The summary of the route `METHOD aliasPath` calling `action` (null: the gateway serves it), if one is written. */
+/** The summary of the route `METHOD aliasPath` calling `action` (a download: the action granting it), if one is written. */
 export function operationSummary(method: string, aliasPath: string, action: string | null): string | undefined {
-	if (action) return BY_ACTION[action] ?? BY_ACTION[action.replace(/V4$/, "")];
-	return BY_ROUTE[`${method} ${aliasPath}`];
+	return (action ? (BY_ACTION[action] ?? BY_ACTION[action.replace(/V4$/, "")]) : undefined) ?? BY_ROUTE[`${method} ${aliasPath}`];
 }

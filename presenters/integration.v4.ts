@@ -7,6 +7,7 @@
 import { fieldLabel, fieldsOf, isSecret, type IntegrationDef } from "../lib/integrations/catalogue";
 import type { IntegrationDoc, StoredFlag } from "../models/integration";
 import { integrationTitle } from "./integration";
+import { boolean, integer, nullable, object, oneValue, propertiesOf, string, timestamp } from "./json-schema";
 
 /**
  * The entity's flags in its order, each with the flag the record keeps it as (v4's `job_events` is
@@ -69,3 +70,23 @@ export function v4Properties(def: IntegrationDef, doc: IntegrationDoc | null): R
 export function presentIntegrationV4(def: IntegrationDef, doc: IntegrationDoc | null) {
 	return { ...presentIntegrationBasicV4(def, doc), properties: v4Properties(def, doc) };
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const INTEGRATION_BASIC_V4 = object(
+	{
+		id: nullable(integer),
+		title: string,
+		slug: string,
+		created_at: nullable(timestamp),
+		updated_at: nullable(timestamp),
+		active: boolean,
+		...Object.fromEntries(FLAGS.map(([shown]) => [shown, boolean])),
+		inherited: oneValue(false),
+	},
+	"ProjectIntegrationBasicV4",
+);
+/** Every field of the integration (its own, per integration, in each PUT's operation): a value, or null while unset. */
+export const INTEGRATION_V4 = object(
+	{ ...propertiesOf(INTEGRATION_BASIC_V4), properties: { type: "object", additionalProperties: { type: ["string", "integer", "boolean", "null"] } } },
+	"ProjectIntegrationV4",
+);

@@ -7,8 +7,9 @@ import type { BuildDoc, CommitDoc } from "../models/build";
 import type { PipelineDoc } from "../models/pipeline";
 import type { UserDoc } from "../models/user";
 import { withNumericOffset } from "./build";
-import { presentPipelineBasic, type ProjectPlace } from "./pipeline";
-import { presentUserV4 } from "./user.v4";
+import { alwaysNull, arrayOf, boolean, integer, nullable, number, object, oneValue, string, timestamp } from "./json-schema";
+import { BUILD_STATUS, PIPELINE_BASIC, presentPipelineBasic, type ProjectPlace } from "./pipeline";
+import { presentUserV4, USER_V4 } from "./user.v4";
 
 /** v4's Commit entity of a job. */
 function presentCommitV4(c: CommitDoc, place: ProjectPlace) {
@@ -71,3 +72,58 @@ export function presentJob(b: BuildDoc, user: UserDoc | null, pipeline: Pipeline
 }
 
 export type JobEntity = ReturnType<typeof presentJob>;
+
+/** The shape above, for the API description (presenters/json-schema.ts). */
+const COMMIT_V4 = object(
+	{
+		id: string,
+		short_id: string,
+		created_at: string,
+		parent_ids: arrayOf(string),
+		title: string,
+		message: string,
+		author_name: string,
+		author_email: string,
+		authored_date: string,
+		committer_name: string,
+		committer_email: string,
+		committed_date: string,
+		trailers: object({}),
+		extended_trailers: object({}),
+		web_url: string,
+	},
+	"CommitV4",
+);
+const ARTIFACTS_FILE = object({ filename: string, size: integer });
+export const JOB = object(
+	{
+		id: integer,
+		status: BUILD_STATUS,
+		stage: string,
+		name: string,
+		ref: string,
+		tag: boolean,
+		coverage: nullable(number),
+		allow_failure: boolean,
+		created_at: timestamp,
+		started_at: nullable(timestamp),
+		finished_at: nullable(timestamp),
+		erased_at: nullable(timestamp),
+		duration: nullable(number),
+		queued_duration: number,
+		user: nullable(USER_V4),
+		commit: COMMIT_V4,
+		pipeline: nullable(PIPELINE_BASIC),
+		web_url: string,
+		project: object({ ci_job_token_scope_enabled: boolean }),
+		artifacts: arrayOf(object({ file_type: oneValue("archive"), size: integer, filename: string, file_format: oneValue("zip") })),
+		runner: alwaysNull,
+		runner_manager: alwaysNull,
+		artifacts_expire_at: alwaysNull,
+		archived: boolean,
+		tag_list: arrayOf(string),
+	},
+	"Job",
+	// A failed job's reason; the archive of a job that has one.
+	{ failure_reason: string, artifacts_file: ARTIFACTS_FILE },
+);

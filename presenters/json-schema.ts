@@ -27,10 +27,25 @@ export const arrayOf = (items: JsonSchema): JsonSchema => ({ type: "array", item
 
 export const oneValue = (value: unknown): JsonSchema => ({ const: value });
 
-/** An object with exactly these properties, all present; `title` names it in the document. */
-export function object(properties: Record<string, JsonSchema>, title?: string): JsonSchema {
-	return { ...(title ? { title } : {}), type: "object", properties, required: Object.keys(properties), additionalProperties: false };
+/**
+ * An object with exactly these properties, all present, and `sometimes` those a presenter writes
+ * only for some records (a failed job's `failure_reason`); `title` names it in the document.
+ */
+export function object(properties: Record<string, JsonSchema>, title?: string, sometimes: Record<string, JsonSchema> = {}): JsonSchema {
+	return {
+		...(title ? { title } : {}),
+		type: "object",
+		properties: { ...properties, ...sometimes },
+		required: Object.keys(properties),
+		additionalProperties: false,
+	};
 }
+
+/** One of these values. */
+export const oneOfValues = (...values: unknown[]): JsonSchema => ({ enum: values });
+
+/** Any of these shapes (an admin's user or another's); lists of either match both when empty, hence `anyOf`. */
+export const either = (...schemas: JsonSchema[]): JsonSchema => ({ anyOf: schemas });
 
 /** The properties of an object schema, to build a larger one from it. */
 export function propertiesOf(schema: JsonSchema): Record<string, JsonSchema> {

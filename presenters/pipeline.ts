@@ -2,7 +2,8 @@
 import type { BuildStatus } from "../models/build";
 import type { PipelineDoc } from "../models/pipeline";
 import type { UserDoc } from "../models/user";
-import { presentUserBasicV4 } from "./user.v4";
+import { alwaysNull, boolean, integer, nullable, object, oneOfValues, oneValue, propertiesOf, string, timestamp } from "./json-schema";
+import { presentUserBasicV4, USER_BASIC_V4 } from "./user.v4";
 
 /** Where links point: the GITLAB_URL base and the project's `namespace/path`. */
 export interface ProjectPlace {
@@ -63,3 +64,48 @@ export function presentPipeline(p: PipelineDoc, user: UserDoc | null, place: Pro
 		},
 	};
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const BUILD_STATUS = oneOfValues("pending", "running", "success", "failed", "canceled");
+export const PIPELINE_BASIC = object(
+	{
+		id: integer,
+		iid: integer,
+		project_id: integer,
+		sha: string,
+		ref: string,
+		status: nullable(BUILD_STATUS),
+		source: oneValue("push"),
+		created_at: timestamp,
+		updated_at: timestamp,
+		web_url: string,
+	},
+	"PipelineBasic",
+);
+export const PIPELINE = object(
+	{
+		...propertiesOf(PIPELINE_BASIC),
+		before_sha: string,
+		tag: boolean,
+		yaml_errors: alwaysNull,
+		user: nullable(USER_BASIC_V4),
+		started_at: nullable(timestamp),
+		finished_at: nullable(timestamp),
+		committed_at: alwaysNull,
+		duration: nullable(integer),
+		queued_duration: nullable(integer),
+		coverage: alwaysNull,
+		detailed_status: object({
+			icon: string,
+			text: string,
+			label: string,
+			group: string,
+			tooltip: string,
+			has_details: boolean,
+			details_path: string,
+			illustration: alwaysNull,
+			favicon: string,
+		}),
+	},
+	"Pipeline",
+);

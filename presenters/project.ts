@@ -141,11 +141,7 @@ export const PROJECT = object(
 	},
 	"Project",
 );
-export const PROJECT_WITH_ACCESS = object(
-	{
-		...propertiesOf(PROJECT),
-		permissions: object({ project_access: nullable(object({ access_level: integer, notification_level: integer })), group_access: alwaysNull }),
-	},
-	"ProjectWithAccess",
-);
+/** presentPermissions's shape, alike in v3 and v4. */
+export const PERMISSIONS = object({ project_access: nullable(object({ access_level: integer, notification_level: integer })), group_access: alwaysNull });
+export const PROJECT_WITH_ACCESS = object({ ...propertiesOf(PROJECT), permissions: PERMISSIONS }, "ProjectWithAccess");
 export const MEMBER = object({ ...propertiesOf(USER_BASIC), access_level: integer, expires_at: nullable(string) }, "Member");

@@ -5,8 +5,9 @@
  */
 import { DEFAULT_BRANCH, type ProjectDoc } from "../models/project";
 import type { UserDoc } from "../models/user";
-import { presentPermissions, webUrlOf } from "./project";
-import { presentUserBasicV4 } from "./user.v4";
+import { alwaysNull, arrayOf, boolean, integer, nullable, object, oneOfValues, oneValue, propertiesOf, string, timestamp } from "./json-schema";
+import { PERMISSIONS, presentPermissions, webUrlOf } from "./project";
+import { presentUserBasicV4, USER_BASIC_V4 } from "./user.v4";
 
 const VISIBILITY_NAMES: Record<number, "private" | "internal" | "public"> = { 0: "private", 10: "internal", 20: "public" };
 
@@ -99,3 +100,65 @@ export function presentProjectWithAccessV4(p: ProjectDoc, owner: UserDoc | null,
 export function presentMemberV4(u: UserDoc, accessLevel: number, createdAt: string, gitlabUrl: string) {
 	return { ...presentUserBasicV4(u, gitlabUrl), access_level: accessLevel, created_at: createdAt, expires_at: null, membership_state: "active" };
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+const NAMESPACE_V4 = object(
+	{ id: integer, name: string, path: string, kind: oneValue("user"), full_path: string, parent_id: alwaysNull, avatar_url: alwaysNull, web_url: string },
+	"NamespaceV4",
+);
+export const BASIC_PROJECT_V4 = object(
+	{
+		id: integer,
+		description: nullable(string),
+		name: string,
+		name_with_namespace: string,
+		path: string,
+		path_with_namespace: string,
+		created_at: timestamp,
+		default_branch: string,
+		tag_list: arrayOf(string),
+		topics: arrayOf(string),
+		ssh_url_to_repo: string,
+		http_url_to_repo: string,
+		web_url: string,
+		readme_url: alwaysNull,
+		forks_count: integer,
+		avatar_url: alwaysNull,
+		star_count: integer,
+		last_activity_at: timestamp,
+		namespace: NAMESPACE_V4,
+	},
+	"BasicProjectV4",
+);
+export const PROJECT_V4 = object(
+	{
+		...propertiesOf(BASIC_PROJECT_V4),
+		_links: object({ self: string, issues: string, merge_requests: string, repo_branches: string, labels: string, events: string, members: string }),
+		empty_repo: boolean,
+		archived: boolean,
+		visibility: oneOfValues("private", "internal", "public"),
+		owner: nullable(USER_BASIC_V4),
+		container_registry_enabled: boolean,
+		issues_enabled: boolean,
+		merge_requests_enabled: boolean,
+		wiki_enabled: boolean,
+		jobs_enabled: boolean,
+		snippets_enabled: boolean,
+		shared_runners_enabled: boolean,
+		lfs_enabled: boolean,
+		creator_id: integer,
+		import_status: string,
+		open_issues_count: integer,
+		public_jobs: boolean,
+		shared_with_groups: arrayOf({}),
+		only_allow_merge_if_pipeline_succeeds: boolean,
+		request_access_enabled: boolean,
+		only_allow_merge_if_all_discussions_are_resolved: boolean,
+	},
+	"ProjectV4",
+);
+export const PROJECT_WITH_ACCESS_V4 = object({ ...propertiesOf(PROJECT_V4), permissions: PERMISSIONS }, "ProjectWithAccessV4");
+export const MEMBER_V4 = object(
+	{ ...propertiesOf(USER_BASIC_V4), access_level: integer, created_at: timestamp, expires_at: alwaysNull, membership_state: oneValue("active") },
+	"MemberV4",
+);

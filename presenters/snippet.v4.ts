@@ -4,7 +4,8 @@ import type { SnippetDoc } from "../models/snippet";
 import type { UserDoc } from "../models/user";
 import type { ProjectPlace } from "./pipeline";
 import { visibilityOf } from "./project.v4";
-import { presentUserBasicV4 } from "./user.v4";
+import { arrayOf, boolean, integer, nullable, object, oneOfValues, string, timestamp } from "./json-schema";
+import { presentUserBasicV4, USER_BASIC_V4 } from "./user.v4";
 
 /** The ref a snippet's files are read at (snippets here have no repository: its one ref). */
 export const SNIPPET_REF = "main";
@@ -33,3 +34,24 @@ export function presentSnippetV4(s: SnippetDoc, author: UserDoc | null, place: P
 		imported_from: "none",
 	};
 }
+
+/** The shape above, for the API description (presenters/json-schema.ts). */
+export const SNIPPET_V4 = object(
+	{
+		id: integer,
+		title: string,
+		description: nullable(string),
+		visibility: oneOfValues("private", "internal", "public"),
+		author: nullable(USER_BASIC_V4),
+		created_at: timestamp,
+		updated_at: timestamp,
+		project_id: integer,
+		web_url: string,
+		raw_url: string,
+		file_name: string,
+		files: arrayOf(object({ path: string, raw_url: string })),
+		imported: boolean,
+		imported_from: string,
+	},
+	"ProjectSnippetV4",
+);

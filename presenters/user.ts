@@ -83,22 +83,21 @@ export const USER = object(
 	},
 	"User",
 );
+/** presentAccount's part, alike in v3 and v4. */
+export const ACCOUNT = object({
+	email: string,
+	theme_id: integer,
+	color_scheme_id: integer,
+	projects_limit: integer,
+	current_sign_in_at: nullable(timestamp),
+	identities: arrayOf(object({ provider: string, extern_uid: string })),
+	can_create_group: boolean,
+	can_create_project: boolean,
+	two_factor_enabled: boolean,
+	external: boolean,
+});
 export const USER_PUBLIC = object(
-	{
-		...propertiesOf(USER),
-		last_sign_in_at: nullable(timestamp),
-		confirmed_at: timestamp,
-		email: string,
-		theme_id: integer,
-		color_scheme_id: integer,
-		projects_limit: integer,
-		current_sign_in_at: nullable(timestamp),
-		identities: arrayOf(object({ provider: string, extern_uid: string })),
-		can_create_group: boolean,
-		can_create_project: boolean,
-		two_factor_enabled: boolean,
-		external: boolean,
-	},
+	{ ...propertiesOf(USER), last_sign_in_at: nullable(timestamp), confirmed_at: timestamp, ...propertiesOf(ACCOUNT) },
 	"UserPublic",
 );
 export const CURRENT_USER = object({ ...propertiesOf(USER_PUBLIC), private_token: string }, "UserWithPrivateToken");

@@ -4,7 +4,8 @@
  * user without it (docs/api.md#v4-accounts).
  */
 import type { UserDoc } from "../models/user";
-import { avatarUrl, presentAccount } from "./user";
+import { alwaysNull, boolean, integer, nullable, object, propertiesOf, string, timestamp } from "./json-schema";
+import { ACCOUNT, avatarUrl, presentAccount } from "./user";
 
 /** UserBasic: `{id, username, name, state, locked, avatar_url, web_url}` (an author, a member, a list for non-admins). */
 export function presentUserBasicV4(u: UserDoc, gitlabUrl: string) {
@@ -60,3 +61,48 @@ export function presentUserPublicV4(u: UserDoc, gitlabUrl: string) {
 export function presentUserWithAdminV4(u: UserDoc, gitlabUrl: string) {
 	return { ...presentUserPublicV4(u, gitlabUrl), is_admin: !!u.is_admin, note: null as string | null, namespace_id: u.id, created_by: null };
 }
+
+/** The shapes above, for the API description (presenters/json-schema.ts). */
+export const USER_BASIC_V4 = object(
+	{ id: integer, username: string, name: string, state: string, locked: boolean, avatar_url: string, web_url: string },
+	"UserBasicV4",
+);
+export const USER_V4 = object(
+	{
+		...propertiesOf(USER_BASIC_V4),
+		created_at: timestamp,
+		bio: string,
+		location: string,
+		public_email: nullable(string),
+		skype: string,
+		linkedin: string,
+		twitter: string,
+		discord: string,
+		website_url: string,
+		organization: string,
+		job_title: string,
+		pronouns: nullable(string),
+		bot: boolean,
+		work_information: nullable(string),
+		followers: integer,
+		following: integer,
+		local_time: nullable(string),
+	},
+	"UserV4",
+);
+export const USER_PUBLIC_V4 = object(
+	{
+		...propertiesOf(USER_V4),
+		last_sign_in_at: nullable(timestamp),
+		confirmed_at: timestamp,
+		last_activity_on: nullable(string),
+		...propertiesOf(ACCOUNT),
+		private_profile: boolean,
+		commit_email: string,
+	},
+	"UserPublicV4",
+);
+export const USER_WITH_ADMIN_V4 = object(
+	{ ...propertiesOf(USER_PUBLIC_V4), is_admin: boolean, note: nullable(string), namespace_id: integer, created_by: alwaysNull },
+	"UserWithAdminV4",
+);

@@ -27,7 +27,7 @@ import { requestIdOf } from "../gateway/request-id";
 import { describeError, JSON_TYPE, sendJson } from "../gateway/responses";
 import { API_ROOT } from "../gateway/routes";
 import { RouteIndex, type IndexedAlias } from "../gateway/route-index";
-import { routedPath, Routing } from "../gateway/routing";
+import { isNotRouted, routedPath, Routing } from "../gateway/routing";
 import { forgetOpenApi } from "../gateway/routes/docs.routes";
 import { paginationHeaders } from "../lib/api/pagination";
 import type { ArtifactStorage } from "../lib/builds/artifact-storage";
@@ -103,6 +103,8 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 			options.requestID = this.requestId(req);
 		},
 		onError(this: ApiThis, req: Req, res: Res, err: unknown) {
+			// No route took it: a 405 when the path has routes for other methods (gateway/routing.ts).
+			if (isNotRouted(req, err)) err = this.routing.notRouted(req, err);
 			const { status, body, headers, unexpected } = toHttpError(err as Parameters<typeof toHttpError>[0]);
 			const id = this.requestId(req);
 			const where = `${req.method} ${req.$alias?.path ?? routedPath(req)} (request ${id})`;

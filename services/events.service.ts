@@ -10,9 +10,10 @@
 import crypto from "crypto";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
-import { memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/push/dead-letters";
+import { DEAD_LETTER_ID, memoryDeadLetters, natsDeadLetters, redisDeadLetters, type DeadLetterStore } from "../lib/push/dead-letters";
 import type { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { conflict, notFound, paramError, unavailable } from "../lib/api/errors";
+import { schemaPattern } from "../lib/api/schema-pattern";
 import { ProjectCache } from "../lib/cache/project-cache";
 import { channelBackendIfValid, PUSH_CHANNEL, REPLAY_WINDOW_MS } from "../lib/push/channel";
 import { validatePushPayload, type PushEvent } from "../lib/push/payload";
@@ -97,11 +98,12 @@ const EventsService: ServiceSchema<ServiceSettingSchema & { $channelPublisher: b
 		},
 
 		replay: {
-			params: { id: { type: "string", min: 1, max: 200 } },
+			params: { id: { type: "string", min: 1, max: 200, openapi: { pattern: schemaPattern(DEAD_LETTER_ID) } } },
 			async handler(ctx: Context<{ id: string }, ApiMeta>) {
 				const store = this.deadLetterStore();
-				if (!store.validId(ctx.params.id)) throw paramError("id is invalid");
-				const letter = await store.take(ctx.params.id);
+				if (!DEAD_LETTER_ID.test(ctx.params.id)) throw paramError("id is invalid");
+				// Another store's id: no letter of this one.
+				const letter = store.validId(ctx.params.id) ? await store.take(ctx.params.id) : null;
 				if (!letter?.event?.push || !letter.group) throw notFound("Dead Letter");
 				if (!store.canReplay(letter.event.received_at, Date.now())) throw conflict(TOO_OLD_TO_REPLAY);
 				const event: PushEvent = { ...letter.event, replay_group: letter.group };

@@ -9,9 +9,9 @@ import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import { forbidden, notFound, recordNotFound, validation } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
-import { recordId } from "../lib/api/record-id";
+import { RECORD_ID_SCHEMA, recordId } from "../lib/api/record-id";
 import { DeployKeyStore, type Joiner } from "../lib/deploy-keys/deploy-key-store";
-import { FINGERPRINT_TAKEN, validateDeployKey, type ValidDeployKey } from "../lib/deploy-keys/ssh-key";
+import { FINGERPRINT_TAKEN, NEW_KEY_GROUPS, NEW_KEY_PARAMS, validateDeployKey, type ValidDeployKey } from "../lib/deploy-keys/ssh-key";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -24,7 +24,7 @@ import { PROJECT_ACCESS } from "../lib/accounts/auth-cache";
 /** Masters only (declared on every action, checked at the gateway before a cache is read): entries are per project. */
 const cacheKeys = [PROJECT_CACHE_KEY];
 /** Ids come from the path as text; anything but a positive integer is simply not found (lib/api/record-id). */
-const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
+const keyIdParams = { id: "string", key_id: { type: "string", max: 64, openapi: RECORD_ID_SCHEMA } } as const;
 /**
  * GitLab 8.16's `not_found!('Deploy Key')`: enable, disable and delete of a key this project cannot
  * or does not have (a record look-up, GET, keeps `404 Not found`).
@@ -87,7 +87,8 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		/** Adds a key, returns the project's copy of it, or joins one the caller can reach. 201. */
 		create: {
 			access: AccessLevel.MASTER,
-			params: { id: "string", title: { type: "any", optional: true }, key: { type: "any", optional: true } },
+			params: { id: "string", ...NEW_KEY_PARAMS },
+			paramGroups: NEW_KEY_GROUPS,
 			async handler(ctx: Ctx<{ title?: unknown; key?: unknown }>) {
 				const access = this.access(ctx);
 				const checked = validateDeployKey(ctx.params);

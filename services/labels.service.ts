@@ -6,8 +6,9 @@
  */
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { AccessLevel } from "../lib/accounts/access";
-import { conflict, missing, notFound, paramError, validation } from "../lib/api/errors";
+import { conflict, notFound, validation } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../lib/api/pagination";
+import { checkParamGroups, type ParamGroup } from "../lib/api/param-groups";
 import { checkLabel, PRIORITY_PARAM } from "../lib/labels/label-rules";
 import { UniqueViolation } from "../lib/store/collection";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
@@ -16,7 +17,23 @@ import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { labelKey, labelsCollection, labelSubscriptionsCollection, type LabelDoc } from "../models/label";
 import { presentDeletedLabel, presentLabel, presentLabelWithCounts } from "../presenters/label";
 import { LabelsV4 } from "./modules/labels/labels.v4";
-import { optionalText, priorityParam, text, type Ctx, type LabelChanges, type LabelsMethods, type LabelsVars, type NewLabel } from "./modules/labels/shared";
+import {
+	color,
+	optionalColor,
+	optionalText,
+	optionalTitle,
+	priorityParam,
+	text,
+	title,
+	type Ctx,
+	type LabelChanges,
+	type LabelsMethods,
+	type LabelsVars,
+	type NewLabel,
+} from "./modules/labels/shared";
+
+/** The spec's rule (docs/api.md#decisions): an edit renames or recolours; a priority alone, like a description alone, is not an edit. */
+const UPDATE_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["new_name", "color"] }];
 
 const LabelsService: ServiceSchema<ServiceSettingSchema, LabelsMethods, LabelsVars> = {
 	name: "labels",
@@ -49,7 +66,7 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, LabelsMethods, LabelsVa
 
 		create: {
 			access: AccessLevel.REPORTER,
-			params: { id: "string", name: text, color: text, description: optionalText, priority: PRIORITY_PARAM },
+			params: { id: "string", name: title, color, description: optionalText, priority: PRIORITY_PARAM },
 			async handler(ctx: Ctx<{ name: string; color: string; description?: string; priority?: unknown }>) {
 				const { name, color, description } = ctx.params;
 				const priority = priorityParam(ctx.params.priority);
@@ -59,12 +76,12 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, LabelsMethods, LabelsVa
 
 		update: {
 			access: AccessLevel.REPORTER,
-			params: { id: "string", name: text, new_name: optionalText, color: optionalText, description: optionalText, priority: PRIORITY_PARAM },
+			params: { id: "string", name: text, new_name: optionalTitle, color: optionalColor, description: optionalText, priority: PRIORITY_PARAM },
+			paramGroups: UPDATE_GROUPS,
 			async handler(ctx: Ctx<{ name: string; new_name?: string; color?: string; description?: string; priority?: unknown }>) {
 				const projectId = this.access(ctx).project.id;
 				const { name, new_name, color, description } = ctx.params;
-				// The spec's rule (docs/api.md#decisions): a priority alone, like a description alone, is not an edit.
-				if (new_name === undefined && color === undefined) throw paramError("new_name, color are missing, at least one parameter must be provided");
+				checkParamGroups(UPDATE_GROUPS, ctx.params);
 				const priority = priorityParam(ctx.params.priority);
 				const label = await this.labelByTitle(projectId, name);
 				if (!label) throw notFound("Label");
@@ -75,10 +92,9 @@ const LabelsService: ServiceSchema<ServiceSettingSchema, LabelsMethods, LabelsVa
 		/** `DELETE /labels?name=` or `DELETE /labels/:name`. */
 		remove: {
 			access: AccessLevel.REPORTER,
-			params: { id: "string", name: optionalText },
-			async handler(ctx: Ctx<{ name?: string }>) {
+			params: { id: "string", name: text },
+			async handler(ctx: Ctx<{ name: string }>) {
 				const projectId = this.access(ctx).project.id;
-				if (ctx.params.name === undefined) throw missing("name");
 				const label = await this.labelByTitle(projectId, ctx.params.name);
 				if (!label) throw notFound("Label");
 				await this.deleteLabel(projectId, label);

@@ -12,7 +12,7 @@ import { config } from "../config";
 import { AccessLevel, type ProjectAccess } from "../lib/accounts/access";
 import { forbidden, notFound, recordNotFound, unauthorized, type ApiError } from "../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../lib/api/pagination";
-import { recordId } from "../lib/api/record-id";
+import { RECORD_ID_SCHEMA, recordId } from "../lib/api/record-id";
 import {
 	canCreateSnippet,
 	canModifySnippet,
@@ -20,6 +20,9 @@ import {
 	checkSnippetFields,
 	readSnippetCreate,
 	readSnippetUpdate,
+	SNIPPET_FIELDS_DOC,
+	SNIPPET_UPDATE_CODE_DOC,
+	SNIPPET_UPDATE_GROUPS,
 	visibleSnippetsQuery,
 } from "../lib/snippets/snippet-rules";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY } from "../mixins/cache-cleaner.mixin";
@@ -31,14 +34,27 @@ import type { Ctx, NewSnippet, SnippetPresenter, SnippetsMethods as Methods, Sni
 import { ProjectSnippetsV4 } from "./modules/snippets/project-snippets.v4";
 import { usersById } from "../lib/accounts/lookups";
 
-const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
+const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64, openapi: RECORD_ID_SCHEMA } } as const;
+/** A DELETE of a snippet that is not there answers `{}` (docs/api.md#decisions): any id, a number or not. */
+const anySnippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
 /** Every body field is checked by lib/snippets/snippet-rules, with GitLab's messages, not by the validator. */
 const fieldParams = {
-	title: { type: "any", optional: true },
-	file_name: { type: "any", optional: true },
-	code: { type: "any", optional: true },
-	visibility_level: { type: "any", optional: true },
+	title: { type: "any", optional: true, openapi: SNIPPET_FIELDS_DOC.title },
+	file_name: { type: "any", optional: true, openapi: SNIPPET_FIELDS_DOC.file_name },
+	code: { type: "any", optional: true, openapi: SNIPPET_FIELDS_DOC.code },
+	visibility_level: { type: "any", optional: true, openapi: SNIPPET_FIELDS_DOC.visibility_level },
 } as const;
+/** An edit's: each may be left out, or null (the same); the code may be blank (the content then stays). */
+const orNull = (doc: { anyOf: readonly object[] }) => ({ anyOf: [...doc.anyOf, { type: "null" }] });
+const updateParams = {
+	...snippetIdParams,
+	title: { ...fieldParams.title, openapi: orNull(SNIPPET_FIELDS_DOC.title) },
+	file_name: { ...fieldParams.file_name, openapi: orNull(SNIPPET_FIELDS_DOC.file_name) },
+	code: { ...fieldParams.code, openapi: orNull(SNIPPET_UPDATE_CODE_DOC) },
+	visibility_level: { ...fieldParams.visibility_level, openapi: orNull(SNIPPET_FIELDS_DOC.visibility_level) },
+} as const;
+/** A create needs all four (readSnippetCreate names those missing). */
+const CREATE_GROUPS = [{ jointly: Object.keys(fieldParams), schema: { required: Object.keys(fieldParams) } }];
 /** What a caller sees depends on who they are: cache entries are per project and per caller. */
 const callerKeys = [PROJECT_CACHE_KEY, "#user.id", "#user.is_admin"];
 /** Newest first; the id breaks ties within a millisecond. */
@@ -94,6 +110,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		create: {
 			access: AccessLevel.NONE,
 			params: { id: "string", ...fieldParams },
+			paramGroups: CREATE_GROUPS,
 			async handler(ctx: Ctx) {
 				const access = this.access(ctx);
 				const fields = readSnippetCreate(ctx.params);
@@ -108,7 +125,8 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		/** The author, a master or above, or an admin, among those who can see it. */
 		update: {
 			access: AccessLevel.NONE,
-			params: { ...snippetIdParams, ...fieldParams },
+			params: updateParams,
+			paramGroups: SNIPPET_UPDATE_GROUPS,
 			async handler(ctx: Ctx<{ snippet_id: string }>) {
 				const access = this.access(ctx);
 				const changes = readSnippetUpdate(ctx.params);
@@ -127,7 +145,7 @@ const SnippetsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		 */
 		remove: {
 			access: AccessLevel.NONE,
-			params: snippetIdParams,
+			params: anySnippetIdParams,
 			async handler(ctx: Ctx<{ snippet_id: string }>) {
 				const access = this.access(ctx);
 				const snippet = await this.visibleSnippet(ctx, ctx.params.snippet_id);

@@ -11,6 +11,12 @@ declare module "moleculer" {
 		 * the project. Rules that depend on the record (a snippet's visibility) stay in the handler.
 		 */
 		access?: import("../lib/accounts/access").AccessLevelValue;
+		/**
+		 * Grape's relations between its parameters (`exactly_one_of`, `at_least_one_of`,
+		 * `mutually_exclusive`), which its handler checks (lib/api/param-groups.ts) and the API
+		 * description states.
+		 */
+		paramGroups?: readonly import("../lib/api/param-groups").ParamGroup[];
 		/** Safe to run twice: a remote call of it is sent again when the first goes unanswered (middlewares/hedged-calls.middleware.ts). */
 		hedge?: boolean;
 	}

@@ -35,7 +35,8 @@ export const accountsRoutes: RouteTable = {
 		// Admins see the full user, others the basic one.
 		"GET /users": { ...ok(arrayOf({ anyOf: [USER_PUBLIC, USER_BASIC] })), 403: "Forbidden" },
 		"GET /users/:user_id": ok({ anyOf: [USER_PUBLIC, USER] }),
-		"POST /projects": created(PROJECT),
+		// A name or path already taken: 400, as GitLab.
+		"POST /projects": { ...created(PROJECT), 400: "RuleRefusal" },
 		"GET /projects": ok(PROJECTS),
 		"GET /projects/owned": ok(PROJECTS),
 		"GET /projects/all": { ...ok(PROJECTS), 403: "Forbidden" },

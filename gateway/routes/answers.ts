@@ -6,9 +6,9 @@
  */
 import type { JsonSchema } from "../../presenters/json-schema";
 
-/** A success's body: JSON of `schema`, unless `contentType` says otherwise. */
+/** A success's body: JSON of `schema`, unless `contentType` says otherwise; none (a 204) without a schema. */
 interface Body {
-	schema: JsonSchema;
+	schema?: JsonSchema;
 	contentType?: string;
 }
 
@@ -18,3 +18,5 @@ export type Answers = Record<number, Body | string>;
 export const ok = (schema: JsonSchema, contentType?: string): Answers => ({ 200: { schema, contentType } });
 export const created = (schema: JsonSchema): Answers => ({ 201: { schema } });
 export const accepted = (schema: JsonSchema): Answers => ({ 202: { schema } });
+/** Done, and nothing to say (v4's DELETE). */
+export const noContent: Answers = { 204: {} };

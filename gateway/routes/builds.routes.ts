@@ -1,6 +1,8 @@
 import { config } from "../../config";
 import { artifactUpload } from "../artifact-upload";
 import { fileDownload } from "../file-download";
+import { ARTIFACTS_UPLOAD_SCHEMA, NEW_BUILD_SCHEMA, TRACE_CHUNK_SCHEMA } from "../../lib/builds/build-input";
+import { RUNNER_UPDATE_SCHEMA } from "../../lib/builds/build-state";
 import { BUILD, ERASED_BUILD } from "../../presenters/build";
 import { arrayOf, integer, object } from "../../presenters/json-schema";
 import { created, ok } from "./answers";
@@ -39,10 +41,19 @@ export const buildsRoutes: RouteTable = {
 		"POST /projects/:id/builds/:build_id/cancel": { ...created(BUILD), 409: "Conflict" },
 		"POST /projects/:id/builds/:build_id/retry": { ...created(BUILD), 409: "Conflict" },
 		"POST /projects/:id/builds/:build_id/erase": { ...created(ERASED_BUILD), 409: "Conflict" },
-		"POST /builds": created(BUILD),
-		"PUT /builds/:build_id": { ...ok(BUILD), 409: "Conflict" },
+		// A short_id that does not begin the commit's id: 400.
+		"POST /builds": { ...created(BUILD), 400: "RuleRefusal" },
+		// A transition the build's state does not allow (success to failed): 400.
+		"PUT /builds/:build_id": { ...ok(BUILD), 400: "RuleRefusal", 409: "Conflict" },
 		// An erased build takes no trace or artifacts: 403. In a bucket, appends that keep taking this one's place first: 409.
 		"PATCH /builds/:build_id/trace": { ...ok(object({ id: integer, trace_size: integer }, "TraceAppended")), 403: "Forbidden", 409: "Conflict" },
 		"PUT /builds/:build_id/artifacts": { ...ok(BUILD), 403: "Forbidden", 409: "Conflict" },
+	},
+	// The internal API's bodies are read by lib/builds (build-input.ts, build-state.ts), which declares them.
+	takes: {
+		"POST /builds": NEW_BUILD_SCHEMA,
+		"PUT /builds/:build_id": RUNNER_UPDATE_SCHEMA,
+		"PATCH /builds/:build_id/trace": TRACE_CHUNK_SCHEMA,
+		"PUT /builds/:build_id/artifacts": ARTIFACTS_UPLOAD_SCHEMA,
 	},
 };

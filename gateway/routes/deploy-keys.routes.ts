@@ -29,7 +29,8 @@ export const deployKeysRoutes: RouteTable = {
 		...Object.fromEntries(
 			["keys", "deploy_keys"].flatMap((segment): [string, Answers][] => [
 				[`GET /projects/:id/${segment}`, ok(arrayOf(DEPLOY_KEY))],
-				[`POST /projects/:id/${segment}`, { ...created(DEPLOY_KEY), ...RACED }],
+				// A key that does not parse, or one another project has and the caller cannot reach: 400.
+				[`POST /projects/:id/${segment}`, { ...created(DEPLOY_KEY), ...RACED, 400: "RuleRefusal" }],
 				[`GET /projects/:id/${segment}/:key_id`, ok(DEPLOY_KEY)],
 				[`DELETE /projects/:id/${segment}/:key_id`, { ...ok(DELETED_DEPLOY_KEY), ...RACED }],
 				[`POST /projects/:id/${segment}/:key_id/enable`, { ...created(DEPLOY_KEY), ...RACED }],

@@ -61,12 +61,17 @@ function registryActions(broker: ServiceBroker): Map<string, ActionDefinition> {
 	return actions;
 }
 
-/** The document for this gateway, as it runs now: v3's routes, and v4's beside them. */
-function currentOpenApi(service: GatewayService): Record<string, unknown> {
-	const actions = registryActions(service.broker);
-	const options = { action: (name: string) => actions.get(name), rateLimitPerMinute: config.rateLimitPerMinute };
+/** The one document of both versions: v3's routes, and v4's beside them, for the actions `action` finds. */
+export function apiDocument(action: (name: string) => ActionDefinition | undefined, rateLimitPerMinute: number): Record<string, unknown> {
+	const options = { action, rateLimitPerMinute };
 	const v3 = buildOpenApi([...routeTables, docsRoutes], { ...options, basePath: V3, title: "GitLab API v3 service, with API v4 beside it" });
 	return addVersion(v3, buildOpenApi([...v4RouteTables, docsRoutesAt(V4)], { ...options, basePath: V4 }), "v4");
+}
+
+/** The document for this gateway, as it runs now. */
+function currentOpenApi(service: GatewayService): Record<string, unknown> {
+	const actions = registryActions(service.broker);
+	return apiDocument(name => actions.get(name), config.rateLimitPerMinute);
 }
 
 /** Each gateway's document, encoded: built on the first request after its services changed (a build takes milliseconds). */

@@ -16,7 +16,8 @@ export const labelsRoutes: RouteTable = {
 		"GET /projects/:id/labels": ok(arrayOf(LABEL_WITH_COUNTS)),
 		// 200, not GitLab's 201 (docs/api.md#decisions).
 		"POST /projects/:id/labels": { ...ok(LABEL), 409: "Conflict" },
-		"PUT /projects/:id/labels": ok(LABEL),
+		// A new name already taken: 400, as GitLab.
+		"PUT /projects/:id/labels": { ...ok(LABEL), 400: "RuleRefusal" },
 		"DELETE /projects/:id/labels": ok(DELETED_LABEL),
 		"DELETE /projects/:id/labels/:name": ok(DELETED_LABEL),
 	},

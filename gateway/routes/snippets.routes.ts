@@ -15,9 +15,10 @@ export const snippetsRoutes: RouteTable = {
 	},
 	answers: {
 		"GET /projects/:id/snippets": ok(arrayOf(SNIPPET)),
-		"POST /projects/:id/snippets": created(SNIPPET),
+		// A visibility above the project's: 400, as GitLab.
+		"POST /projects/:id/snippets": { ...created(SNIPPET), 400: "RuleRefusal" },
 		"GET /projects/:id/snippets/:snippet_id": ok(SNIPPET),
-		"PUT /projects/:id/snippets/:snippet_id": ok(SNIPPET),
+		"PUT /projects/:id/snippets/:snippet_id": { ...ok(SNIPPET), 400: "RuleRefusal" },
 		// A snippet that is not there: 200 and `{}` (docs/api.md#decisions).
 		"DELETE /projects/:id/snippets/:snippet_id": ok({ anyOf: [DELETED_SNIPPET, object({})] }),
 		"GET /projects/:id/snippets/:snippet_id/raw": ok(string, "text/plain; charset=utf-8"),

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "http";
+import type { JsonSchema } from "../../presenters/json-schema";
 import type { Answers } from "./answers";
 
 /**
@@ -30,7 +31,18 @@ export interface RouteTable {
 	 * alias that calls an action declares its success here; an alias function describes itself.
 	 */
 	answers?: Record<string, Answers>;
+	/**
+	 * What an alias whose action reads its input itself takes, by the same "METHOD /path": the JSON
+	 * Schema of its body (without one, of its query), declared beside the code that reads it.
+	 */
+	takes?: Record<string, JsonSchema>;
+	/**
+	 * An alias whose input depends on the value of one of its path parameters (an integration's PUT:
+	 * its fields), by the same "METHOD /path": for each value, what it takes then. The document
+	 * describes each value's own operation at its literal path, beside the alias's.
+	 */
+	variants?: Record<string, { param: string; takes: Record<string, JsonSchema> }>;
 }
 
 /** The kinds of routes a table mounts. */
-export type RouteKind = Exclude<keyof RouteTable, "answers">;
+export type RouteKind = Exclude<keyof RouteTable, "answers" | "takes" | "variants">;

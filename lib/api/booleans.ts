@@ -26,6 +26,9 @@ export function isTrue(value: unknown): boolean | undefined {
 	return (typeof value === "string" || typeof value === "number") && TRUE.includes(String(value).toLowerCase());
 }
 
+/** readBoolean's text (spaces around it allowed), for the API description. */
+export const BOOLEAN_TEXT = new RegExp(`^\\s*(?:${[...TRUE, ...FALSE].join("|")})\\s*$`, "i");
+
 /** A boolean as Grape reads one (JSON's, or one of the spellings above in any case); undefined for anything else. */
 export function readBoolean(value: unknown): boolean | undefined {
 	if (typeof value === "boolean") return value;

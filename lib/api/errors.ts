@@ -20,6 +20,8 @@ export const notFound = (resource?: string) => new ApiError(404, { message: reso
 export const routeNotFound = () => new ApiError(404, { error: "404 Not Found" });
 /** ActiveRecord::RecordNotFound from a `.find`: `404 Not found`, lower-case "found" (GitLab 8). */
 export const recordNotFound = () => new ApiError(404, { message: "404 Not found" });
+/** A path's routes do not take the request's method: Grape's answer, with the methods they take in `Allow`. */
+export const methodNotAllowed = (allow: string) => new ApiError(405, { error: "405 Not Allowed" }, { Allow: allow });
 export const unauthorized = () => new ApiError(401, { message: "401 Unauthorized" });
 /** `403 Forbidden`, or `403 Forbidden  - reason` (two spaces, as GitLab joins them). */
 export const forbidden = (reason?: string) => new ApiError(403, { message: reason ? `403 Forbidden  - ${reason}` : "403 Forbidden" });

@@ -6,7 +6,7 @@
  */
 import type { PageWindow } from "../store/types";
 
-const DEFAULT_PER_PAGE = 20;
+export const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 100;
 
 /**

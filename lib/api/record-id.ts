@@ -7,3 +7,9 @@ export function recordId(raw: unknown): number | null {
 	const id = Number(raw);
 	return id > 0 ? id : null;
 }
+
+/**
+ * What the API description says of a record's id in a path (`openapi` of its parameter): a
+ * number; one that names no record (0, or past any id) is a 404, as anything else that is no id.
+ */
+export const RECORD_ID_SCHEMA = { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;

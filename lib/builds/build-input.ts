@@ -5,7 +5,10 @@
  */
 import { missing, notFound, paramError } from "../api/errors";
 import type { CommitDoc } from "../../models/build";
-import { hasControlCharacters } from "../text/control-characters";
+import { decimalUpTo, schemaPattern } from "../api/schema-pattern";
+import { charCount } from "../text/chars";
+import { hasControlCharacters, MULTILINE_TEXT, SINGLE_LINE_TEXT } from "../text/control-characters";
+import { ISO_TIME } from "../text/formats";
 
 const invalid = (param: string) => paramError(`${param} is invalid`);
 
@@ -24,6 +27,9 @@ export function parseId(raw: unknown, name: string): number {
 	if (n <= 0) throw notFound();
 	return n;
 }
+
+/** What parseId takes as a number, as text: 1 to 2^53 - 1, zeros before it and spaces around it allowed (a form may send them). */
+const ID_TEXT = new RegExp(`^\\s*0*${decimalUpTo(Number.MAX_SAFE_INTEGER)}\\s*$`);
 
 /** Shortest abbreviated commit id taken, as `git rev-parse` on GitLab's repository look-up would. */
 const MIN_SHA_PREFIX = 7;
@@ -60,13 +66,18 @@ export interface NewBuild {
 
 type Body = Record<string, unknown>;
 
+/** A commit's id, full (SHA-1 or SHA-256), and its abbreviation. */
+const COMMIT_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/i;
+const SHORT_ID = /^[0-9a-f]{4,64}$/i;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
 function text(body: Body, field: string, label = field, opts: { max?: number; optional?: boolean; multiline?: boolean } = {}): string | undefined {
 	const v = body[field];
 	if (v === undefined || v === null || v === "") {
 		if (opts.optional) return undefined;
 		throw missing(label);
 	}
-	if (typeof v !== "string" || v.length > (opts.max ?? 255)) throw invalid(label);
+	if (typeof v !== "string" || charCount(v) > (opts.max ?? 255)) throw invalid(label);
 	// Names, refs and e-mails are single lines without control characters; messages may span lines.
 	if (hasControlCharacters(v, { multiline: opts.multiline })) throw invalid(label);
 	return v;
@@ -82,8 +93,7 @@ function bool(raw: unknown, label: string): boolean {
 function timestamp(raw: unknown, label: string): string {
 	if (raw === undefined || raw === null || raw === "") throw missing(label);
 	if (typeof raw !== "string" || raw.length > 64) throw invalid(label);
-	// ISO 8601 with a time; the offset (or Z) is what the commit's date is shown with.
-	if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/.test(raw) || Number.isNaN(Date.parse(raw))) throw invalid(label);
+	if (!ISO_TIME.test(raw) || Number.isNaN(Date.parse(raw))) throw invalid(label);
 	return raw.replace(/([+-]\d{2})(\d{2})$/, "$1:$2");
 }
 
@@ -105,17 +115,17 @@ export function parseNewBuild(body: Body): NewBuild {
 	if (typeof raw !== "object" || Array.isArray(raw)) throw invalid("commit");
 	const c = raw as Body;
 	const id = text(c, "id", "commit[id]")!;
-	if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/i.test(id)) throw invalid("commit[id]");
+	if (!COMMIT_ID.test(id)) throw invalid("commit[id]");
 	const short_id = text(c, "short_id", "commit[short_id]", { optional: true }) ?? id.slice(0, 8);
-	if (!/^[0-9a-f]{4,64}$/i.test(short_id) || !id.toLowerCase().startsWith(short_id.toLowerCase())) throw invalid("commit[short_id]");
+	if (!SHORT_ID.test(short_id) || !id.toLowerCase().startsWith(short_id.toLowerCase())) throw invalid("commit[short_id]");
 	const message = text(c, "message", "commit[message]", { max: 65536, multiline: true })!;
 	const title = text(c, "title", "commit[title]", { max: 1024, optional: true }) ?? message.split("\n")[0].slice(0, 1024);
 	const author_name = text(c, "author_name", "commit[author_name]")!;
 	const author_email = text(c, "author_email", "commit[author_email]")!;
-	if (!/^[^\s@]+@[^\s@]+$/.test(author_email)) throw invalid("commit[author_email]");
+	if (!EMAIL.test(author_email)) throw invalid("commit[author_email]");
 	const committer_name = text(c, "committer_name", "commit[committer_name]", { optional: true }) ?? author_name;
 	const committer_email = text(c, "committer_email", "commit[committer_email]", { optional: true }) ?? author_email;
-	if (!/^[^\s@]+@[^\s@]+$/.test(committer_email)) throw invalid("commit[committer_email]");
+	if (!EMAIL.test(committer_email)) throw invalid("commit[committer_email]");
 	const created_at = timestamp(c.created_at, "commit[created_at]");
 	const user_id = body.user_id === undefined || body.user_id === null || body.user_id === "" ? null : parseIdParam(body.user_id, "user_id");
 	return {
@@ -139,6 +149,48 @@ export function parseNewBuild(body: Body): NewBuild {
 	};
 }
 
+/** What parseNewBuild takes, for the API description (the `openapi` of its parameters). */
+const line = (max: number) => ({ type: "string", minLength: 1, maxLength: max, pattern: schemaPattern(SINGLE_LINE_TEXT) });
+const optionalLine = (max: number) => ({ type: ["string", "null"], maxLength: max, pattern: schemaPattern(SINGLE_LINE_TEXT) });
+const email = { ...line(255), allOf: [{ pattern: schemaPattern(EMAIL) }] };
+/** A body id: a positive number, or its digits (with spaces around them, as a form may send it). */
+const BODY_ID_SCHEMA = {
+	anyOf: [
+		{ type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+		{ type: "string", pattern: schemaPattern(ID_TEXT) },
+	],
+};
+/** The body of `POST /internal/builds` as parseNewBuild reads it, for the API description. */
+export const NEW_BUILD_SCHEMA = {
+	type: "object",
+	properties: {
+		project_id: BODY_ID_SCHEMA,
+		name: line(255),
+		stage: optionalLine(255),
+		ref: line(255),
+		tag: { enum: [true, false, "true", "false", "1", "0", 1, 0, "", null] },
+		commit: {
+			type: "object",
+			properties: {
+				id: { type: "string", pattern: schemaPattern(COMMIT_ID) },
+				short_id: { type: ["string", "null"], pattern: schemaPattern(/^(|[0-9a-f]{4,64})$/i), description: "The id's first characters." },
+				title: optionalLine(1024),
+				message: { type: "string", minLength: 1, maxLength: 65536, pattern: schemaPattern(MULTILINE_TEXT) },
+				author_name: line(255),
+				author_email: email,
+				committer_name: optionalLine(255),
+				committer_email: { anyOf: [email, { enum: ["", null] }] },
+				created_at: { type: "string", maxLength: 64, pattern: schemaPattern(ISO_TIME) },
+			},
+			required: ["id", "message", "author_name", "author_email", "created_at"],
+			additionalProperties: false,
+		},
+		user_id: { anyOf: [BODY_ID_SCHEMA, { enum: ["", null] }] },
+	},
+	required: ["project_id", "name", "ref", "commit"],
+	additionalProperties: false,
+};
+
 /** An id in a body: out of range is invalid (not a 404: nothing is being looked up by it yet). */
 function parseIdParam(raw: unknown, name: string): number {
 	try {
@@ -155,10 +207,23 @@ function parseIdParam(raw: unknown, name: string): number {
  */
 export function parseArtifactsFilename(raw: unknown): string {
 	if (raw === undefined || raw === null || raw === "") throw missing("filename");
-	if (typeof raw !== "string" || Buffer.byteLength(raw) > 255 || raw === "." || raw === "..") throw invalid("filename");
-	if (hasControlCharacters(raw) || /[/\\]/.test(raw)) throw invalid("filename");
+	if (typeof raw !== "string" || charCount(raw) > 255 || !FILENAME.test(raw)) throw invalid("filename");
 	return raw;
 }
+
+/** One path segment of printable characters, not `.` or `..`. */
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const FILENAME = /^(?!\.\.?$)[^\x00-\x1f\x7f/\\]+$/;
+
+/** A trace's chunk (`PATCH /internal/builds/:build_id/trace`): text/plain, or JSON's `text`; for the API description. */
+export const TRACE_CHUNK_SCHEMA = { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false };
+
+/** The query of an artifacts upload, for the API description. */
+export const ARTIFACTS_UPLOAD_SCHEMA = {
+	type: "object",
+	properties: { filename: { type: "string", maxLength: 255, pattern: schemaPattern(FILENAME) } },
+	required: ["filename"],
+};
 
 /**
  * `attachment; filename=<name>` as GitLab 8.x sends it (unquoted) when the name is a plain

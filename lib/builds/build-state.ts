@@ -11,6 +11,7 @@
  */
 import { BUILD_STATUSES, type BuildStatus } from "../../models/build";
 import { forbidden, badRequest, invalidValue, missing, paramError } from "../api/errors";
+import { schemaPattern } from "../api/schema-pattern";
 
 const FINISHED_STATUSES: readonly BuildStatus[] = ["success", "failed", "canceled"];
 /** What a runner may report through `PUT /internal/builds/:build_id`. */
@@ -168,7 +169,21 @@ export function parseRunnerUpdate(body: { status?: unknown; coverage?: unknown }
 /** Coverage as GitLab stores it: a float, or null for none. Numeric strings (form bodies) are accepted. */
 export function parseCoverage(raw: unknown): number | null {
 	if (raw === null || raw === "") return null;
-	const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : NaN;
+	const n = typeof raw === "number" ? raw : typeof raw === "string" && COVERAGE_TEXT.test(raw) ? Number(raw) : NaN;
 	if (!Number.isFinite(n) || n < 0 || n > 100) throw paramError("coverage is invalid");
 	return n;
 }
+
+/** A percentage in decimal digits, 0 to 100 (a form's field). */
+const COVERAGE_TEXT = /^\s*0*(\d{1,2}(\.\d+)?|100(\.0+)?)\s*$/;
+
+/** What parseRunnerUpdate takes (`PUT /internal/builds/:build_id`), for the API description. */
+export const RUNNER_UPDATE_SCHEMA = {
+	type: "object",
+	properties: {
+		status: { enum: RUNNER_STATUSES },
+		coverage: { anyOf: [{ type: "number", minimum: 0, maximum: 100 }, { type: "string", pattern: schemaPattern(COVERAGE_TEXT) }, { enum: ["", null] }] },
+	},
+	required: ["status"],
+	additionalProperties: false,
+};

@@ -30,6 +30,15 @@ export const KEYSET_PARAMS = {
 	cursor: { type: "string", max: 512, optional: true },
 } as const;
 
+/** Keyset pages only in that order (wantsKeyset answers any other 405), as the API description states it. */
+export const KEYSET_GROUP = {
+	jointly: ["pagination", "order_by", "sort"],
+	schema: {
+		if: { required: ["pagination"], properties: { pagination: { const: "keyset" } } },
+		then: { properties: { order_by: { const: "id" }, sort: { const: "desc" } } },
+	},
+} as const;
+
 export interface KeysetParams {
 	pagination?: "offset" | "keyset";
 	order_by?: string;

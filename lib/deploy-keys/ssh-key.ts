@@ -5,6 +5,7 @@
  * key `ssh-keygen -l` would accept gets a fingerprint (MD5 of the blob, colon-separated hex).
  */
 import crypto from "crypto";
+import { schemaPattern } from "../api/schema-pattern";
 
 const SSH_KEY_TYPES = ["ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-ed25519"] as const;
 type SshKeyType = (typeof SSH_KEY_TYPES)[number];
@@ -262,3 +263,26 @@ export function validateDeployKey(input: { title?: unknown; key?: unknown }): De
 
 /** The uniqueness error of a key already in a project the caller cannot access. */
 export const FINGERPRINT_TAKEN: ValidationErrors = { fingerprint: ["has already been taken"] };
+
+/**
+ * A new key's fields as the API description states them (`openapi` of its parameters): the title
+ * as Rails takes it (text, or a number or boolean as text), the key an OpenSSH public key line.
+ */
+export const DEPLOY_KEY_DOC = {
+	title: { anyOf: [{ type: "string", maxLength: MAX_TITLE_LENGTH, pattern: schemaPattern(/\S/) }, { type: ["number", "boolean"] }] },
+	key: {
+		type: "string",
+		maxLength: MAX_KEY_LENGTH,
+		pattern: schemaPattern(/^\s*(ssh|ecdsa)-/),
+		description: "An OpenSSH public key: `ssh-ed25519 AAAA… comment` (ssh-rsa, ecdsa-sha2-nistp256/384/521, ssh-ed25519).",
+	},
+	/** What an edit takes: text only. */
+	newTitle: { type: "string", maxLength: MAX_TITLE_LENGTH, pattern: schemaPattern(/\S/) },
+} as const;
+
+/** A new key's parameters as both versions declare them (validateDeployKey reads them), both needed. */
+export const NEW_KEY_PARAMS = {
+	title: { type: "any", optional: true, openapi: DEPLOY_KEY_DOC.title },
+	key: { type: "any", optional: true, openapi: DEPLOY_KEY_DOC.key },
+} as const;
+export const NEW_KEY_GROUPS = [{ jointly: ["title", "key"], schema: { required: ["title", "key"] } }] as const;

@@ -20,10 +20,14 @@ import { paramError, validation } from "../api/errors";
 import type { ApiVersion, FieldDef, IntegrationDef } from "./catalogue";
 import { fieldLabel, fieldsOf, isRequired, isSecret } from "./catalogue";
 import type { EventFlag } from "../../models/integration";
+import { charCount } from "../text/chars";
+import { HTTP_URL } from "../text/formats";
 
 export type Properties = Record<string, unknown>;
 
-const MAX_VALUE_LENGTH = 10_000;
+export const MAX_VALUE_LENGTH = 10_000;
+/** An integer field's text (a form's). */
+const INTEGER_TEXT = /^\s*-?\d{1,15}\s*$/;
 
 export interface MergeResult {
 	/** Declared fields only; untouched secrets keep their stored (encrypted) value. */
@@ -49,15 +53,8 @@ export function parseBoolean(v: unknown): boolean | undefined {
 	return undefined;
 }
 
-function isHttpUrl(v: string): boolean {
-	if (/\s/.test(v)) return false;
-	try {
-		const u = new URL(v);
-		return (u.protocol === "http:" || u.protocol === "https:") && !!u.hostname;
-	} catch {
-		return false;
-	}
-}
+/** An http(s) URL with a host and no whitespace (lib/text/formats.ts, as the API description states it). */
+export const isHttpUrl = (v: string) => !/\s/.test(v) && HTTP_URL.test(v);
 
 /** `label`: the name the request knows the field by (GitLab's or the spec's); v4 reads booleans as its Grape does. */
 function coerce(f: FieldDef, raw: unknown, label: string, version: ApiVersion): Coerced {
@@ -67,7 +64,7 @@ function coerce(f: FieldDef, raw: unknown, label: string, version: ApiVersion): 
 			return b === undefined ? { error: `${label} is invalid` } : { value: b };
 		}
 		case "integer": {
-			const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\s*-?\d{1,15}\s*$/.test(raw) ? Number(raw) : NaN;
+			const n = typeof raw === "number" ? raw : typeof raw === "string" && INTEGER_TEXT.test(raw) ? Number(raw) : NaN;
 			if (!Number.isSafeInteger(n)) return { error: `${label} is invalid` };
 			if ((f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max)) return { error: `${label} does not have a valid value` };
 			return { value: n };
@@ -190,7 +187,9 @@ function checkModel(def: IntegrationDef, given: Given, properties: Properties, l
 		if (v === undefined || v === BLANK) continue;
 		// Coerced values are strings, numbers or booleans.
 		const text = typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : "";
-		if (typeof v === "string" && v.length > MAX_VALUE_LENGTH) add(label(f), `is too long (maximum is ${MAX_VALUE_LENGTH} characters)`);
+		// A URL is bounded by the body's limit alone: sent with spaces around it, it is taken trimmed.
+		if (typeof v === "string" && f.type !== "url" && charCount(v) > MAX_VALUE_LENGTH)
+			add(label(f), `is too long (maximum is ${MAX_VALUE_LENGTH} characters)`);
 		else if (f.type === "url" && !isHttpUrl(text)) add(label(f), "must be a valid URL");
 		else if (f.pattern && !f.pattern.test(text)) add(label(f), f.patternMessage ?? "is invalid");
 	}

@@ -1,5 +1,14 @@
-/** Label rules of GitLab 8.x, with this API's colour form (`#RRGGBB`, docs/api.md#label-entity). */
+/**
+ * Label rules of GitLab 8.x, with this API's colour form (`#RRGGBB`, docs/api.md#label-entity),
+ * and the same rules as keywords of the parameters' JSON Schema for the API description.
+ */
+import { decimalUpTo, schemaPattern } from "../api/schema-pattern";
+import { charCount } from "../text/chars";
+
 const COLOR = /^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$/;
+/** A title: not blank, no comma. */
+const TITLE = /^[^,]*[^,\s][^,]*$/;
+const MAX_TITLE = 255;
 
 /** `#FA0` → `#FFAA00`; `#ffaa00` → `#FFAA00`; anything else (null, a number, an object) → null. */
 export function normalizeColor(input: unknown): string | null {
@@ -17,9 +26,13 @@ export function titleErrors(title: unknown): string[] {
 	const errors: string[] = [];
 	if (!title.trim()) errors.push("can't be blank");
 	if (!/^[^,]+$/.test(title)) errors.push("is invalid");
-	if (title.length > 255) errors.push("is too long (maximum is 255 characters)");
+	if (charCount(title) > MAX_TITLE) errors.push(`is too long (maximum is ${MAX_TITLE} characters)`);
 	return errors;
 }
+
+/** A label's title and colour as sent (trimmed, a colour is one of COLOR), as keywords of their parameters' schema. */
+export const TITLE_DOC = { maxLength: MAX_TITLE, pattern: schemaPattern(TITLE) } as const;
+export const COLOR_DOC = { pattern: schemaPattern(new RegExp(`^\\s*${COLOR.source.slice(1, -1)}\\s*$`)) } as const;
 
 /**
  * A label's new title and colour, checked once: the model errors (`{title: [...], color: [...]}`)
@@ -37,11 +50,12 @@ export function checkLabel(fields: { title?: unknown; color?: unknown }): { erro
 }
 
 /**
- * Up to 15 digits (always a safe integer), spaces around them, or blank. Linear: the digits are
- * not optional inside the group, so two runs of spaces never compete for one (the schema's
- * `max` does not stop a pattern from running on a megabyte).
+ * A whole number from 0 to 2^53 - 1 in decimal digits (what a JSON number may be, as a form sends
+ * it), spaces around them, or blank. Linear: the digits are not optional inside the group, so two
+ * runs of spaces never compete for one (the schema's `max` does not stop a pattern from running
+ * on a megabyte).
  */
-const PRIORITY_DIGITS = /^\s*(?:(\d{1,15})\s*)?$/;
+const PRIORITY_DIGITS = new RegExp(`^\\s*(?:(0+|0*${decimalUpTo(Number.MAX_SAFE_INTEGER)})\\s*)?$`);
 
 /**
  * `priority` as a create or edit declares it (GitLab 8.16: `optional :priority, type: Integer,

@@ -77,6 +77,13 @@ const absent = (err: unknown) => (err as { code?: string } | null)?.code === "40
  * JetStream: read with the adapter's manager. Listing asks for the next message from a sequence
  * number on, so it costs one request per letter however many were deleted in between.
  */
+/**
+ * A dead letter's id, whichever store keeps it: a JetStream sequence (`42`), a Redis stream id
+ * (`1717171717171-0`), an in-process one (`3:mailer`). One this deployment's store does not use
+ * names nothing (404); anything else is no id (400).
+ */
+export const DEAD_LETTER_ID = /^([1-9]\d{0,14}|\d{1,19}-\d{1,19}|[1-9]\d*:[A-Za-z0-9_.-]+)$/;
+
 export function natsDeadLetters(adapter: { manager: JetStreamManager }, prefix: string): DeadLetterStore {
 	const { deadLetterStream: stream, deadLetterSubject: subject } = pushNames(prefix);
 	const headersOf = (msg: StoredMsg): Record<string, string> => {
@@ -93,7 +100,7 @@ export function natsDeadLetters(adapter: { manager: JetStreamManager }, prefix: 
 			throw err;
 		}
 	};
-	const validId = (id: string) => /^[1-9]\d{0,15}$/.test(id) && Number.isSafeInteger(Number(id));
+	const validId = (id: string) => /^[1-9]\d{0,14}$/.test(id);
 	return {
 		async list(limit) {
 			const out: DeadLetter[] = [];
@@ -178,7 +185,7 @@ export function memoryDeadLetters(adapter: InProcessChannelAdapter): DeadLetterS
 		list(limit) {
 			return Promise.resolve(adapter.deadLetters.slice(0, limit).map(d => describe(`${d.seq}:${d.group}`, parse(d.data), d.headers)));
 		},
-		validId: id => /^[1-9]\d*:[\w.-]+$/.test(id),
+		validId: id => /^[1-9]\d*:[A-Za-z0-9_.-]+$/.test(id),
 		take(id) {
 			const i = find(id);
 			const letter = i < 0 ? null : adapter.deadLetters[i];

@@ -8,7 +8,10 @@
  * repository.
  */
 import { paramError, invalidValue, missing, badRequest } from "../api/errors";
-import { hasControlCharacters } from "../text/control-characters";
+import { schemaPattern } from "../api/schema-pattern";
+import { charCount } from "../text/chars";
+import { hasControlCharacters, SINGLE_LINE_TEXT } from "../text/control-characters";
+import { HTTP_URL, ISO_TIME } from "../text/formats";
 
 export const BLANK_SHA = "0000000000000000000000000000000000000000";
 const MAX_COMMITS = 100;
@@ -94,10 +97,13 @@ export function commitTitle(message: string): string {
 }
 
 const SHA = /^[0-9a-f]{40}$/i;
+const PATH_WITH_NAMESPACE = /^[^/\s]+(\/[^/\s]+)+$/;
+const REF = /^refs\/[^/\s]+\/\S/;
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => !!v && typeof v === "object" && !Array.isArray(v);
-const isInt = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v)) || (typeof v === "string" && /^\d{1,15}$/.test(v));
+const INT_TEXT = /^\d{1,15}$/;
+const isInt = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v)) || (typeof v === "string" && INT_TEXT.test(v));
 
 function need(obj: Obj, key: string, label = key): unknown {
 	const v = obj[key];
@@ -108,14 +114,14 @@ function need(obj: Obj, key: string, label = key): unknown {
 function str(obj: Obj, key: string, label = key, { required = true, max = 100_000 } = {}): string {
 	const v = required ? need(obj, key, label) : obj[key];
 	if (v === undefined || v === null) return "";
-	if (typeof v !== "string" || v.length > max) throw paramError(`${label} is invalid`);
+	if (typeof v !== "string" || charCount(v) > max) throw paramError(`${label} is invalid`);
 	return v;
 }
 
 function optStr(obj: Obj, key: string, label = key, max = 100_000): string | null {
 	const v = obj[key];
 	if (v === undefined || v === null) return null;
-	if (typeof v !== "string" || v.length > max) throw paramError(`${label} is invalid`);
+	if (typeof v !== "string" || charCount(v) > max) throw paramError(`${label} is invalid`);
 	return v;
 }
 
@@ -134,24 +140,17 @@ function int(obj: Obj, key: string, label = key, min = 0): number {
 function paths(obj: Obj, key: string, label: string): string[] {
 	const v = obj[key];
 	if (v === undefined || v === null) return [];
-	if (!Array.isArray(v) || v.length > 10_000 || v.some(p => typeof p !== "string" || p.length > 4096)) throw paramError(`${label} is invalid`);
+	if (!Array.isArray(v) || v.length > 10_000 || v.some(p => typeof p !== "string" || charCount(p) > 4096)) throw paramError(`${label} is invalid`);
 	return v as string[];
 }
 
-function httpUrl(value: string): boolean {
-	try {
-		const u = new URL(value);
-		return u.protocol === "http:" || u.protocol === "https:";
-	} catch {
-		return false;
-	}
-}
+const httpUrl = (value: string) => HTTP_URL.test(value);
 
 function commit(raw: unknown, i: number): PushCommit {
 	const label = (k: string) => `commits[${i}][${k}]`;
 	if (!isObj(raw)) throw paramError(`commits[${i}] is invalid`);
 	const timestamp = str(raw, "timestamp", label("timestamp"), { max: 64 });
-	if (Number.isNaN(Date.parse(timestamp))) throw paramError(`${label("timestamp")} is invalid`);
+	if (!ISO_TIME.test(timestamp)) throw paramError(`${label("timestamp")} is invalid`);
 	const url = str(raw, "url", label("url"), { max: 4096 });
 	if (!httpUrl(url)) throw paramError(`${label("url")} is invalid`);
 	const author = need(raw, "author", label("author"));
@@ -175,7 +174,7 @@ function project(raw: unknown): PushProject {
 	if (raw === undefined || raw === null) throw missing("project");
 	if (!isObj(raw)) throw paramError("project is invalid");
 	const pathWithNamespace = str(raw, "path_with_namespace", "project[path_with_namespace]", { max: 1024 });
-	if (!/^[^/\s]+(\/[^/\s]+)+$/.test(pathWithNamespace)) throw paramError("project[path_with_namespace] is invalid");
+	if (!PATH_WITH_NAMESPACE.test(pathWithNamespace)) throw paramError("project[path_with_namespace] is invalid");
 	const webUrl = optStr(raw, "web_url", "project[web_url]", 4096);
 	if (webUrl !== null && !httpUrl(webUrl)) throw paramError("project[web_url] is invalid");
 	const vis = raw.visibility_level;
@@ -227,7 +226,7 @@ export function validatePushPayload(body: unknown): PushPayload {
 	if (kind !== "push" && kind !== "tag_push") throw invalidValue("object_kind");
 
 	const ref = str(body, "ref", "ref", { max: 1024 });
-	if (!/^refs\/[^/\s]+\/\S/.test(ref) || hasControlCharacters(ref)) throw paramError("ref is invalid");
+	if (!REF.test(ref) || hasControlCharacters(ref)) throw paramError("ref is invalid");
 	// GitLab derives the kind from the ref; a payload that disagrees with itself is refused.
 	if ((kind === "tag_push") !== isTagRef(ref)) throw invalidValue("object_kind");
 
@@ -272,3 +271,107 @@ export function validatePushPayload(body: unknown): PushPayload {
 	if (d) payload.diffs = d;
 	return payload;
 }
+
+/** What validatePushPayload takes (`POST /internal/push`), for the API description. */
+const textSchema = (max: number) => ({ type: "string", minLength: 1, maxLength: max });
+const optionalTextSchema = (max: number) => ({ type: ["string", "null"], maxLength: max });
+const shaSchema = { type: "string", pattern: schemaPattern(SHA) };
+/** `isInt` at least `min` (0 or 1): a safe integer, or up to 15 digits. */
+const intSchema = (min: 0 | 1) => ({
+	anyOf: [
+		{ type: "integer", minimum: min, maximum: Number.MAX_SAFE_INTEGER },
+		{ type: "string", pattern: schemaPattern(min ? /^(?=\d{1,15}$)0*[1-9]\d*$/ : INT_TEXT) },
+	],
+});
+const urlSchema = { type: "string", minLength: 1, maxLength: 4096, pattern: schemaPattern(HTTP_URL) };
+const pathList = { type: ["array", "null"], maxItems: 10_000, items: { type: "string", maxLength: 4096 } };
+/** A branch's ref for a push, a tag's for a tag push (GitLab derives the kind from the ref). */
+const REF_TEXT = { type: "string", minLength: 1, maxLength: 1024, allOf: [{ pattern: schemaPattern(REF) }, { pattern: schemaPattern(SINGLE_LINE_TEXT) }] };
+const TAG_REF = /^refs\/tags\//;
+const flag = { type: ["boolean", "null"] };
+
+export const PUSH_PAYLOAD_SCHEMA = {
+	type: "object",
+	properties: {
+		object_kind: { enum: ["push", "tag_push"] },
+		before: shaSchema,
+		after: shaSchema,
+		ref: REF_TEXT,
+		checkout_sha: { anyOf: [shaSchema, { type: "null" }] },
+		message: optionalTextSchema(100_000),
+		user_id: intSchema(1),
+		user_name: textSchema(1024),
+		user_username: optionalTextSchema(255),
+		user_email: optionalTextSchema(1024),
+		project_id: intSchema(1),
+		project: {
+			type: "object",
+			properties: {
+				name: textSchema(1024),
+				path_with_namespace: { ...textSchema(1024), pattern: schemaPattern(PATH_WITH_NAMESPACE) },
+				namespace: optionalTextSchema(1024),
+				web_url: { anyOf: [urlSchema, { type: "null" }] },
+				description: optionalTextSchema(100_000),
+				default_branch: optionalTextSchema(1024),
+				visibility_level: { anyOf: [{ enum: [0, 10, 20, null] }, { type: "string", pattern: schemaPattern(/^(0{1,15}|0{0,13}[12]0)$/) }] },
+			},
+			required: ["name", "path_with_namespace"],
+			additionalProperties: false,
+		},
+		commits: {
+			type: ["array", "null"],
+			maxItems: MAX_COMMITS,
+			items: {
+				type: "object",
+				properties: {
+					id: shaSchema,
+					message: optionalTextSchema(1_000_000),
+					timestamp: { type: "string", maxLength: 64, pattern: schemaPattern(ISO_TIME) },
+					url: urlSchema,
+					author: {
+						type: "object",
+						properties: { name: textSchema(1024), email: optionalTextSchema(1024) },
+						required: ["name"],
+						additionalProperties: false,
+					},
+					added: pathList,
+					modified: pathList,
+					removed: pathList,
+				},
+				required: ["id", "timestamp", "url", "author"],
+				additionalProperties: false,
+			},
+		},
+		total_commits_count: { anyOf: [intSchema(0), { type: "null" }], description: "At least as many as `commits` holds (their count when left out)." },
+		repository: { type: ["object", "null"], properties: { name: optionalTextSchema(1024) }, additionalProperties: false },
+		diffs: {
+			type: ["array", "null"],
+			maxItems: MAX_DIFFS,
+			items: {
+				type: "object",
+				properties: {
+					old_path: optionalTextSchema(4096),
+					new_path: optionalTextSchema(4096),
+					diff: optionalTextSchema(10_000_000),
+					new_file: flag,
+					renamed_file: flag,
+					deleted_file: flag,
+					too_large: flag,
+				},
+				// A path, old or new, that is not blank.
+				anyOf: [
+					{ required: ["old_path"], properties: { old_path: { type: "string", minLength: 1 } } },
+					{ required: ["new_path"], properties: { new_path: { type: "string", minLength: 1 } } },
+				],
+				additionalProperties: false,
+			},
+		},
+	},
+	required: ["object_kind", "before", "after", "ref", "user_id", "user_name", "project_id", "project"],
+	// The kind follows the ref.
+	oneOf: [
+		{ properties: { object_kind: { const: "tag_push" }, ref: { pattern: schemaPattern(TAG_REF) } } },
+		{ properties: { object_kind: { const: "push" }, ref: { not: { pattern: schemaPattern(TAG_REF) } } } },
+	],
+	additionalProperties: false,
+};

@@ -6,6 +6,7 @@
  * delete, move), and the rules every file set keeps, with GitLab's messages.
  */
 import { paramError, validation } from "../api/errors";
+import { checkParamGroups, type ParamGroup } from "../api/param-groups";
 import type { SnippetDoc } from "../../models/snippet";
 import { FILE_NAME_MESSAGE, MAX_SNIPPET_CONTENT_BYTES, MAX_SNIPPET_FILE_NAME_LENGTH } from "./snippet-rules";
 
@@ -45,10 +46,12 @@ function fileList(raw: unknown): Record<string, unknown>[] {
 	return list as Record<string, unknown>[];
 }
 
-/** A create's files: `files[]` (`file_path`, `content`) or `content` with `file_name`, exactly one of them (Grape's checks). */
+/** A create's files: `files[]` or `content`, exactly one of them (Grape's check). */
+export const CREATE_FILES_GROUPS: ParamGroup[] = [{ exactlyOneOf: ["files", "content"], nullIsAbsent: true }];
+
+/** A create's files: `files[]` (`file_path`, `content`) or `content` with `file_name` (CREATE_FILES_GROUPS). */
 export function readCreateFiles(params: { files?: unknown; content?: unknown; file_name?: unknown }): SnippetFile[] {
-	if (given(params.files) && given(params.content)) throw paramError("files, content are mutually exclusive");
-	if (!given(params.files) && !given(params.content)) throw paramError("files, content are missing, exactly one parameter must be provided");
+	checkParamGroups(CREATE_FILES_GROUPS, params);
 	if (given(params.content)) {
 		if (!given(params.file_name)) throw paramError("file_name is missing");
 		return [{ path: text(params.file_name) ?? invalid("file_name"), content: text(params.content) ?? invalid("content") }];
@@ -119,3 +122,22 @@ export function checkFiles(files: SnippetFile[]): void {
 	if (bytes > MAX_SNIPPET_CONTENT_BYTES) errors.push(`are too large (maximum is ${MAX_SNIPPET_CONTENT_BYTES} bytes in all)`);
 	if (errors.length) throw validation({ files: errors });
 }
+
+/** `files[]` as the API description states it: a list (or a form's object of them), each file's fields as Grape's String takes them. */
+const AS_TEXT = { type: ["string", "number", "boolean"] };
+const fileSchema = (required: string[], extra: Record<string, unknown> = {}) => ({
+	type: "object",
+	properties: { file_path: AS_TEXT, content: AS_TEXT, ...extra },
+	required,
+	additionalProperties: false,
+});
+const listOf = (file: Record<string, unknown>) => ({
+	anyOf: [
+		{ type: "array", items: file },
+		{ type: "object", additionalProperties: file },
+	],
+});
+export const CREATE_FILES_DOC = listOf(fileSchema(["file_path", "content"]));
+export const FILE_ACTIONS_DOC = listOf(
+	fileSchema(["action"], { action: { enum: FILE_ACTIONS }, previous_path: { type: ["string", "number", "boolean", "null"] } }),
+);

@@ -8,6 +8,8 @@
  */
 import { AccessLevel, canReadProject, hasLevel, Visibility, VISIBILITY_LEVELS, type Caller, type ProjectAccess } from "../accounts/access";
 import { invalidValue, missing, paramError, validation } from "../api/errors";
+import { checkParamGroups, type ParamGroup } from "../api/param-groups";
+import { schemaPattern } from "../api/schema-pattern";
 
 /**
  * Largest snippet content accepted, in UTF-8 bytes. Kept well under the default request body
@@ -155,9 +157,10 @@ export function readSnippetCreate(params: Params): SnippetFields {
  * PUT parameters: the fields to change. At least one of the four must be given; `code` only
  * replaces the content when it is not blank (GitLab: `params[:code].present?`).
  */
+export const SNIPPET_UPDATE_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["title", "file_name", "code", "visibility_level"], nullIsAbsent: true }];
+
 export function readSnippetUpdate(params: Params): Partial<SnippetFields> {
-	const names = ["title", "file_name", "code", "visibility_level"];
-	if (!names.some(name => given(params, name))) throw paramError(`${names.join(", ")} are missing, at least one parameter must be provided`);
+	checkParamGroups(SNIPPET_UPDATE_GROUPS, params);
 	const changes: Partial<SnippetFields> = {};
 	const title = stringParam(params, "title");
 	const fileName = stringParam(params, "file_name");
@@ -175,3 +178,17 @@ export function checkSnippetFields(fields: Partial<SnippetFields>, projectVisibi
 	const errors = modelErrors(fields, projectVisibility);
 	if (Object.keys(errors).length) throw validation(errors);
 }
+
+/** The parameters above as the API description states them (`openapi` of each): what Grape's String takes, and the model's rules. */
+const NOT_BLANK = schemaPattern(/\S/);
+/** Grape's String takes numbers and booleans as their text. */
+const AS_TEXT = [{ type: "number" }, { type: "boolean" }];
+const VISIBILITY_DOC = { anyOf: [{ enum: VISIBILITY_LEVELS }, { type: "string", pattern: schemaPattern(/^\s*(-?0+|0*[12]0)\s*$/) }] };
+export const SNIPPET_FIELDS_DOC = {
+	title: { anyOf: [{ type: "string", maxLength: MAX_SNIPPET_TITLE_LENGTH, pattern: NOT_BLANK }, ...AS_TEXT] },
+	file_name: { anyOf: [{ type: "string", maxLength: MAX_SNIPPET_FILE_NAME_LENGTH, pattern: schemaPattern(FILE_NAME) }, ...AS_TEXT] },
+	code: { anyOf: [{ type: "string", maxLength: MAX_SNIPPET_CONTENT_BYTES, pattern: NOT_BLANK, description: "At most this many bytes." }, ...AS_TEXT] },
+	visibility_level: VISIBILITY_DOC,
+} as const;
+/** An edit's code may be blank: it then leaves the content as it is. */
+export const SNIPPET_UPDATE_CODE_DOC = { anyOf: [{ type: "string", maxLength: MAX_SNIPPET_CONTENT_BYTES }, ...AS_TEXT] } as const;

@@ -83,13 +83,12 @@ describe.each(["nats", "redis"] as const)("on %s", kind => {
 	let names: ReturnType<typeof pushNames>;
 	beforeAll(async () => ({ broker, names } = await startEvents(kind)));
 
-	it("answers a malformed id with 400 before looking it up, and an unknown one with 404", async () => {
-		const malformed = kind === "nats" ? ["abc", "0", "1-0", "12345678901234567890"] : ["abc", String(Date.now()), "1-0-0", "1-"];
-		for (const id of malformed) await expect(replay(broker, id)).rejects.toMatchObject({ code: 400, data: { body: { error: "id is invalid" } } });
-		await expect(replay(broker, kind === "nats" ? "999999" : "1-0")).rejects.toMatchObject({
-			code: 404,
-			data: { body: { message: "404 Dead Letter Not Found" } },
-		});
+	it("answers an id of no store's shape with 400 before looking it up, and an unknown one, or another store's, with 404", async () => {
+		for (const id of ["abc", "0", "12345678901234567890", "1-0-0", "1-", "3:", "x:mailer"])
+			await expect(replay(broker, id)).rejects.toMatchObject({ code: 400, data: { body: { error: "id is invalid" } } });
+		const elsewhere = kind === "nats" ? ["1-0", "3:mailer"] : [String(Date.now()), "3:mailer"];
+		for (const id of [kind === "nats" ? "999999" : "1-0", ...elsewhere])
+			await expect(replay(broker, id)).rejects.toMatchObject({ code: 404, data: { body: { message: "404 Dead Letter Not Found" } } });
 	});
 
 	it("does not replay a letter whose event is older than its delivery records (409), and replays a younger one", async () => {

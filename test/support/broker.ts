@@ -5,6 +5,7 @@
 import type { AddressInfo } from "net";
 import { ServiceBroker, type BrokerOptions, type ServiceSchema } from "moleculer";
 import { config } from "../../config";
+import { createValidator } from "../../lib/api/validator";
 import { client, type Client } from "./http";
 
 export interface LocalStack {
@@ -27,7 +28,7 @@ export async function startLocal(services: AnyServiceSchema[], options: Partial<
 		logger: { type: "Console", options: { level: config.logLevel } },
 		cacher: "Memory",
 		serializer: "JSONExt",
-		validator: true,
+		validator: createValidator(),
 		...options,
 	});
 	const created = services.map(schema => broker.createService(schema));

@@ -1,6 +1,8 @@
-/** The fuzzers' seed: FUZZ_SEED, a new one for FUZZ_SEED=random (`npm run fuzz`), else CI's fixed one. A failure prints it. */
+/**
+ * The fuzzers' seed: FUZZ_SEED when it is a number (a run replayed), a new one otherwise, so that
+ * every run, CI's included, tries other inputs. The tests name it, and a failure prints it.
+ */
 export function fuzzSeed(): number {
-	const given = process.env.FUZZ_SEED;
-	if (given === "random") return Math.floor(Math.random() * 2 ** 31);
-	return given ? Number(given) : 20170101;
+	const given = Number(process.env.FUZZ_SEED);
+	return process.env.FUZZ_SEED && Number.isSafeInteger(given) ? given : Math.floor(Math.random() * 2 ** 31);
 }

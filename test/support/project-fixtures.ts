@@ -1,9 +1,14 @@
 /**
  * One project with something behind every kind of endpoint: a member, a label, a deploy key, a
- * snippet, a build (with a trace and artifacts), and an integration holding a secret. Returns the
- * values that fill each route's path parameters (`:id`, `:name`, `:key_id`, …), for the tests that
- * walk every endpoint (fuzz, security).
+ * snippet, a build (with a trace and an artifacts archive of one file, then successful, so that
+ * v4's artifacts by ref find it; its pipeline), and an integration holding a secret. Returns the
+ * values that fill each route's path parameters (`:id`, `:name`, `:key_id`, v4's `:label_id`,
+ * `:job_id`, `:pipeline_id`, `*ref_name`, `*artifact_path`, …), for the tests that walk every
+ * endpoint (fuzz, security).
  */
+import { storedZip } from "../../scripts/zip";
+import { SNIPPET_REF } from "../../presenters/snippet.v4";
+import { encodeCursor } from "../../lib/builds/job-listing";
 import { internalApi } from "./builds";
 import type { Cluster } from "./cluster";
 import { addMember, createProject, createUser, type TestUser } from "./fixtures";
@@ -14,7 +19,10 @@ import type { KeyFactory } from "./ssh-keys";
 export const FIXTURE_SHA = "0ff3ae198f8601a285adcf5c0fff204ee6fba5fd";
 
 export interface SeededProject {
-	/** Path parameter values by name: id, path, user_id, name, key_id, snippet_id, build_id, sha, slug; and sshKey. */
+	/**
+	 * Path parameter values by name: id, path, user_id, name, key_id, snippet_id, build_id, sha, slug;
+	 * v4's label_id, job_id, pipeline_id, ref_name, artifact_path, ref, file_path; the query's job; and sshKey.
+	 */
 	ids: Record<string, string>;
 	/** The integration's secret token (must never come back, and is stored only encrypted). */
 	integrationSecret: string;
@@ -36,6 +44,7 @@ export async function seedProject(
 	await cluster.waitForRoute("GET", `/projects/${project.id}/labels`, owner.token);
 	const label = await as.post(`/projects/${project.id}/labels`, { body: { name: "bug", color: "#ff0000" } });
 	if (label.status !== 200) throw new Error(`label: ${label.status} ${label.text}`);
+	ids.label_id = String((await as.get(`/projects/${project.id}/labels`)).body[0].id);
 
 	const key = await keys.generate("ed25519");
 	ids.sshKey = key.line;
@@ -48,19 +57,23 @@ export async function seedProject(
 	const snippet = await as.post(`/projects/${project.id}/snippets`, { body: { title: "s", file_name: "s.rb", code: "puts 1", visibility_level: 0 } });
 	if (snippet.status !== 201) throw new Error(`snippet: ${snippet.status} ${snippet.text}`);
 	ids.snippet_id = String(snippet.body.id);
+	Object.assign(ids, { ref: SNIPPET_REF, file_path: "s.rb" });
 
 	await cluster.waitForRoute("GET", `/projects/${project.id}/builds`, owner.token);
 	const ci = internalApi(cluster.url, cluster.internalSecret);
 	const buildId = await ci.build({ project_id: project.id, sha: FIXTURE_SHA });
-	ids.build_id = String(buildId);
+	Object.assign(ids, { build_id: String(buildId), job_id: String(buildId), ref_name: "master", job: "rspec", artifact_path: "seeded.txt" });
 	const trace = await ci.raw.patch(`/internal/builds/${buildId}/trace`, { headers: { ...ci.headers, "Content-Type": "text/plain" }, body: "seeded trace\n" });
 	if (trace.status !== 200) throw new Error(`trace: ${trace.status} ${trace.text}`);
 	const artifacts = await fetch(`${cluster.url}/internal/builds/${buildId}/artifacts?filename=seeded.zip`, {
 		method: "PUT",
 		headers: { ...ci.headers, "Content-Type": "application/octet-stream" },
-		body: Buffer.from("PK\u0003\u0004seeded artifacts"),
+		body: storedZip([{ name: ids.artifact_path, data: Buffer.from("seeded artifacts\n") }]),
 	});
 	if (artifacts.status !== 200) throw new Error(`artifacts: ${artifacts.status} ${await artifacts.text()}`);
+	await ci.drive(buildId, "success");
+	ids.cursor = encodeCursor({ id: buildId, seq: 1 });
+	ids.pipeline_id = String((await client(cluster.url.replace(/\/v3$/, "/v4"), owner.token).get(`/projects/${project.id}/pipelines`)).body[0].id);
 
 	const integrationSecret = `seeded-secret-${Math.random().toString(36).slice(2, 10)}`;
 	await cluster.waitForRoute("GET", `/projects/${project.id}/services/emails-on-push`, owner.token);

@@ -27,7 +27,7 @@ export interface GatewayRoute {
 }
 
 /** What the route tests read of an action's declaration (types/moleculer.d.ts), its parameters as plain records. */
-export type ActionSchemaSummary = Pick<ActionSchema, "auth" | "hedge" | "cache"> & { params?: Record<string, any> };
+export type ActionSchemaSummary = Pick<ActionSchema, "auth" | "hedge" | "cache" | "paramGroups"> & { params?: Record<string, any> };
 
 /** Action schemas of every service file, mixins included, by "service.action". */
 export function loadActionSchemas(): Record<string, ActionSchemaSummary> {
@@ -37,7 +37,7 @@ export function loadActionSchemas(): Record<string, ActionSchemaSummary> {
 		for (const [name, def] of Object.entries(schema.actions ?? {})) {
 			if (!def || typeof def !== "object") continue;
 			const action = def as ActionSchemaSummary;
-			out[`${service}.${name}`] = { params: action.params, auth: action.auth, hedge: action.hedge, cache: action.cache };
+			out[`${service}.${name}`] = { params: action.params, auth: action.auth, hedge: action.hedge, cache: action.cache, paramGroups: action.paramGroups };
 		}
 	};
 	for (const dir of ["services", "services/workers"]) {

@@ -24,25 +24,74 @@ export function schemathesisBin(): string {
 	return bin;
 }
 
-/** Path parameters of the document by name, with whether their values are integers. */
-function pathParameters(document: { paths: Record<string, Record<string, { parameters?: { in: string; name: string; schema?: { type?: unknown } }[] }>> }) {
-	const integers = new Map<string, boolean>();
-	for (const operations of Object.values(document.paths))
-		for (const op of Object.values(operations))
-			for (const p of op.parameters ?? []) if (p.in === "path") integers.set(p.name, (integers.get(p.name) ?? true) && p.schema?.type === "integer");
-	return integers;
-}
+type Parameter = { in: string; name: string; schema?: { type?: unknown } };
+type Operation = { operationId?: string; parameters?: Parameter[]; responses?: Record<string, { $ref?: string }> };
+type Document = { paths: Record<string, Record<string, Operation>> };
 
-/** The run's schemathesis.toml: each seeded identifier offered to the path parameter of its name, most of the time. */
-function configFor(document: Parameters<typeof pathParameters>[0], ids: Record<string, string>): string {
-	const lines = ["[dictionaries]"];
+/**
+ * What Schemathesis expects of a request its schema says is valid (its default), with the gateway's
+ * limits of a whole request, which no field's schema states: a body over MAX_BODY_BYTES (413), a
+ * request head over Node's (431); and, where the document says so, a 400 too.
+ */
+const ACCEPTANCES = ["2xx", "3xx", "401", "403", "404", "409", "413", "429", "431", "5xx"];
+
+/**
+ * What a 4xx that refuses a request the document says is invalid may be: Schemathesis's list, and
+ * the gateway's own refusals of what it cannot read at all, a body too large (413) and a request
+ * head too long (431).
+ */
+const REFUSALS = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "431", "5xx"];
+
+/** Parameters whose valid values only the service makes, by binding, with the seeded value's name in `ids`. */
+const MADE_VALUES: Record<string, string> = { "body.key": "sshKey", "query.cursor": "cursor" };
+
+/**
+ * The run's schemathesis.toml: parameters the service does not know are not generated (GitLab, and
+ * this service, ignore them: docs/api.md#parameters); the refusals above; each seeded identifier
+ * offered, most of the time, to every path and query parameter of its name, as the number or the
+ * text that parameter's schema takes; values no schema can make always; and, where an operation's
+ * 400 may refuse what its schema cannot tell from good input (the document's `RuleRefusal`: a
+ * name already taken, a key that does not parse), a 400 is no failure of its valid requests.
+ */
+export function schemathesisConfig(document: Document, ids: Record<string, string>): string {
+	const head = [
+		"[generation]",
+		"allow-extra-parameters = false",
+		// The credentials are the ones the run gives (a token, the shared secret), not made up beside them.
+		"with-security-parameters = false",
+		"",
+		"[checks.positive_data_acceptance]",
+		`expected-statuses = ${JSON.stringify(ACCEPTANCES)}`,
+		"",
+		"[checks.negative_data_rejection]",
+		`expected-statuses = ${JSON.stringify(REFUSALS)}`,
+		"",
+	];
+	const dictionaries = new Map<string, unknown>();
 	const bindings = ["[parameters]"];
-	for (const [name, integer] of pathParameters(document)) {
-		if (ids[name] === undefined) continue;
-		lines.push(`${name} = { values = [${integer ? Number(ids[name]) : JSON.stringify(ids[name])}] }`);
-		bindings.push(`"path.${name}" = { dictionary = "${name}", probability = 0.8 }`);
-	}
-	return [...lines, "", ...bindings, ""].join("\n");
+	for (const [key, name] of Object.entries(MADE_VALUES))
+		if (ids[name] !== undefined) {
+			dictionaries.set(name, ids[name]);
+			bindings.push(`"${key}" = { dictionary = "${name}", probability = 1.0 }`);
+		}
+	const operations: string[] = [];
+	for (const item of Object.values(document.paths))
+		for (const op of Object.values(item)) {
+			const lines: string[] = [];
+			for (const p of op.parameters ?? []) {
+				const key = `${p.in}.${p.name}`;
+				if ((p.in !== "path" && p.in !== "query") || ids[p.name] === undefined || MADE_VALUES[key]) continue;
+				const number = p.schema?.type === "integer";
+				const dictionary = `${p.name}_${number ? "number" : "text"}`;
+				dictionaries.set(dictionary, number ? Number(ids[p.name]) : ids[p.name]);
+				lines.push(`parameters."${key}" = { dictionary = "${dictionary}", probability = 0.8 }`);
+			}
+			if (op.responses?.["400"]?.$ref === "#/components/responses/RuleRefusal")
+				lines.push(`checks.positive_data_acceptance.expected-statuses = ${JSON.stringify([...ACCEPTANCES, "400"])}`);
+			if (lines.length) operations.push("[[operations]]", `include-operation-id = ${JSON.stringify(op.operationId)}`, ...lines, "");
+		}
+	const dictionaryLines = ["[dictionaries]", ...[...dictionaries].map(([name, value]) => `${name} = { values = [${JSON.stringify(value)}] }`)];
+	return [...head, ...dictionaryLines, "", ...bindings, "", ...operations].join("\n");
 }
 
 export interface SchemathesisRun {
@@ -57,7 +106,8 @@ export interface SchemathesisOptions {
 	headers: Record<string, string>;
 	/** Identifiers of seeded records, by path parameter name. */
 	ids: Record<string, string>;
-	checks: string[];
+	/** Schemathesis's phases to run, in its order. */
+	phases: ("examples" | "coverage" | "fuzzing" | "stateful")[];
 	maxExamples: number;
 	maxSeconds: number;
 	seed: number;
@@ -65,10 +115,10 @@ export interface SchemathesisOptions {
 
 export async function runSchemathesis(opts: SchemathesisOptions): Promise<SchemathesisRun> {
 	const bin = schemathesisBin();
-	const document = (await (await fetch(opts.document)).json()) as Parameters<typeof pathParameters>[0];
+	const document = (await (await fetch(opts.document)).json()) as Document;
 	// Its own directory: the config, and the examples database Hypothesis keeps.
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "glv3-schemathesis-"));
-	fs.writeFileSync(path.join(dir, "schemathesis.toml"), configFor(document, opts.ids));
+	fs.writeFileSync(path.join(dir, "schemathesis.toml"), schemathesisConfig(document, opts.ids));
 	const args = [
 		"--config-file",
 		path.join(dir, "schemathesis.toml"),
@@ -76,9 +126,9 @@ export async function runSchemathesis(opts: SchemathesisOptions): Promise<Schema
 		opts.document,
 		...Object.entries(opts.headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]),
 		"--checks",
-		opts.checks.join(","),
+		"all",
 		"--phases",
-		"examples,coverage,fuzzing",
+		opts.phases.join(","),
 		"--max-examples",
 		String(opts.maxExamples),
 		"--max-time",

@@ -115,9 +115,14 @@ describe("JSON bodies", () => {
 		expect(parseJson('{"title":"\\u00e9t\\u00e9","tags":["__proto__"]}')).toEqual({ title: "été", tags: ["__proto__"] });
 	});
 
+	it("take an object's fields only: an array, a string, a number or null names no parameter", () => {
+		for (const text of ["[]", '[{"name":"bug"}]', '"bug"', "42", "true", "null"])
+			expect(() => parseJson(text)).toThrow(expect.objectContaining({ data: { body: { message: "400 Bad Request - the JSON body is not an object" } } }));
+	});
+
 	it("cost about what JSON.parse costs, whatever the shape of the body (no per-value callback)", () => {
 		// One 1 MiB body of many small values and one escape: the check must walk it, not call back per value.
-		const bodies = ['{"a":"\\u0041","b":[' + "0,".repeat(500_000) + "0]}", "[" + "{},".repeat(250_000) + "{}]"];
+		const bodies = ['{"a":"\\u0041","b":[' + "0,".repeat(500_000) + "0]}", '{"b":[' + "{},".repeat(250_000) + "{}]}"];
 		for (const body of bodies) {
 			const ratio = costRatio(
 				() => parseJson(body),

@@ -1,6 +1,8 @@
 import { config } from "../../../config";
 import { entryDownload } from "../../artifact-entry-download";
 import { fileDownload } from "../../file-download";
+import { JOB } from "../../../presenters/job";
+import { noContent, ok } from "../answers";
 import type { RouteTable } from "../types";
 
 const timeout = config.requestTimeoutMs;
@@ -18,5 +20,10 @@ export const jobArtifactsRoutes: RouteTable = {
 		"GET /projects/:id/jobs/artifacts/*ref_name/raw/*artifact_path": entryDownload("builds.refArtifactEntryGrant", { timeout }),
 		"POST /projects/:id/jobs/:job_id/artifacts/keep": "builds.keepArtifacts",
 		"DELETE /projects/:id/jobs/:job_id/artifacts": "builds.deleteArtifacts",
+	},
+	answers: {
+		// Artifacts here never expire: keeping them answers the job as it is.
+		"POST /projects/:id/jobs/:job_id/artifacts/keep": ok(JOB),
+		"DELETE /projects/:id/jobs/:job_id/artifacts": noContent,
 	},
 };

@@ -1,8 +1,14 @@
 import { config } from "../../../config";
+import { JOB } from "../../../presenters/job";
+import { arrayOf } from "../../../presenters/json-schema";
 import { fileDownload } from "../../file-download";
+import { created, ok } from "../answers";
 import type { RouteTable } from "../types";
 
 const timeout = config.requestTimeoutMs;
+
+/** A change is a compare-and-set on the job's state, as v3's builds: one that keeps losing the race is a 409. */
+const CHANGED = { ...created(JOB), 409: "Conflict" };
 
 /** Jobs (docs/api.md#v4-jobs): v3's builds as v4 has them; the log is streamed by the gateway as v3's trace is. */
 export const jobsRoutes: RouteTable = {
@@ -14,11 +20,12 @@ export const jobsRoutes: RouteTable = {
 		"POST /projects/:id/jobs/:job_id/retry": "builds.retryJob",
 		"POST /projects/:id/jobs/:job_id/erase": "builds.eraseJob",
 	},
-	// A change is a compare-and-set on the job's state, as v3's builds: one that keeps losing the race is a 409.
 	answers: {
-		"GET /projects/:id/jobs": { 405: "KeysetUnsupported" },
-		"POST /projects/:id/jobs/:job_id/cancel": { 409: "Conflict" },
-		"POST /projects/:id/jobs/:job_id/retry": { 409: "Conflict" },
-		"POST /projects/:id/jobs/:job_id/erase": { 409: "Conflict" },
+		// A cursor the service did not issue: 400.
+		"GET /projects/:id/jobs": { ...ok(arrayOf(JOB)), 400: "RuleRefusal", 405: "KeysetUnsupported" },
+		"GET /projects/:id/jobs/:job_id": ok(JOB),
+		"POST /projects/:id/jobs/:job_id/cancel": CHANGED,
+		"POST /projects/:id/jobs/:job_id/retry": CHANGED,
+		"POST /projects/:id/jobs/:job_id/erase": CHANGED,
 	},
 };

@@ -20,7 +20,17 @@ import { USER_ID_PARAM } from "./users";
 
 /** A member's parameters in both versions (v4 then allows the member levels only: members.v4.ts). */
 export type MemberParams = { user_id: number; access_level: number };
-export const MEMBER_PARAMS = { id: "string", user_id: USER_ID_PARAM, access_level: { type: "number", integer: true, convert: true } } as const;
+/** A member level (GitLab 8.16's answer otherwise: 422 `Access level is not known`). */
+function checkKnownLevel(level: number): void {
+	if (!(MEMBER_LEVELS as readonly number[]).includes(level)) throw unprocessable("Access level is not known");
+}
+
+/** An access level the service knows (another: 422 in v3, 400 in v4). */
+export const MEMBER_PARAMS = {
+	id: "string",
+	user_id: USER_ID_PARAM,
+	access_level: { type: "number", integer: true, convert: true, openapi: { enum: MEMBER_LEVELS } },
+} as const;
 
 export const Members: AccountsModule = {
 	actions: {
@@ -55,6 +65,8 @@ export const Members: AccountsModule = {
 			async handler(ctx: Ctx<MemberParams>) {
 				const access = this.access(ctx);
 				const user = await this.userToAdd(ctx.params.user_id);
+				// Before the member is looked up: a level no one has is refused even for a member (docs/api.md#decisions).
+				checkKnownLevel(ctx.params.access_level);
 				ctx.meta.$statusCode = 201;
 				const key = memberKey(access.project.id, user.id);
 				const existing = await this.db.members.findOne({ member_key: key });
@@ -173,7 +185,7 @@ export const Members: AccountsModule = {
 		 * is not known`); only owners and admins may hand out the owner level.
 		 */
 		checkGrant(access: ProjectAccess, level: number): void {
-			if (!(MEMBER_LEVELS as readonly number[]).includes(level)) throw unprocessable("Access level is not known");
+			checkKnownLevel(level);
 			if (level >= AccessLevel.OWNER && !hasLevel(access, AccessLevel.OWNER)) throw forbidden();
 		},
 

@@ -5,7 +5,7 @@
  */
 import { config } from "../../../config";
 import { AccessLevel, Visibility } from "../../../lib/accounts/access";
-import { validateNewProject } from "../../../lib/accounts/account-rules";
+import { NEW_PROJECT_DOC, validateNewProject } from "../../../lib/accounts/account-rules";
 import { allOf, PROJECT_LIST_PARAMS, projectFilters, projectSort, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
 import { forbidden, notFound, unauthorized, validation } from "../../../lib/api/errors";
 import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
@@ -25,11 +25,12 @@ export const Projects: AccountsModule = {
 				name: { type: "string", max: 255 },
 				path: { type: "string", optional: true, max: 255 },
 				description: { type: "string", optional: true, max: 2000 },
-				visibility_level: { type: "number", integer: true, optional: true, convert: true },
+				visibility_level: { type: "number", integer: true, optional: true, convert: true, openapi: NEW_PROJECT_DOC.visibility_level },
 				// GitLab 8.16's older spelling: true is public, false private, unless visibility_level is given.
 				public: { type: "boolean", optional: true, convert: true },
 				public_builds: { type: "boolean", optional: true, convert: true },
 			},
+			paramGroups: [NEW_PROJECT_DOC.jointly],
 			async handler(ctx: Ctx<NewProject & { public?: boolean }>) {
 				const { public: isPublic, ...asked } = ctx.params;
 				if (asked.visibility_level === undefined && isPublic !== undefined) asked.visibility_level = isPublic ? Visibility.PUBLIC : Visibility.PRIVATE;

@@ -7,10 +7,11 @@ import { config } from "../../../config";
 import { AccessLevel, Visibility } from "../../../lib/accounts/access";
 import { PROJECT_LIST_PARAMS, PROJECT_VISIBILITIES, visibleProjectsCondition, type ProjectListParams } from "../../../lib/accounts/listing";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
-import { paramError } from "../../../lib/api/errors";
 import { paginated, parsePage } from "../../../lib/api/pagination";
+import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups";
 import { presentBasicProjectV4, presentProjectV4, presentProjectWithAccessV4 } from "../../../presenters/project.v4";
 import { type AccountsModule, type Ctx, type ProjectListPresenters } from "./shared";
+import { NEW_PROJECT_V4_JOINTLY } from "../../../lib/accounts/account-rules";
 
 const LEVEL_OF: Record<(typeof PROJECT_VISIBILITIES)[number], number> = {
 	private: Visibility.PRIVATE,
@@ -30,6 +31,9 @@ interface NewProjectV4 {
 /** What an anonymous caller sees of the projects (GitLab's `Project.public_to_user`). */
 const PUBLIC_ONLY = { visibility_level: Visibility.PUBLIC };
 
+/** A new project needs its name, its path, or both (the other follows it). */
+const NAME_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["name", "path"], nullIsAbsent: true }, NEW_PROJECT_V4_JOINTLY];
+
 /** v4's entities of a projects list. */
 const LIST_PRESENTERS: ProjectListPresenters = { basic: presentBasicProjectV4, withAccess: presentProjectWithAccessV4 };
 
@@ -48,9 +52,10 @@ export const ProjectsV4: AccountsModule = {
 				// v4's older name for public_jobs.
 				public_builds: BOOLEAN_PARAM,
 			},
+			paramGroups: NAME_GROUPS,
 			async handler(ctx: Ctx<NewProjectV4>) {
 				const { name, path, description, visibility, public_jobs, public_builds } = ctx.params;
-				if (name === undefined && path === undefined) throw paramError("name, path are missing, at least one parameter must be provided");
+				checkParamGroups(NAME_GROUPS, ctx.params);
 				const { project, owner } = await this.insertProject(ctx, {
 					name: name ?? path!,
 					path,

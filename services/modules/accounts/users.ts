@@ -3,7 +3,7 @@
  * the whole list for admins, paged in the store), and root's bootstrap on the first start.
  */
 import { config } from "../../../config";
-import { validateNewUser } from "../../../lib/accounts/account-rules";
+import { NEW_USER_DOC, validateNewUser } from "../../../lib/accounts/account-rules";
 import { USER_LIST_PARAMS, usersQuery, type UserListParams } from "../../../lib/accounts/listing";
 import { ApiError, conflict, forbidden, notFound, validation } from "../../../lib/api/errors";
 import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
@@ -25,10 +25,10 @@ const profileParams = Object.fromEntries(PROFILE_FIELDS.map(f => [f, { type: "st
 
 /** `POST /users` (both versions). */
 export const userParams = {
-	email: { type: "string", max: 255 },
-	password: { type: "string", max: 1024 },
-	username: { type: "string", max: 255 },
-	name: { type: "string", max: 255 },
+	email: { type: "string", max: 255, openapi: NEW_USER_DOC.email },
+	password: { type: "string", max: 1024, openapi: NEW_USER_DOC.password },
+	username: { type: "string", max: 255, openapi: NEW_USER_DOC.username },
+	name: { type: "string", max: 255, openapi: NEW_USER_DOC.name },
 	admin: { type: "boolean", optional: true, convert: true },
 	...profileParams,
 } as const;

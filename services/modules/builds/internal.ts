@@ -12,7 +12,11 @@ import { untilSet } from "../../../lib/builds/build-store";
 import { UPLOAD_COMMIT_PARAMS, type UploadCommit, type UploadLease } from "../../../lib/builds/upload-leases";
 import type { ArtifactsDoc } from "../../../models/build";
 import { now, type BuildsModule, type Ctx } from "./shared";
+import { RECORD_ID_SCHEMA } from "../../../lib/api/record-id";
 import { projectById, usersById } from "../../../lib/accounts/lookups";
+
+/** The build a runner's call names (its body is read by lib/builds, which declares it: gateway/routes/builds.routes.ts). */
+const BUILD_ID_PARAMS = { build_id: { type: "any", openapi: RECORD_ID_SCHEMA } } as const;
 
 /** Most builds one createBatch call takes (its payload stays far below NATS's 1 MB). */
 export const BATCH_MAX = 500;
@@ -67,6 +71,7 @@ export const InternalBuilds: BuildsModule = {
 
 		/** `PUT /internal/builds/:build_id` `{status: running|success|failed, coverage?}`. 200. */
 		updateState: {
+			params: BUILD_ID_PARAMS,
 			async handler(ctx: Ctx<{ build_id: unknown; status?: unknown; coverage?: unknown }>) {
 				const buildId = parseId(ctx.params.build_id, "build_id");
 				const { status, coverage } = parseRunnerUpdate(ctx.params);
@@ -84,6 +89,7 @@ export const InternalBuilds: BuildsModule = {
 
 		/** `PATCH /internal/builds/:build_id/trace` with a text/plain body: appended. 200 `{id, trace_size}`. */
 		appendTrace: {
+			params: BUILD_ID_PARAMS,
 			async handler(ctx: Ctx<{ build_id: unknown; text?: unknown }>) {
 				const buildId = parseId(ctx.params.build_id, "build_id");
 				const { text } = ctx.params;
@@ -119,6 +125,7 @@ export const InternalBuilds: BuildsModule = {
 		 */
 		authorizeArtifactsUpload: {
 			visibility: "public",
+			params: BUILD_ID_PARAMS,
 			async handler(ctx: Ctx<{ build_id: unknown; filename?: unknown }>): Promise<UploadLease> {
 				const buildId = parseId(ctx.params.build_id, "build_id");
 				const filename = parseArtifactsFilename(ctx.params.filename);

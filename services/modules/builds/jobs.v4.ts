@@ -10,14 +10,24 @@ import { AccessLevel } from "../../../lib/accounts/access";
 import { keysetPage, PAGE_PARAMS, paginated, parsePage } from "../../../lib/api/pagination";
 import { parseId } from "../../../lib/builds/build-input";
 import { isCanonicalScope } from "../../../lib/builds/build-state";
-import { decodeCursor, encodeCursor, JOB_SCOPE_PARAM, KEYSET_PARAMS, parseJobScope, wantsKeyset, type KeysetParams } from "../../../lib/builds/job-listing";
+import {
+	decodeCursor,
+	encodeCursor,
+	JOB_SCOPE_PARAM,
+	KEYSET_GROUP,
+	KEYSET_PARAMS,
+	parseJobScope,
+	wantsKeyset,
+	type KeysetParams,
+} from "../../../lib/builds/job-listing";
 import { traceGrant, type DownloadGrant } from "../../../lib/builds/transfer-grants";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { BuildDoc } from "../../../models/build";
 import { presentJob } from "../../../presenters/job";
 import type { BuildsModule, Ctx } from "./shared";
+import { RECORD_ID_SCHEMA } from "../../../lib/api/record-id";
 
-export const jobParams = { id: "string", job_id: { type: "any" } } as const;
+export const jobParams = { id: "string", job_id: { type: "any", openapi: RECORD_ID_SCHEMA } } as const;
 /** A job's id from the path, as Grape's `type: Integer` takes it (`job_id is invalid`), before any permission. */
 export const jobId = (raw: unknown) => parseId(raw, "job_id");
 /**
@@ -36,6 +46,7 @@ export const JobsV4: BuildsModule = {
 			access: AccessLevel.NONE,
 			auth: "optional",
 			params: { id: "string", scope: JOB_SCOPE_PARAM, ...PAGE_PARAMS, ...KEYSET_PARAMS },
+			paramGroups: [KEYSET_GROUP],
 			cache: {
 				keys: [...READ_BUILD_KEYS, "scope", "page", "per_page", "pagination", "order_by", "sort", "cursor"],
 				ttl: CACHE_TTL,

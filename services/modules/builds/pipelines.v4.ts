@@ -17,9 +17,10 @@ import { presentPipeline, presentPipelineBasic } from "../../../presenters/pipel
 import { READ_BUILD_KEYS } from "./jobs.v4";
 import type { BuildsModule, Ctx } from "./shared";
 import { usersById } from "../../../lib/accounts/lookups";
+import { RECORD_ID_SCHEMA } from "../../../lib/api/record-id";
 
 const CACHE_TTL = 60;
-const pipelineParams = { id: "string", pipeline_id: { type: "any" } } as const;
+const pipelineParams = { id: "string", pipeline_id: { type: "any", openapi: RECORD_ID_SCHEMA } } as const;
 const place = (ctx: Ctx<unknown>, projectPath: string) => ({ gitlabUrl: config.gitlabUrl, projectPath });
 
 export const PipelinesV4: BuildsModule = {

@@ -19,6 +19,7 @@ import type { presentBuild } from "../../../presenters/build";
 import type { presentPipeline } from "../../../presenters/pipeline";
 import type { JobEntity } from "../../../presenters/job";
 import type { DownloadGrant, EntryGrant } from "../../../lib/builds/transfer-grants";
+import { RECORD_ID_SCHEMA } from "../../../lib/api/record-id";
 
 export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 
@@ -75,4 +76,4 @@ export type BuildsModule = Partial<ServiceSchema<ServiceSettingSchema, BuildsMet
 export const now = () => new Date().toISOString();
 
 /** v3's parameters of one build's routes. */
-export const buildParams = { id: "string", build_id: { type: "any" } } as const;
+export const buildParams = { id: "string", build_id: { type: "any", openapi: RECORD_ID_SCHEMA } } as const;

@@ -16,8 +16,11 @@ import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import { integrationKey, type StoredFlag } from "../../../models/integration";
 import { keptFlag, presentIntegrationBasicV4, presentIntegrationV4 } from "../../../presenters/integration.v4";
 import type { Ctx, IntegrationsModule } from "./shared";
+import { INTEGRATION_NAME } from "../../../lib/integrations/settings-schema";
 
 const slugParams = { id: { type: "string" }, slug: { type: "string", max: 100 } } as const;
+/** A read or a DELETE names an integration (400 otherwise), as the API description states. */
+const namedParams = { ...slugParams, slug: { ...slugParams.slug, openapi: INTEGRATION_NAME } } as const;
 
 /** The integration a v4 request names: GitLab's slug or the spec's, else Grape's 400 (`values:`) or, for a PUT, no such route. */
 function named(slug: string, unknown: () => Error): NamedIntegration {
@@ -65,7 +68,7 @@ export const IntegrationsV4: IntegrationsModule = {
 		showV4: {
 			access: AccessLevel.MASTER,
 			hedge: true,
-			params: slugParams,
+			params: namedParams,
 			async handler(ctx: Ctx) {
 				const { def } = named(ctx.params.slug, () => invalidValue("slug"));
 				const doc = await this.db.integrations.findOne({ project_slug: integrationKey(this.access(ctx).project.id, def.slug) });
@@ -94,7 +97,7 @@ export const IntegrationsV4: IntegrationsModule = {
 		/** As v3's DELETE (every field cleared, inactive, the record kept): 204. */
 		removeV4: {
 			access: AccessLevel.MASTER,
-			params: slugParams,
+			params: namedParams,
 			async handler(ctx: Ctx) {
 				const projectId = this.access(ctx).project.id;
 				const { def } = named(ctx.params.slug, () => invalidValue("slug"));

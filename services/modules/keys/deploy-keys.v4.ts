@@ -6,10 +6,12 @@
 import { AccessLevel } from "../../../lib/accounts/access";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
-import { forbidden, notFound, paramError, validation } from "../../../lib/api/errors";
+import { forbidden, notFound, validation } from "../../../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
-import { recordId } from "../../../lib/api/record-id";
-import { MAX_TITLE_LENGTH, validateDeployKey } from "../../../lib/deploy-keys/ssh-key";
+import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups";
+import { RECORD_ID_SCHEMA, recordId } from "../../../lib/api/record-id";
+import { DEPLOY_KEY_DOC, MAX_TITLE_LENGTH, NEW_KEY_GROUPS, NEW_KEY_PARAMS, validateDeployKey } from "../../../lib/deploy-keys/ssh-key";
+import { charCount } from "../../../lib/text/chars";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { DeployKeyDoc } from "../../../models/deploy-key";
 import type { ProjectDoc } from "../../../models/project";
@@ -17,7 +19,9 @@ import { presentDeployKeyWithProjectsV4, presentProjectDeployKeyV4, presentSshKe
 import type { Ctx, KeysModule } from "./shared";
 import { projectById } from "../../../lib/accounts/lookups";
 
-const keyIdParams = { id: "string", key_id: { type: "string", max: 64 } } as const;
+const keyIdParams = { id: "string", key_id: { type: "string", max: 64, openapi: RECORD_ID_SCHEMA } } as const;
+/** An edit changes the title, `can_push`, or both (Grape's `at_least_one_of`). */
+const UPDATE_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["title", "can_push"] }];
 type KeyId = { key_id: string };
 
 export const DeployKeysV4: KeysModule = {
@@ -49,7 +53,8 @@ export const DeployKeysV4: KeysModule = {
 		/** Adds a key (or joins one the caller can reach, as v3 does) with this project's `can_push`: 201. */
 		createV4: {
 			access: AccessLevel.MASTER,
-			params: { id: "string", title: { type: "any", optional: true }, key: { type: "any", optional: true }, can_push: BOOLEAN_PARAM },
+			params: { id: "string", ...NEW_KEY_PARAMS, can_push: BOOLEAN_PARAM },
+			paramGroups: NEW_KEY_GROUPS,
 			async handler(ctx: Ctx<{ title?: unknown; key?: unknown; can_push?: unknown }>) {
 				const access = this.access(ctx);
 				const checked = validateDeployKey(ctx.params);
@@ -65,12 +70,13 @@ export const DeployKeysV4: KeysModule = {
 		/** The key's title (every project sees it) and this project's `can_push`. */
 		updateV4: {
 			access: AccessLevel.MASTER,
-			params: { ...keyIdParams, title: { type: "any", optional: true }, can_push: BOOLEAN_PARAM },
+			params: { ...keyIdParams, title: { type: "any", optional: true, openapi: DEPLOY_KEY_DOC.newTitle }, can_push: BOOLEAN_PARAM },
+			paramGroups: UPDATE_GROUPS,
 			async handler(ctx: Ctx<KeyId & { title?: unknown; can_push?: unknown }>) {
 				const { title } = ctx.params;
 				const canPush = isTrue(ctx.params.can_push);
-				if (title === undefined && canPush === undefined) throw paramError("title, can_push are missing, at least one parameter must be provided");
-				if (title !== undefined && (typeof title !== "string" || !title.trim() || title.length > MAX_TITLE_LENGTH))
+				checkParamGroups(UPDATE_GROUPS, { title, can_push: canPush });
+				if (title !== undefined && (typeof title !== "string" || !title.trim() || charCount(title) > MAX_TITLE_LENGTH))
 					throw validation({
 						title: typeof title === "string" && title.trim() ? [`is too long (maximum is ${MAX_TITLE_LENGTH} characters)`] : ["can't be blank"],
 					});

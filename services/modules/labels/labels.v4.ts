@@ -7,7 +7,8 @@
 import { AccessLevel } from "../../../lib/accounts/access";
 import { BOOLEAN_PARAM, isTrue } from "../../../lib/api/booleans";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
-import { notFound, paramError } from "../../../lib/api/errors";
+import { notFound } from "../../../lib/api/errors";
+import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { PRIORITY_PARAM } from "../../../lib/labels/label-rules";
 import { labelSearch, MAX_LABEL_SEARCH } from "../../../lib/labels/label-search";
@@ -15,21 +16,20 @@ import { UniqueViolation } from "../../../lib/store/collection";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import { projectUserKey, subscriptionKey, type LabelDoc } from "../../../models/label";
 import { presentLabelV4 } from "../../../presenters/label.v4";
-import { optionalText, priorityParam, text, type Ctx, type LabelsModule } from "./shared";
+import { color, optionalColor, optionalText, optionalTitle, priorityParam, text, title, type Ctx, type LabelsModule } from "./shared";
 
-/** v4's edits need one of these (Grape's `at_least_one_of`). */
-const EDIT_FIELDS = ["new_name", "color", "description", "priority"] as const;
-/** The label a request names: the path's `label_id`, or the deprecated forms' body `label_id` or `name`. */
+/** The label a request names: the path's `label_id`, or the deprecated forms' body `label_id` or `name`, exactly one of them. */
 const LABEL_REF = { label_id: optionalText, name: optionalText } as const;
+const LABEL_REF_GROUPS: ParamGroup[] = [{ exactlyOneOf: ["label_id", "name"] }];
+/** v4's edits need one of these too (Grape's `at_least_one_of`). */
+const EDIT_GROUPS: ParamGroup[] = [...LABEL_REF_GROUPS, { atLeastOneOf: ["new_name", "color", "description", "priority"] }];
 type LabelRef = { label_id?: string; name?: string };
 type EditParams = LabelRef & { new_name?: string; color?: string; description?: string; priority?: unknown };
 
-/** The label a request names, as GitLab reads it: a path `label_id`, else exactly one of the body's `label_id` and `name`. */
-function labelRef(params: LabelRef): string {
-	if (params.label_id !== undefined && params.name !== undefined) throw paramError("label_id, name are mutually exclusive");
-	const ref = params.label_id ?? params.name;
-	if (ref === undefined) throw paramError("label_id, name are missing, exactly one parameter must be provided");
-	return ref;
+/** The label a request names, as GitLab reads it, once `groups` are checked. */
+function labelRef(params: LabelRef, groups: ParamGroup[]): string {
+	checkParamGroups(groups, params);
+	return (params.label_id ?? params.name)!;
 }
 
 /** Not modified: no body (subscribe when subscribed, unsubscribe when not). */
@@ -84,7 +84,7 @@ export const LabelsV4: LabelsModule = {
 
 		createV4: {
 			access: AccessLevel.REPORTER,
-			params: { id: "string", name: text, color: text, description: optionalText, priority: PRIORITY_PARAM },
+			params: { id: "string", name: title, color, description: optionalText, priority: PRIORITY_PARAM },
 			async handler(ctx: Ctx<{ name: string; color: string; description?: string; priority?: unknown }>) {
 				const { name, color, description } = ctx.params;
 				const priority = priorityParam(ctx.params.priority);
@@ -97,11 +97,10 @@ export const LabelsV4: LabelsModule = {
 		/** `PUT /labels/:label_id`, and the deprecated `PUT /labels` with `label_id` or `name`; a priority alone is an edit. */
 		updateV4: {
 			access: AccessLevel.REPORTER,
-			params: { id: "string", ...LABEL_REF, new_name: optionalText, color: optionalText, description: optionalText, priority: PRIORITY_PARAM },
+			params: { id: "string", ...LABEL_REF, new_name: optionalTitle, color: optionalColor, description: optionalText, priority: PRIORITY_PARAM },
+			paramGroups: EDIT_GROUPS,
 			async handler(ctx: Ctx<EditParams>) {
-				const ref = labelRef(ctx.params);
-				if (EDIT_FIELDS.every(f => ctx.params[f] === undefined))
-					throw paramError(`${EDIT_FIELDS.join(", ")} are missing, at least one parameter must be provided`);
+				const ref = labelRef(ctx.params, EDIT_GROUPS);
 				const priority = priorityParam(ctx.params.priority);
 				const { new_name, color, description } = ctx.params;
 				const label = await this.labelOf(ctx, ref);
@@ -114,8 +113,9 @@ export const LabelsV4: LabelsModule = {
 		removeV4: {
 			access: AccessLevel.REPORTER,
 			params: { id: "string", ...LABEL_REF },
+			paramGroups: LABEL_REF_GROUPS,
 			async handler(ctx: Ctx<LabelRef>) {
-				const label = await this.labelOf(ctx, labelRef(ctx.params));
+				const label = await this.labelOf(ctx, labelRef(ctx.params, LABEL_REF_GROUPS));
 				checkUnmodifiedSince(ctx.meta, label.updated_at);
 				await this.deleteLabel(label.project_id, label);
 				ctx.meta.$statusCode = 204;

@@ -5,7 +5,7 @@
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ApiMeta } from "../../../lib/api/context";
 import { paramError } from "../../../lib/api/errors";
-import { labelPriority } from "../../../lib/labels/label-rules";
+import { COLOR_DOC, labelPriority, TITLE_DOC } from "../../../lib/labels/label-rules";
 import type { Collection } from "../../../lib/store/collection";
 import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
@@ -16,6 +16,11 @@ export type Ctx<P = Record<string, unknown>> = Context<P, ApiMeta>;
 /** Names, colours and descriptions as both versions declare them. */
 export const text = { type: "string", max: 1024 } as const;
 export const optionalText = { ...text, optional: true } as const;
+/** A new title and colour: the model's rules (lib/labels/label-rules.ts) stated in the API description. */
+export const title = { ...text, openapi: TITLE_DOC } as const;
+export const optionalTitle = { ...title, optional: true } as const;
+export const color = { ...text, openapi: COLOR_DOC } as const;
+export const optionalColor = { ...color, optional: true } as const;
 
 /** The priority a create or edit was sent (lib/labels/label-rules.ts): undefined when none, null to clear it. */
 export function priorityParam(raw: unknown): number | null | undefined {

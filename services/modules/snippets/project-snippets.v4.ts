@@ -7,27 +7,75 @@
 import { AccessLevel, VISIBILITY_LEVELS } from "../../../lib/accounts/access";
 import { checkUnmodifiedSince } from "../../../lib/api/conditional";
 import { forbidden, notFound, paramError } from "../../../lib/api/errors";
+import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups";
 import { PAGE_PARAMS, paginated } from "../../../lib/api/pagination";
-import { applyFileActions, checkFiles, filesOf, readCreateFiles, storedFiles, type SnippetFile } from "../../../lib/snippets/snippet-files";
+import {
+	applyFileActions,
+	checkFiles,
+	CREATE_FILES_DOC,
+	CREATE_FILES_GROUPS,
+	FILE_ACTIONS_DOC,
+	filesOf,
+	readCreateFiles,
+	storedFiles,
+	type SnippetFile,
+} from "../../../lib/snippets/snippet-files";
+import { schemaPattern } from "../../../lib/api/schema-pattern";
 import { canCreateSnippet, canModifySnippet, checkSnippetFields } from "../../../lib/snippets/snippet-rules";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { SnippetDoc } from "../../../models/snippet";
 import { SNIPPET_REF, presentSnippetV4 } from "../../../presenters/snippet.v4";
 import type { Ctx, SnippetsModule } from "./shared";
+import { RECORD_ID_SCHEMA } from "../../../lib/api/record-id";
 
-const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64 } } as const;
+const snippetIdParams = { id: "string", snippet_id: { type: "string", max: 64, openapi: RECORD_ID_SCHEMA } } as const;
 /** Every body field is read by lib/snippets/snippet-files.ts and snippet-rules.ts, with GitLab's messages. */
 const any = { type: "any", optional: true } as const;
-const fieldParams = { title: any, description: any, visibility: any, files: any, content: any, file_name: any } as const;
+/** Grape's `String, allow_blank: false`: text or a number, not blank (as the API description states it). */
+const NON_BLANK = { anyOf: [{ type: "string", pattern: schemaPattern(/\S/) }, { type: "number" }] };
+const VISIBILITY_WORDS = ["private", "internal", "public"];
+/** An edit's fields; null is the same as left out. */
+const fieldParams = {
+	title: { ...any, openapi: { anyOf: [{ type: "string", maxLength: 255, pattern: schemaPattern(/\S/) }, { type: "number" }, { type: "null" }] } },
+	description: { ...any, openapi: { type: ["string", "null"] } },
+	visibility: { ...any, openapi: { enum: [...VISIBILITY_WORDS, null] } },
+	files: { ...any, openapi: { anyOf: [FILE_ACTIONS_DOC, { type: "null" }] } },
+	content: { ...any, openapi: { anyOf: [...NON_BLANK.anyOf, { type: "null" }] } },
+	file_name: { ...any, openapi: { type: ["string", "null"] } },
+} as const;
+/** A create's: `title` and `visibility` needed, `files[]` or `content` (with `file_name`) as they are created. */
+const createParams = {
+	...fieldParams,
+	title: { ...any, openapi: { anyOf: [{ type: "string", maxLength: 255, pattern: schemaPattern(/\S/) }, { type: "number" }] } },
+	visibility: { ...any, openapi: { enum: VISIBILITY_WORDS } },
+	files: { ...any, openapi: { anyOf: [CREATE_FILES_DOC, { type: "null" }] } },
+	file_name: { ...any, openapi: { type: ["string", "number", "boolean", "null"] } },
+} as const;
+const CREATE_GROUPS: ParamGroup[] = [
+	{ jointly: ["title", "visibility"], schema: { required: ["title", "visibility"] } },
+	...CREATE_FILES_GROUPS,
+	{
+		jointly: ["content", "file_name"],
+		schema: {
+			if: { required: ["content"], properties: { content: { not: { type: "null" } } } },
+			then: { required: ["file_name"], properties: { file_name: { not: { type: "null" } } } },
+		},
+	},
+];
 /** What a caller sees depends on who they are: cache entries are per project and per caller. */
 const callerKeys = [PROJECT_CACHE_KEY, "#user.id", "#user.is_admin"];
 /** Snippets here have no repository: the refs a file is read at, all naming its one state. */
 const REFS = [SNIPPET_REF, "master", "HEAD"];
-const VISIBILITIES = ["private", "internal", "public"];
 
 type Fields = { title?: unknown; description?: unknown; visibility?: unknown; files?: unknown; content?: unknown; file_name?: unknown };
 
 const given = (v: unknown) => v !== undefined && v !== null;
+/** An edit changes something, and its files through `files[]` or `content`/`file_name`, not both (Grape's checks). */
+const UPDATE_GROUPS: ParamGroup[] = [
+	{ atLeastOneOf: ["content", "description", "files", "file_name", "title", "visibility"], nullIsAbsent: true },
+	{ mutuallyExclusive: ["files", "content"], nullIsAbsent: true },
+	{ mutuallyExclusive: ["files", "file_name"], nullIsAbsent: true },
+];
 /** Grape's `type: String, allow_blank: false`. */
 function nonBlank(params: Fields, name: "title" | "content"): string | undefined {
 	const v = params[name];
@@ -38,7 +86,7 @@ function nonBlank(params: Fields, name: "title" | "content"): string | undefined
 }
 function visibilityLevel(v: unknown): number | undefined {
 	if (!given(v)) return undefined;
-	const at = typeof v === "string" ? VISIBILITIES.indexOf(v) : -1;
+	const at = typeof v === "string" ? VISIBILITY_WORDS.indexOf(v) : -1;
 	if (at < 0) throw paramError("visibility does not have a valid value");
 	return VISIBILITY_LEVELS[at];
 }
@@ -104,7 +152,8 @@ export const ProjectSnippetsV4: SnippetsModule = {
 		/** `title`, `visibility`, and `files[]` or `content` with `file_name`; reporters and above. 201. */
 		createV4: {
 			access: AccessLevel.NONE,
-			params: { id: "string", ...fieldParams },
+			params: { id: "string", ...createParams },
+			paramGroups: CREATE_GROUPS,
 			async handler(ctx: Ctx<Fields>) {
 				const p = ctx.params;
 				const absent = ["title", "visibility"].filter(name => !given(p[name as keyof Fields]));
@@ -131,12 +180,10 @@ export const ProjectSnippetsV4: SnippetsModule = {
 		updateV4: {
 			access: AccessLevel.NONE,
 			params: { ...snippetIdParams, ...fieldParams },
+			paramGroups: UPDATE_GROUPS,
 			async handler(ctx: Ctx<Fields & { snippet_id: string }>) {
 				const p = ctx.params;
-				const names = ["content", "description", "files", "file_name", "title", "visibility"] as const;
-				if (!names.some(name => given(p[name]))) throw paramError(`${names.join(", ")} are missing, at least one parameter must be provided`);
-				if (given(p.files) && given(p.content)) throw paramError("files, content are mutually exclusive");
-				if (given(p.files) && given(p.file_name)) throw paramError("files, file_name are mutually exclusive");
+				checkParamGroups(UPDATE_GROUPS, p);
 				const title = nonBlank(p, "title");
 				const content = nonBlank(p, "content");
 				const level = visibilityLevel(p.visibility);

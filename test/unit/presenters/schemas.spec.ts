@@ -30,6 +30,40 @@ import {
 } from "../../../presenters/project";
 import { DELETED_SNIPPET, presentDeletedSnippet, presentSnippet, SNIPPET } from "../../../presenters/snippet";
 import { CURRENT_USER, presentCurrentUser, presentUser, presentUserBasic, presentUserPublic, USER, USER_BASIC, USER_PUBLIC } from "../../../presenters/user";
+import type { PipelineDoc } from "../../../models/pipeline";
+import {
+	DEPLOY_KEY_WITH_PROJECTS_V4,
+	presentDeployKeyWithProjectsV4,
+	presentProjectDeployKeyV4,
+	presentSshKeyV4,
+	PROJECT_DEPLOY_KEY_V4,
+	SSH_KEY_V4,
+} from "../../../presenters/deploy-key.v4";
+import { INTEGRATION_BASIC_V4, INTEGRATION_V4, presentIntegrationBasicV4, presentIntegrationV4 } from "../../../presenters/integration.v4";
+import { JOB, presentJob } from "../../../presenters/job";
+import { LABEL_V4, LABEL_WITH_COUNTS_V4, presentLabelV4 } from "../../../presenters/label.v4";
+import { PIPELINE, PIPELINE_BASIC, presentPipeline, presentPipelineBasic } from "../../../presenters/pipeline";
+import {
+	BASIC_PROJECT_V4,
+	MEMBER_V4,
+	PROJECT_V4,
+	PROJECT_WITH_ACCESS_V4,
+	presentBasicProjectV4,
+	presentMemberV4,
+	presentProjectV4,
+	presentProjectWithAccessV4,
+} from "../../../presenters/project.v4";
+import { presentSnippetV4, SNIPPET_V4 } from "../../../presenters/snippet.v4";
+import {
+	presentUserBasicV4,
+	presentUserPublicV4,
+	presentUserV4,
+	presentUserWithAdminV4,
+	USER_BASIC_V4,
+	USER_PUBLIC_V4,
+	USER_V4,
+	USER_WITH_ADMIN_V4,
+} from "../../../presenters/user.v4";
 
 const ajv = new Ajv2020({ allErrors: true, allowUnionTypes: true });
 ajv.addFormat("date-time", (text: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(text) && !Number.isNaN(Date.parse(text)));
@@ -145,6 +179,26 @@ const integration: IntegrationDoc = {
 	project_slug: "3|irc-gateway",
 };
 
+const PLACE = { gitlabUrl: URL, projectPath: "ada/demo" };
+/** A key its SHA-256 fingerprint can be made of. */
+const SSH_KEY_LINE = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEwgFBl5SRtPGVShM/hPmTwQiiscvAquHc9RJ+ZVCwdX ci";
+const pipeline: PipelineDoc = {
+	id: 9,
+	project_id: 3,
+	iid: 1,
+	sha: "0ff3",
+	ref: "master",
+	tag: false,
+	user_id: 2,
+	status: "success",
+	created_at: AT,
+	updated_at: AT,
+	started_at: AT,
+	finished_at: AT,
+	project_sha_ref: "3|0ff3|master",
+	project_ref: "3|master",
+};
+
 it.each([
 	["UserBasic", USER_BASIC, presentUserBasic(bare, URL)],
 	["User, bare", USER, presentUser(bare, URL)],
@@ -171,6 +225,43 @@ it.each([
 	["ErasedBuild", ERASED_BUILD, presentErasedBuild(build, bare, URL)],
 	["Integration", INTEGRATION, presentIntegration(findIntegration("irc-gateway")!, integration)],
 	["Integration never set", INTEGRATION, presentIntegration(findIntegration("irc-gateway")!, null)],
+	// API v4's.
+	["UserBasicV4", USER_BASIC_V4, presentUserBasicV4(bare, URL)],
+	["UserV4, bare", USER_V4, presentUserV4(bare, URL)],
+	["UserV4, full", USER_V4, presentUserV4(full, URL)],
+	["UserPublicV4", USER_PUBLIC_V4, presentUserPublicV4(full, URL)],
+	["UserWithAdminV4", USER_WITH_ADMIN_V4, presentUserWithAdminV4({ ...bare, is_admin: true }, URL)],
+	["BasicProjectV4", BASIC_PROJECT_V4, presentBasicProjectV4(project, bare, URL)],
+	["ProjectV4", PROJECT_V4, presentProjectV4(project, bare, URL)],
+	["ProjectV4 without its owner", PROJECT_V4, presentProjectV4({ ...project, description: "d", last_activity_at: AT }, null, URL)],
+	["ProjectWithAccessV4", PROJECT_WITH_ACCESS_V4, presentProjectWithAccessV4(project, bare, URL, 40)],
+	["MemberV4", MEMBER_V4, presentMemberV4(bare, 30, AT, URL)],
+	["ProjectLabelV4", LABEL_V4, presentLabelV4({ ...label, description: "a\n\nb", priority: 1 }, true)],
+	[
+		"ProjectLabelWithCountsV4",
+		LABEL_WITH_COUNTS_V4,
+		presentLabelV4(label, false, { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: 0 }),
+	],
+	["SSHKeyV4", SSH_KEY_V4, presentSshKeyV4(key)],
+	["DeployKeysProjectV4", PROJECT_DEPLOY_KEY_V4, presentProjectDeployKeyV4({ ...key, key: SSH_KEY_LINE }, { can_push: true })],
+	[
+		"DeployKeyWithProjectsV4",
+		DEPLOY_KEY_WITH_PROJECTS_V4,
+		presentDeployKeyWithProjectsV4({ ...key, key: SSH_KEY_LINE }, [
+			{ id: 3, description: null, name: "Demo", name_with_namespace: "ada / Demo", path: "demo", path_with_namespace: "ada/demo", created_at: AT },
+		]),
+	],
+	["ProjectSnippetV4", SNIPPET_V4, presentSnippetV4({ ...snippet, description: "d", file_paths: ["a.rb", "dir/b c.rb"] }, bare, PLACE)],
+	["ProjectSnippetV4 without its author", SNIPPET_V4, presentSnippetV4(snippet, null, PLACE)],
+	["Job, successful, with artifacts", JOB, presentJob(build, full, pipeline, PLACE, Date.parse(AT))],
+	["Job, failed, without artifacts, user or pipeline", JOB, presentJob({ ...build, status: "failed", artifacts: null, coverage: null }, null, null, PLACE)],
+	["Job, pending", JOB, presentJob({ ...build, status: "pending", started_at: null, finished_at: null, artifacts: null }, null, null, PLACE)],
+	["PipelineBasic", PIPELINE_BASIC, presentPipelineBasic(pipeline, PLACE)],
+	["Pipeline", PIPELINE, presentPipeline(pipeline, bare, PLACE)],
+	["Pipeline without builds yet", PIPELINE, presentPipeline({ ...pipeline, status: null, started_at: null, finished_at: null }, null, PLACE)],
+	["ProjectIntegrationBasicV4", INTEGRATION_BASIC_V4, presentIntegrationBasicV4(findIntegration("irc-gateway")!, integration)],
+	["ProjectIntegrationV4", INTEGRATION_V4, presentIntegrationV4(findIntegration("irc-gateway")!, integration)],
+	["ProjectIntegrationV4 never set", INTEGRATION_V4, presentIntegrationV4(findIntegration("irc-gateway")!, null)],
 ])("%s fits its schema", (_what, schema, value) => {
 	expect(problems(schema, value)).toEqual([]);
 });
