@@ -52,8 +52,7 @@ export function addOverlaps(paths: Paths, placed: Placed[]): void {
 			item[method] = {
 				...op,
 				operationId: `${String(op.operationId)}_at_${narrow.fullPath.split("/").pop()}`,
-				description:
-					`\`${wide.method} ${wide.fullPath}\`, with this path's literal segment as its value. ${typeof op.description === "string" ? op.description : ""}`.trim(),
+				description: `\`${wide.method} ${wide.fullPath}\`, with this path's literal segment as its value. ${describedAs(op)}`.trim(),
 				parameters: (op.parameters as Schema[]).filter(p => p.in !== "path" || kept.has(String(p.name))),
 			};
 		}
@@ -112,3 +111,5 @@ export function addLinks(paths: Paths, creates: Create[]): void {
 		if (Object.keys(links).length) response[create.status] = { ...response[create.status], links };
 	}
 }
+
+const describedAs = (op: Schema): string => (typeof op.description === "string" ? op.description : "");

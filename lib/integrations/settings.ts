@@ -54,7 +54,7 @@ export function parseBoolean(v: unknown): boolean | undefined {
 }
 
 /** An http(s) URL with a host and no whitespace (lib/text/formats.ts, as the API description states it). */
-export const isHttpUrl = (v: string) => !/\s/.test(v) && HTTP_URL.test(v);
+const isHttpUrl = (v: string) => !/\s/.test(v) && HTTP_URL.test(v);
 
 /** `label`: the name the request knows the field by (GitLab's or the spec's); v4 reads booleans as its Grape does. */
 function coerce(f: FieldDef, raw: unknown, label: string, version: ApiVersion): Coerced {

@@ -22,6 +22,7 @@ import { client, waitFor } from "../support/http";
 import { ManifestCluster, podContainer, type RunningContainer } from "../support/manifest-cluster";
 import { S3Server } from "../support/s3-server";
 import { NATS_URL, REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";
+import { DATABASE_FILE, MARKER_FILE, SHM_FILE, WAL_FILE } from "../../lib/store/sqlite/store-files";
 
 const namespace = uniqueNamespace("k8s-s3");
 const image = runtimeImage();
@@ -98,7 +99,8 @@ it("an artifact and a trace go to the bucket through different pods, and no pod'
 	]);
 	// The gateway keeps nothing on its disk; builds only the embedded store standing in for MongoDB.
 	expect(filesUnder(pods.get("api")!.env.DATA_DIR)).toEqual([]);
-	expect(filesUnder(pods.get("builds")!.env.DATA_DIR).filter(f => !/^store\.sqlite(-wal|-shm)?$/.test(f))).toEqual([]);
+	const storeFiles = new Set([DATABASE_FILE, WAL_FILE, SHM_FILE, MARKER_FILE]);
+	expect(filesUnder(pods.get("builds")!.env.DATA_DIR).filter(f => !storeFiles.has(f))).toEqual([]);
 }, 60000);
 
 it("SIGTERM stops every pod with exit code 0 within its terminationGracePeriodSeconds", async () => {

@@ -13,7 +13,8 @@
  * 5. SQLite's integrity check, bounded (./integrity.ts);
  * 6. the store's tables, and a write synced to the disk: a file this process may not write, or a
  *    disk that will not take it, stops here rather than answering every write 503;
- * 7. the marker, once the store exists.
+ * 7. the marker, once the store exists in the database file itself (checkpointed: a log lost
+ *    before the first periodic checkpoint then costs writes, not the store).
  *
  * Every fault is a StoreStartError saying which file, what is wrong and how to recover.
  */
@@ -77,7 +78,10 @@ function checkOpened(conn: Connection, dataDir: string): void {
 	if (problems.length) throw damaged(dataDir, `SQLite's integrity check: ${problems.slice(0, 3).join("; ")}`);
 	createStoreTables(conn.db);
 	recordStart(conn.db, new Date().toISOString());
-	if (!marker) writeMarker(dataDir, storeCreated(conn.db));
+	if (!marker) {
+		conn.db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+		writeMarker(dataDir, storeCreated(conn.db));
+	}
 }
 
 /** The writer's connection, on a store that passed every check. Throws StoreStartError. */

@@ -83,7 +83,7 @@ async function serviceOn(name: string, env: Record<string, string>): Promise<{ a
 beforeAll(async () => {
 	mongo = await startMongoServer();
 	// No SECRETS_KEY: generated into DATA_DIR/.secrets-key, what the cluster must then be given.
-	cluster = await startCluster({ nodes: { all: "" }, nats: false, env: { SECRETS_KEY: "" } });
+	cluster = await startCluster({ nodes: { all: "" }, nats: false, env: { SECRETS_KEY: "", RATE_LIMIT_PER_MINUTE: "0" } });
 	const api = cluster.api();
 	projects = [(await createProject(api)).id, (await createProject(api)).id];
 	const [p1, p2] = projects;
