@@ -6604,6 +6604,13 @@ export interface operations {
                     "*/*": string;
                 };
             };
+            /** @description Only where the operator has artifacts downloaded from the S3 bucket itself (ARTIFACTS_S3_PROXY_DOWNLOAD=false): a presigned URL of the file, valid for five minutes, in Location. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `If-None-Match` names the file's ETag. */
             304: {
                 headers: {
@@ -6986,6 +6993,13 @@ export interface operations {
                 content: {
                     "*/*": string;
                 };
+            };
+            /** @description Only where the operator has artifacts downloaded from the S3 bucket itself (ARTIFACTS_S3_PROXY_DOWNLOAD=false): a presigned URL of the file, valid for five minutes, in Location. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `If-None-Match` names the file's ETag. */
             304: {
@@ -8548,6 +8562,7 @@ export interface operations {
             401: components["responses"]["WrongSecret"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["InternalOffOrNotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadTooLarge"];
@@ -8949,6 +8964,13 @@ export interface operations {
                 content: {
                     "*/*": string;
                 };
+            };
+            /** @description Only where the operator has artifacts downloaded from the S3 bucket itself (ARTIFACTS_S3_PROXY_DOWNLOAD=false): a presigned URL of the file, valid for five minutes, in Location. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `If-None-Match` names the file's ETag. */
             304: {
