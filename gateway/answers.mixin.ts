@@ -1,6 +1,6 @@
 /**
  * How the gateway answers a routed request, where moleculer-web's own way is replaced: the action
- * is not called when the edge decision found its answer in the cache (gateway/edge-pipeline.ts),
+ * is not called when the edge decision found its answer in the cache (gateway/edge/edge-pipeline.ts),
  * so a hit crosses no transporter (and in one process makes no action context); an answer that is
  * the object an in-memory cache keeps is encoded once; pagination links point where the client
  * reached the gateway.
@@ -9,11 +9,11 @@ import type { ServerResponse } from "http";
 import type { Context, ServiceSchema } from "moleculer";
 import { config } from "../config";
 import type { ApiMeta } from "../lib/api/context";
-import type { CachedAction, CacheReads } from "./cache-reads";
+import type { CachedAction, CacheReads } from "../lib/cache/cache-reads";
 import type { GatewayRequest } from "./caller.mixin";
-import { peerIsTrusted, trustedProxyList } from "./client-address";
-import { isHead } from "./http-server";
-import { linkBase } from "./links";
+import { peerIsTrusted, trustedProxyList } from "./server/client-address";
+import { isHead } from "./server/http-server";
+import { linkBase } from "./server/link-base";
 
 type Req = GatewayRequest;
 type Res = ServerResponse;
@@ -94,7 +94,7 @@ export function GatewayAnswersMixin(): Partial<ServiceSchema> {
 				this.sendError(req, res, err);
 			},
 
-			/** Where this request's pagination links point (gateway/links.ts). */
+			/** Where this request's pagination links point (gateway/server/link-base.ts). */
 			linkBase(req: Req): string {
 				const scheme =
 					peerIsTrusted(req, trustedProxies) && String(req.headers["x-forwarded-proto"] ?? "").toLowerCase() === "https" ? "https" : "http";

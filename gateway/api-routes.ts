@@ -10,11 +10,11 @@ import type net from "net";
 import { config } from "../config";
 import type { ApiMeta } from "../lib/api/context";
 import { isPaginated, paginationHeaders, type Paginated } from "../lib/api/pagination";
-import { checkAnnouncedLength, bodyReader } from "./body";
-import { EncodedJson } from "./cache-reads";
+import { checkAnnouncedLength, bodyReader } from "./server/body";
+import { EncodedJson } from "../lib/cache/cache-reads";
 import { callOptions, type GatewayCallerMethods, type GatewayRequest } from "./caller.mixin";
-import { countedAgainstAddress } from "./rate-limit";
-import { isJsonBody, JSON_TYPE, USER_CONTENT_HEADERS } from "./responses";
+import { countedAgainstAddress } from "./edge/rate-limit";
+import { isJsonBody, JSON_TYPE, USER_CONTENT_HEADERS } from "./server/responses";
 import { mergeAliases, routeTables, V3_ROOT, V4_ROOT, v4RouteTables } from "./routes";
 import { docsRoute } from "./routes/docs.routes";
 import type { RouteTable } from "./routes/types";
@@ -94,7 +94,7 @@ function apiRoute(tables: RouteTable[], v4Tables: RouteTable[]) {
 		callOptions,
 		aliases: { ...mergeAliases("api", tables, V3_ROOT), ...mergeAliases("api", v4Tables, V4_ROOT) },
 		mappingPolicy: "restrict",
-		// A cache hit from Redis may come back as its JSON bytes (gateway/cache-reads.ts): sent as they are.
+		// A cache hit from Redis may come back as its JSON bytes (lib/cache/cache-reads.ts): sent as they are.
 		encodedHits: true,
 		onBeforeCall(this: RouteHost, ctx: Ctx, route: RouteLike, req: Req, res: ServerResponse, alias: { path: string; type?: string }) {
 			return this.apiCaller(ctx, req, res, alias, !!route.opts?.encodedHits);
@@ -123,7 +123,7 @@ function pageAnswer(host: RouteHost, ctx: Ctx, req: Req, res: ServerResponse, da
 	delete query.private_token;
 	const headers = paginationHeaders(data, host.linkBase(req), query);
 	for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-	// A page from Redis brings its rows as their JSON bytes (gateway/cache-reads.ts `encodedPage`): sent as they are.
+	// A page from Redis brings its rows as their JSON bytes (lib/cache/cache-reads.ts `encodedPage`): sent as they are.
 	const rows: unknown = data.rows;
 	if (rows instanceof EncodedJson) {
 		ctx.meta.$responseType = JSON_TYPE;

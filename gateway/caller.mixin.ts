@@ -1,6 +1,6 @@
 /**
  * The caller, resolved once at the edge (docs/architecture.md#authentication): the gateway's
- * moleculer-web hooks. On the API, one hook runs the edge decision (gateway/edge-pipeline.ts: the
+ * moleculer-web hooks. On the API, one hook runs the edge decision (gateway/edge/edge-pipeline.ts: the
  * token and whom it names, the request counted against what was verified, the project access, the
  * action's parameters and level, the cached answer of a GET); on the internal API, the shared
  * secret. What they resolve goes to the services in `ctx.meta`, which never look it up again. The
@@ -10,12 +10,12 @@ import type { IncomingMessage, ServerResponse } from "http";
 import type Redis from "ioredis";
 import type { Context, Logger, Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { config, INTERNAL_SECRET_COMMAND, MIN_INTERNAL_SECRET_LENGTH } from "../config";
-import { RecentTokens } from "./auth";
-import { CacheReads } from "./cache-reads";
-import { clientAddress, trustedProxyList } from "./client-address";
-import { decide, type EdgeAction, type EdgeRequest, type UsualWay } from "./edge-pipeline";
-import { EdgeValidator } from "./edge-validation";
-import { RequestLimits } from "./rate-limit";
+import { RecentTokens } from "./edge/auth";
+import { CacheReads } from "../lib/cache/cache-reads";
+import { clientAddress, trustedProxyList } from "./server/client-address";
+import { decide, type EdgeAction, type EdgeRequest, type UsualWay } from "./edge/edge-pipeline";
+import { EdgeValidator } from "./edge/edge-validation";
+import { RequestLimits } from "./edge/rate-limit";
 import { ACCESS_CHANGED_EVENT, changedTargets, RESOLVE_TOKEN, type AccessChange } from "../lib/accounts/auth-cache";
 import type { ApiMeta } from "../lib/api/context";
 import { notFound, unauthorized } from "../lib/api/errors";
@@ -93,7 +93,7 @@ async function apiCaller(this: CallerThis, ctx: Ctx, req: Req, res: Res, alias: 
 	req.$cachedAnswer = await decide(this, request, usualWayOf(ctx, res, encodedHits));
 }
 
-/** The `auth` a download's grant action declares (its alias function names it: gateway/file-download.ts); undefined for anything else. */
+/** The `auth` a download's grant action declares (its alias function names it: gateway/files/file-download.ts); undefined for anything else. */
 function grantAuthOf(broker: ServiceBroker, alias: { handler?: unknown }): string | undefined {
 	const grantAction = (alias.handler as { grantAction?: unknown } | null | undefined)?.grantAction;
 	if (typeof grantAction !== "string") return undefined;

@@ -3,7 +3,7 @@
  * when its service is created.
  *
  * Why: the gateway reads actions' declarations from the service registry (to validate parameters
- * at the edge, gateway/edge-validation.ts), and Moleculer's registry, when it describes a node to
+ * at the edge, gateway/edge/edge-validation.ts), and Moleculer's registry, when it describes a node to
  * the others, drops any object it has already met in that description: its circular-reference
  * guard does not tell a cycle from a shared value. A declaration shared by reference (PAGE_PARAMS
  * spread into several actions, one rule object used for two fields) then reaches the other nodes

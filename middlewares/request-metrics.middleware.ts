@@ -26,7 +26,7 @@ const builtIns = (moleculer as unknown as { Middlewares: Record<string, (broker:
 
 /**
  * Records one HTTP request in `api_http_request_time`: its time in milliseconds and its status.
- * The gateway's requests that skip moleculer-web (gateway/cached-get-fast-path.ts) are recorded with it too.
+ * The gateway's requests that skip moleculer-web (gateway/edge/cached-get-fast-path.ts) are recorded with it too.
  */
 export function httpRequestObserver(broker: ServiceBroker): (ms: number, status: number) => void {
 	if (!broker.isMetricsEnabled()) return () => undefined;

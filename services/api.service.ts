@@ -16,18 +16,18 @@ import ApiGateway from "moleculer-web";
 import { config } from "../config";
 import { gatewayRoutes } from "../gateway/api-routes";
 import { GatewayAnswersMixin, type AnswersMethods, type AnswersVars } from "../gateway/answers.mixin";
-import { cutUploads, type UploadInFlight } from "../gateway/artifact-upload";
-import { closeAfterAnswer, QS_OPTIONS } from "../gateway/body";
-import { answerCachedGet, type FastPathGateway } from "../gateway/cached-get-fast-path";
+import { cutUploads, type UploadInFlight } from "../gateway/files/artifact-upload";
+import { closeAfterAnswer, QS_OPTIONS } from "../gateway/server/body";
+import { answerCachedGet, type FastPathGateway } from "../gateway/edge/cached-get-fast-path";
 import { GatewayCallerMixin, type GatewayCallerMethods, type GatewayCallerVars, type GatewayRequest } from "../gateway/caller.mixin";
-import { trustedProxyList } from "../gateway/client-address";
-import { toHttpError } from "../gateway/errors";
-import { createHardenedServer } from "../gateway/http-server";
-import { requestIdOf } from "../gateway/request-id";
-import { describeError, JSON_TYPE, sendJson } from "../gateway/responses";
+import { trustedProxyList } from "../gateway/server/client-address";
+import { toHttpError } from "../gateway/server/errors";
+import { createHardenedServer } from "../gateway/server/http-server";
+import { requestIdOf } from "../gateway/server/request-id";
+import { describeError, JSON_TYPE, sendJson } from "../gateway/server/responses";
 import { API_ROOT } from "../gateway/routes";
-import { RouteIndex, type IndexedAlias } from "../gateway/route-index";
-import { isNotRouted, routedPath, Routing } from "../gateway/routing";
+import { RouteIndex, type IndexedAlias } from "../gateway/server/route-index";
+import { isNotRouted, routedPath, Routing } from "../gateway/server/routing";
 import { forgetOpenApi } from "../gateway/routes/docs.routes";
 import { paginationHeaders } from "../lib/api/pagination";
 import type { ArtifactStorage } from "../lib/builds/artifact-storage";
@@ -47,16 +47,16 @@ interface Vars extends GatewayCallerVars, AnswersVars {
 	routeIndex: RouteIndex;
 	/** moleculer-web's alias table. */
 	aliases: IndexedAlias[];
-	/** Artifacts and traces: the gateway streams downloads from it and writes uploads into it (gateway/file-download.ts, gateway/artifact-upload.ts). */
+	/** Artifacts and traces: the gateway streams downloads from it and writes uploads into it (gateway/files/). */
 	artifactStore: ArtifactStorage;
 	uploadsInFlight: Set<UploadInFlight>;
-	/** What the fast path of a cached GET reads (gateway/cached-get-fast-path.ts). */
+	/** What the fast path of a cached GET reads (gateway/edge/cached-get-fast-path.ts). */
 	fastPath: FastPathGateway;
 }
 
 interface Methods extends GatewayCallerMethods, AnswersMethods {
 	requestId(req: IncomingMessage): string;
-	/** Replaces moleculer-web's own (gateway/route-index.ts): its routing and the gateway's own answers use it. */
+	/** Replaces moleculer-web's own (gateway/server/route-index.ts): its routing and the gateway's own answers use it. */
 	resolveAlias: ConstructorParameters<typeof Routing>[0];
 	// moleculer-web's own, used here (Moleculer binds methods to the service):
 	httpHandler: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -85,7 +85,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		port: config.port,
 		ip: "0.0.0.0",
 		// A whole request, slow body included, within 5 minutes (moleculer-web's default); headers and
-		// idle sockets are bounded far sooner (gateway/http-server.ts).
+		// idle sockets are bounded far sooner (gateway/server/http-server.ts).
 		requestTimeout: 300_000,
 		// Each version's tables under its root: /api/v3 and /api/v4, the same hooks for both.
 		path: API_ROOT,
@@ -98,12 +98,12 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 		log4XXResponses: false,
 		logRouteRegistration: "debug",
 		routes: gatewayRoutes(trustedProxies),
-		// The request's one id, for its context as for its answer and its log lines (gateway/request-id.ts).
+		// The request's one id, for its context as for its answer and its log lines (gateway/server/request-id.ts).
 		rootCallOptions(this: ApiThis, options: { requestID?: string }, req: IncomingMessage) {
 			options.requestID = this.requestId(req);
 		},
 		onError(this: ApiThis, req: Req, res: Res, err: unknown) {
-			// No route took it: a 405 when the path has routes for other methods (gateway/routing.ts).
+			// No route took it: a 405 when the path has routes for other methods (gateway/server/routing.ts).
 			if (isNotRouted(req, err)) err = this.routing.notRouted(req, err);
 			const { status, body, headers, unexpected } = toHttpError(err as Parameters<typeof toHttpError>[0]);
 			const id = this.requestId(req);
@@ -116,7 +116,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 	},
 
 	methods: {
-		/** moleculer-web's server: the limits and the one guarded entry of gateway/http-server.ts. */
+		/** moleculer-web's server: the limits and the one guarded entry of gateway/server/http-server.ts. */
 		createServer() {
 			this.routing = new Routing((path, method) => this.resolveAlias(path, method));
 			const pageHeaders = new WeakMap<object, { base: string; headers: Record<string, string> }>();
@@ -153,7 +153,7 @@ const ApiService: ServiceSchema<ApiSettings, Methods, Vars> = {
 					maxBodyBytes: Math.max(config.maxBodyBytes, config.maxArtifactBytes),
 				},
 				{
-					// A cached GET the gateway can answer at once skips moleculer-web (gateway/cached-get-fast-path.ts).
+					// A cached GET the gateway can answer at once skips moleculer-web (gateway/edge/cached-get-fast-path.ts).
 					route: (req, res) => answerCachedGet(this.fastPath, req, res) ?? this.httpHandler(req, res),
 					refuse: (req, res, err) => this.settings.onError.call(this, req as Req, res, err),
 					onBroken: (err, req) => this.logger.error(`The error answer failed (request ${this.requestId(req)}):`, err),

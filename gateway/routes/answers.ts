@@ -1,6 +1,6 @@
 /**
  * What a route answers, declared in its table beside its alias (`answers`), for the API
- * description (gateway/openapi.ts, docs/architecture.md#the-api-document): the success with its
+ * description (gateway/openapi/openapi.ts, docs/architecture.md#the-api-document): the success with its
  * body's schema (the presenter's, presenters/json-schema.ts), and refusals particular to the route
  * beyond those every route of its kind may give.
  */

@@ -1,6 +1,6 @@
 import { config } from "../../config";
-import { artifactUpload } from "../artifact-upload";
-import { fileDownload } from "../file-download";
+import { artifactUpload } from "../files/artifact-upload";
+import { fileDownload } from "../files/file-download";
 import { ARTIFACTS_UPLOAD_SCHEMA, NEW_BUILD_SCHEMA, TRACE_CHUNK_SCHEMA } from "../../lib/builds/build-input";
 import { RUNNER_UPDATE_SCHEMA } from "../../lib/builds/build-state";
 import { BUILD, ERASED_BUILD } from "../../presenters/build";

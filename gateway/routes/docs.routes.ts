@@ -1,6 +1,6 @@
 /**
  * The API describes itself, without a token: GET /openapi.json is the OpenAPI 3.1 document the
- * gateway generates from its route tables and the actions' parameter schemas (gateway/openapi.ts),
+ * gateway generates from its route tables and the actions' parameter schemas (gateway/openapi/openapi.ts),
  * and GET /docs the API reference rendered from it by Swagger UI (swagger-ui-dist), served from
  * this process only: no CDN, and a Content-Security-Policy that lets the page load nothing else.
  * Both are served under each version's root (/api/v3, /api/v4), and the one document describes
@@ -12,7 +12,8 @@ import type { ServiceBroker } from "moleculer";
 import path from "path";
 import { pipeline } from "stream";
 import { config } from "../../config";
-import { addVersion, buildOpenApi, type ActionDefinition } from "../openapi";
+import { addVersion, buildOpenApi } from "../openapi/openapi";
+import type { ActionDefinition } from "../openapi/types";
 import { API_ROOT, mergeAliases, routeTables, V3_ROOT, V4_ROOT, v4RouteTables } from "./index";
 import type { RouteTable } from "./types";
 
@@ -145,7 +146,7 @@ const assetAt = (root: string) =>
 		});
 	};
 
-/** Each alias function tells the document what it serves (gateway/openapi.ts merges `openapi`). */
+/** Each alias function tells the document what it serves (gateway/openapi/openapi.ts merges `openapi`). */
 const described = <T extends object>(fn: T, summary: string, type: string) =>
 	Object.assign(fn, { openapi: { summary, responses: { "200": { description: summary, content: { [type]: {} } } } } });
 

@@ -12,7 +12,7 @@ export type AliasFunction = ((this: never, req: never, res: ServerResponse, next
 
 /**
  * What an alias points at: an action name (`"labels.list"`, `"stream:builds.x"`), or an alias
- * function (gateway/file-download.ts, gateway/artifact-upload.ts).
+ * function (gateway/files/file-download.ts, gateway/files/artifact-upload.ts).
  */
 export type AliasTarget = string | AliasFunction;
 

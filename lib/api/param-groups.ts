@@ -1,7 +1,7 @@
 /**
  * Grape's relations between an endpoint's parameters (`exactly_one_of`, `at_least_one_of`,
  * `mutually_exclusive`), declared once as data: the action declares them (`paramGroups`, read by
- * the API description, gateway/openapi-params.ts, as `oneOf`, `anyOf` and `not`) and its handler
+ * the API description, gateway/openapi/openapi-params.ts, as `oneOf`, `anyOf` and `not`) and its handler
  * checks them with `checkParamGroups`, in the order declared, with Grape's messages. Pure.
  */
 import { paramError } from "./errors";

@@ -1,6 +1,6 @@
 /**
  * The brokers' parameter validator (fastest-validator through Moleculer), with two of its rules
- * made to mean what the API description says of them (JSON Schema, gateway/openapi-rules.ts), as
+ * made to mean what the API description says of them (JSON Schema, gateway/openapi/openapi-rules.ts), as
  * GitLab's Ruby means them too (docs/api.md#parameters):
  * - a string's `min`, `max` and `length` count characters (code points), not UTF-16 units: an
  *   emoji is one character, as in Ruby's `length` and JSON Schema's `maxLength`;

@@ -1,7 +1,7 @@
 /**
  * What the builds service answers when it authorizes a download (docs/architecture.md#artifacts):
  * where the file is in the artifact store and how to describe it. The gateway streams the bytes
- * from the store itself (gateway/file-download.ts), as GitLab's Workhorse does for Rails; the
+ * from the store itself (gateway/files/file-download.ts), as GitLab's Workhorse does for Rails; the
  * bytes never cross the transporter. Pure: no I/O here.
  */
 import type { ArtifactsDoc } from "../../models/build";

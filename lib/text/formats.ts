@@ -11,7 +11,7 @@ export const ISO_TIME =
  * The characters beyond ASCII that Unicode's compatibility mapping (NFKC) turns into what a URL's
  * authority cannot hold — a space, a control, `/ ? # @ : [ ] \ % < > ^ |` — as a class's members:
  * the URL standard maps a host's characters before reading it (so `new URL` refuses such a host),
- * and Python's urlsplit refuses them anywhere before the path. test/unit/text-formats.spec.ts
+ * and Python's urlsplit refuses them anywhere before the path. test/unit/lib/text/formats.spec.ts
  * recomputes the list from this Node's Unicode.
  */
 export const NFKC_URL_DELIMITERS =

@@ -1,6 +1,6 @@
 /**
  * The correlation id of the request or delivery under way (docs/operations.md#correlation-ids): the
- * request's X-Request-Id (named once, by gateway/request-id.ts), carried in the active
+ * request's X-Request-Id (named once, by gateway/server/request-id.ts), carried in the active
  * OpenTelemetry context so that every log line written while it is handled can name it, across
  * processes (in an action call's request id and in a channel message's headers).
  */

@@ -1,11 +1,11 @@
 /**
  * Where a request enters the gateway (docs/operations.md#traces): its correlation id is the
- * request's one id (gateway/request-id.ts, which the answer's X-Request-ID and moleculer-web's
+ * request's one id (gateway/server/request-id.ts, which the answer's X-Request-ID and moleculer-web's
  * context read too) and, when its trace is sampled, it gets the trace's root span, which the action
  * calls it makes are children of. A client's own `traceparent` is not followed: a client could
  * otherwise join our traces to its own or force every request to be sampled.
  *
- * The hook: the hardened server wraps its one guarded entry in `tracedRequests` (gateway/http-server.ts),
+ * The hook: the hardened server wraps its one guarded entry in `tracedRequests` (gateway/server/http-server.ts),
  * so every request Node hands over passes here once, the fast path's and the refused ones included.
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";

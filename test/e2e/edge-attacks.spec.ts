@@ -6,7 +6,7 @@
  *
  * - login: a flood of wrong passwords meets 429s while other requests go on being answered; per
  *   address and per account (that hashing runs off the event loop, and that an unknown login asks
- *   the same work as a wrong password, is proven without a clock in test/unit/crypto.spec.ts);
+ *   the same work as a wrong password, is proven without a clock in test/unit/lib/crypto/crypto.spec.ts);
  * - the request limit counts verified users, and otherwise addresses: made-up tokens, spoofed
  *   X-Forwarded-For and wrong shared secrets buy nothing;
  * - no read-only user can grow the cache (RSS, Redis keys);
@@ -127,7 +127,7 @@ describe.each([
 			await Promise.all(loops);
 
 			// Every probe is answered during the flood; how fast is the bench's business, not a test's
-			// (test/unit/crypto.spec.ts proves the hashing runs off the event loop).
+			// (test/unit/lib/crypto/crypto.spec.ts proves the hashing runs off the event loop).
 			expect(quiet).toEqual(Array(40).fill(200));
 			expect(flooded).toEqual(Array(40).fill(200));
 			expect([...statuses.keys()].sort()).toEqual([401, 429]);
@@ -175,7 +175,7 @@ describe.each([
 			const shown = (r: RawReply) => [r.status, r.body, r.headers["content-type"], r.headers["content-length"]];
 			expect(shown(unknown)).toEqual([401, { message: "401 Unauthorized" }, "application/json", "30"]);
 			expect(shown(unknown)).toEqual(shown(wrong));
-			// The same scrypt work for both (their time tells nothing either): test/unit/crypto.spec.ts.
+			// The same scrypt work for both (their time tells nothing either): test/unit/lib/crypto/crypto.spec.ts.
 		});
 	});
 

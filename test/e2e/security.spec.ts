@@ -12,7 +12,7 @@
  * - No process prints a token, a password or a secret, even at debug level.
  * - The store keeps no token, password or integration secret in clear.
  * The SSRF guard (loopback, private, link-local, IPv6-mapped targets and names resolving to them)
- * is proven in test/unit/ssrf-guard.spec.ts, down to a real refused connection.
+ * is proven in test/unit/lib/outbound/ssrf-guard.spec.ts, down to a real refused connection.
  */
 import fs from "fs";
 import path from "path";

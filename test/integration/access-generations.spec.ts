@@ -6,7 +6,7 @@
  * second later stood in its way.
  */
 import { Cachers } from "moleculer";
-import { CacheReads } from "../../gateway/cache-reads";
+import { CacheReads } from "../../lib/cache/cache-reads";
 import { PROJECT_ACCESS } from "../../lib/accounts/auth-cache";
 import { ResilientCacheMiddleware } from "../../middlewares/resilient-cache.middleware";
 import { RECLEAN_DELAY_MS } from "../../mixins/cache-cleaner.mixin";

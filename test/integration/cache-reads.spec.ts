@@ -3,7 +3,7 @@
  * the all-in-one's in-memory cacher and on the Redis cacher shared by split services.
  */
 import { ServiceBroker, type ServiceSchema } from "moleculer";
-import { CacheReads, EncodedJson, sentAsStored } from "../../gateway/cache-reads";
+import { CacheReads, EncodedJson, sentAsStored } from "../../lib/cache/cache-reads";
 import { paginated } from "../../lib/api/pagination";
 import { ResilientCacheMiddleware } from "../../middlewares/resilient-cache.middleware";
 import { REDIS_URL, requireServers, uniqueNamespace } from "../support/servers";

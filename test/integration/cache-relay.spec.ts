@@ -8,7 +8,7 @@
  */
 import Redis from "ioredis";
 import { ServiceBroker, type BrokerOptions, type Context, type Middleware, type Service } from "moleculer";
-import { CacheReads } from "../../gateway/cache-reads";
+import { CacheReads } from "../../lib/cache/cache-reads";
 import { CLEAN_RELAY_EVENT, CLEAN_RELAY_GROUP, MAX_RELAYED_KEYS, MAX_RELAYED_LENGTH, MAX_RELAYED_PATTERNS } from "../../lib/cache/clean-relay";
 import { ResilientCacheMiddleware } from "../../middlewares/resilient-cache.middleware";
 import { CacheCleanerMixin, PROJECT_CACHE_KEY, type CacheCleanerMethods } from "../../mixins/cache-cleaner.mixin";

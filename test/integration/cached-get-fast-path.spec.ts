@@ -1,12 +1,12 @@
 /**
- * The fast path of a cached GET (gateway/cached-get-fast-path.ts): on the all-in-one's in-memory
+ * The fast path of a cached GET (gateway/edge/cached-get-fast-path.ts): on the all-in-one's in-memory
  * cache, a repeated GET is answered before moleculer-web takes the request, with the answer the
  * usual way gives (status, body, headers), counted against the user and recorded in the metrics;
  * anything it does not read, and every refusal but a 429, still goes the usual way.
  */
 import { ServiceBroker, type Service } from "moleculer";
 import http from "http";
-import { RequestLimits } from "../../gateway/rate-limit";
+import { RequestLimits } from "../../gateway/edge/rate-limit";
 import { HTTP_REQUEST_TIME, RequestMetricsMiddleware } from "../../middlewares/request-metrics.middleware";
 import AccountsService from "../../services/accounts.service";
 import ApiService from "../../services/api.service";

@@ -1,5 +1,5 @@
 /**
- * API v4's job artifacts (services/modules/builds/job-artifacts.v4.ts, gateway/artifact-entry-download.ts)
+ * API v4's job artifacts (services/modules/builds/job-artifacts.v4.ts, gateway/files/artifact-entry-download.ts)
  * on one in-process broker: the archive by job and by ref (the named job of the ref's latest
  * successful pipeline), one file out of a stored and a deflated archive (ranges, 304, 416, HEAD),
  * keep, and DELETE (204), with the statuses GitLab gives.

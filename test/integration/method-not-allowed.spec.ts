@@ -1,5 +1,5 @@
 /**
- * A method a known path does not take (gateway/routing.ts): 405 with `Allow`, as Grape answers it,
+ * A method a known path does not take (gateway/server/routing.ts): 405 with `Allow`, as Grape answers it,
  * on v3 and v4, the same methods OPTIONS lists and the document has for the path; an unknown path
  * stays a 404.
  */

@@ -9,7 +9,7 @@
  */
 import type { Service } from "moleculer";
 import { gatewayRoutes } from "../../gateway/api-routes";
-import { trustedProxyList } from "../../gateway/client-address";
+import { trustedProxyList } from "../../gateway/server/client-address";
 import { routeTables } from "../../gateway/routes";
 import type { AliasFunction, RouteTable } from "../../gateway/routes/types";
 import AccountsService from "../../services/accounts.service";

@@ -1,9 +1,9 @@
 /**
- * The token owners a gateway keeps (gateway/auth.ts) go when a change of access cleans the cached
+ * The token owners a gateway keeps (gateway/edge/auth.ts) go when a change of access cleans the cached
  * look-ups: the gateway's two handlers of ACCESS_CHANGED_EVENT (its mixins) both run.
  */
 import { ServiceBroker, type Service } from "moleculer";
-import type { RecentTokens } from "../../gateway/auth";
+import type { RecentTokens } from "../../gateway/edge/auth";
 import { ACCESS_CHANGED_EVENT } from "../../lib/accounts/auth-cache";
 import { AccessCacheMixin } from "../../mixins/access-cache.mixin";
 import { GatewayCallerMixin } from "../../gateway/caller.mixin";

@@ -5,7 +5,7 @@
  * all-in-one and on the Redis cacher shared by split services; and the gateway's own cache read.
  */
 import { ServiceBroker, type Context } from "moleculer";
-import { CacheReads } from "../../gateway/cache-reads";
+import { CacheReads } from "../../lib/cache/cache-reads";
 import { Visibility } from "../../lib/accounts/access";
 import { ResilientCacheMiddleware } from "../../middlewares/resilient-cache.middleware";
 import { RECLEAN_DELAY_MS } from "../../mixins/cache-cleaner.mixin";

@@ -1,7 +1,8 @@
 /**
  * Tests mirror the source (test/README.md#where-each-source-file-is-tested): every source file
  * under the mirrored folders has a spec of its name, or a line in test/README.md naming the specs
- * that cover it; every spec such a line names exists, and so does every file it lists.
+ * that cover it; every spec such a line names exists, and so does every file it lists. A unit spec
+ * named after a source file sits at that file's path under test/unit.
  */
 import fs from "fs";
 import path from "path";
@@ -47,6 +48,18 @@ describe("tests mirror the source", () => {
 
 	it("gives every source file a spec of its name or a line in test/README.md", () => {
 		expect(sources.filter(file => !hasOwnSpec(file) && !listed.has(file))).toEqual([]);
+	});
+
+	it("keeps a unit spec named after a source file at that file's path under test/unit", () => {
+		const unitSpecs = filesUnder("test/unit", name => name.endsWith(".spec.ts"));
+		const misplaced = unitSpecs.flatMap(spec => {
+			const name = path.basename(spec, ".spec.ts");
+			const named = sources.filter(file => [name, `${name}.middleware`, `${name}.mixin`].includes(path.basename(file, ".ts")));
+			if (named.length !== 1) return [];
+			const mirrored = path.posix.join("test/unit", path.dirname(named[0]), `${name}.spec.ts`);
+			return spec === mirrored ? [] : [`${spec} should be ${mirrored}`];
+		});
+		expect(misplaced).toEqual([]);
 	});
 
 	it("lists only files that exist, each with at least one spec that exists", () => {

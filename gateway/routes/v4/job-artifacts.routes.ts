@@ -1,6 +1,6 @@
 import { config } from "../../../config";
-import { entryDownload } from "../../artifact-entry-download";
-import { fileDownload } from "../../file-download";
+import { entryDownload } from "../../files/artifact-entry-download";
+import { fileDownload } from "../../files/file-download";
 import { JOB } from "../../../presenters/job";
 import { noContent, ok } from "../answers";
 import type { RouteTable } from "../types";

@@ -1,7 +1,7 @@
 import { config } from "../../../config";
 import { JOB } from "../../../presenters/job";
 import { arrayOf } from "../../../presenters/json-schema";
-import { fileDownload } from "../../file-download";
+import { fileDownload } from "../../files/file-download";
 import { created, ok } from "../answers";
 import type { RouteTable } from "../types";
 

@@ -1,6 +1,6 @@
 /**
  * v3's downloads of a build's trace and artifacts, authorized here (`read_build`) and streamed by
- * the gateway from the artifact store itself (gateway/file-download.ts; docs/architecture.md#artifacts).
+ * the gateway from the artifact store itself (gateway/files/file-download.ts; docs/architecture.md#artifacts).
  */
 import { notFound } from "../../../lib/api/errors";
 import { artifactsGrant, traceGrant, type DownloadGrant } from "../../../lib/builds/transfer-grants";

@@ -121,7 +121,7 @@ export const InternalBuilds: BuildsModule = {
 		/**
 		 * `PUT /internal/builds/:build_id/artifacts?filename=NAME`, step 1 (lib/builds/upload-leases.ts):
 		 * the build exists and takes artifacts. The gateway then writes the body into the store
-		 * itself (gateway/artifact-upload.ts) and commits it below.
+		 * itself (gateway/files/artifact-upload.ts) and commits it below.
 		 */
 		authorizeArtifactsUpload: {
 			visibility: "public",

@@ -1,8 +1,8 @@
 /**
  * API v4's job artifacts (docs/api.md#v4-job-artifacts): the archive by job or by ref (the named
  * job of the ref's latest successful pipeline), one file out of it, keep, and DELETE (204). The
- * downloads are authorized here and streamed by the gateway (gateway/file-download.ts,
- * gateway/artifact-entry-download.ts), as v3's are; the gateway reads a grant's `auth` for its
+ * downloads are authorized here and streamed by the gateway (gateway/files/file-download.ts,
+ * gateway/files/artifact-entry-download.ts), as v3's are; the gateway reads a grant's `auth` for its
  * download, so that anyone may fetch a public project's public artifacts (docs/api.md#v4-anonymous).
  */
 import { AccessLevel } from "../../../lib/accounts/access";

@@ -1,6 +1,6 @@
 /**
  * The request's span on the real gateway (docs/operations.md#traces): every request is named once
- * (gateway/request-id.ts) and traced once where it enters (gateway/http-server.ts), whichever way
+ * (gateway/server/request-id.ts) and traced once where it enters (gateway/server/http-server.ts), whichever way
  * it is answered: moleculer-web's way (the action's span its child), the fast path of a cached GET
  * (no context, no action), v4 beside v3, a refusal. The span's correlation id is the answer's
  * X-Request-ID. Spans are read from the SDK (test/support/span-collector.ts).

@@ -11,7 +11,7 @@ import fs from "fs";
 import os from "os";
 import path from "path";
 import { ServiceBroker } from "moleculer";
-import { toHttpError } from "../../../../gateway/errors";
+import { toHttpError } from "../../../../gateway/server/errors";
 import { Collection, UniqueViolation, type CollectionOptions, type Doc } from "../../../../lib/store/collection";
 import { mountTmpfs, type Volume } from "../../../support/volumes";
 
