@@ -3,7 +3,7 @@
  * and throws a ConfigError naming the variable when its value is bad.
  */
 import net from "net";
-import { withoutCredentials } from "../lib/text/credentials";
+import { withoutCredentials } from "./credentials";
 
 export class ConfigError extends Error {
 	constructor(variable: string, value: string, expected: string) {

@@ -2,7 +2,7 @@
  * The Redis the cache and the rate limiter share (docs/configuration.md#redis): one URL (CACHER,
  * REDIS_URL), or the primary that Redis Sentinel names, followed through a failover.
  */
-import { withoutCredentials } from "../lib/text/credentials";
+import { withoutCredentials } from "./credentials";
 import { ConfigError, list, str, url, type Env } from "./parse";
 
 /** The Sentinel settings the Secret carries. */

@@ -5,7 +5,7 @@
  * Names follow @moleculer/channels 0.1.8: the channel and the dead-letter queue get the broker
  * namespace as prefix (`ns.push`), and a JetStream stream name is that with `.` → `_`.
  */
-import { withoutCredentials } from "../text/credentials";
+import { withoutCredentials } from "../../config/credentials";
 
 export const PUSH_CHANNEL = "push";
 export const DEAD_LETTER_QUEUE = "DEAD_PUSH";

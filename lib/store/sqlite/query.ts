@@ -18,7 +18,7 @@ export interface Sql {
 	params: SqlValue[];
 }
 
-/** The SQL function ./database.ts registers on every connection: 1 when a string matches. */
+/** The SQL function ./connection.ts registers on every connection: 1 when a string matches. */
 export const REGEXP_FUNCTION = "doc_regexp";
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
