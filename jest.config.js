@@ -4,9 +4,11 @@
 // cluster starts: test/support/cluster.ts), and e2e-s3: the artifacts and trace suites again, on
 // an S3 bucket (a versitygw each cluster starts). `npm test` runs all.
 /** The e2e suites that run on MongoDB as well: labels, builds (paging, scope), deploy keys, snippets, integrations and push. */
-const MONGO_E2E = ["labels", "builds", "deploy-keys", "snippets", "push-workers"].map(name => `<rootDir>/test/e2e/${name}.spec.ts`);
+const MONGO_E2E = ["resources/labels", "resources/builds", "resources/deploy-keys", "resources/snippets", "push/push-workers"].map(
+	name => `<rootDir>/test/e2e/${name}.spec.ts`,
+);
 /** The artifacts and trace suites, run on an S3 bucket as well: builds (traces, artifacts, erase), the 1 GiB transfer, v4 job artifacts through a real client. */
-const S3_E2E = ["builds", "artifacts-transfer", "gitbeaker"].map(name => `<rootDir>/test/e2e/${name}.spec.ts`);
+const S3_E2E = ["resources/builds", "resources/artifacts-transfer", "clients/gitbeaker"].map(name => `<rootDir>/test/e2e/${name}.spec.ts`);
 const base = {
 	preset: "ts-jest",
 	testEnvironment: "node",

@@ -31,7 +31,8 @@ import type { BenchContext, Goal, Row, Scenario } from "../scenario";
 import { BENCH_INTERNAL_SECRET, NATS_URL, type StackOptions } from "../support/stack";
 import { single, round } from "../support/stats";
 import { mergeLoads, type LoadResult } from "../support/load";
-import { addCpuSamples, cpuShares, deploymentCpuAccount, type CpuSample } from "../support/cpu";
+import { addCpuSamples, cpuShares, type CpuSample } from "../../test/support/cpu";
+import { deploymentCpuAccount } from "../support/deployment-cpu";
 import { cpuMsPer, startCollector, TRACED_CASES, tracingEnv } from "../support/tracing";
 import type { Stack } from "../support/stack";
 

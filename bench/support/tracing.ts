@@ -5,7 +5,7 @@
  */
 import type { BenchContext, Goal } from "../scenario";
 import { Jaeger } from "../../test/support/jaeger";
-import { deploymentCost, type CpuSample } from "./cpu";
+import { deploymentCost, type CpuSample } from "../../test/support/cpu";
 
 export interface TracedCase {
 	/** How the case's name ends: ", tracing on, 1 % sampled". */

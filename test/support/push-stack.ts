@@ -1,6 +1,6 @@
 /**
- * The split stack that follows a push through every process (test/e2e/nats-cluster.spec.ts,
- * test/e2e/tracing.spec.ts): the gateway, accounts, labels, integrations, events and the three
+ * The split stack that follows a push through every process (test/e2e/faults/nats-cluster.spec.ts,
+ * test/e2e/deploy/tracing.spec.ts): the gateway, accounts, labels, integrations, events and the three
  * workers as separate processes, each worker against a real peer started here (an HTTP task
  * tracker, smtp-server, ngircd with a client listening on #dev), and a project of root's with
  * the three integrations set up through the API, as a new user would.

@@ -16,7 +16,7 @@ let first: Target;
 let second: Target;
 
 beforeAll(async () => {
-	// No rate limit: the writes go as fast as the machine takes them (the limit is test/e2e/rate-limit.spec.ts's).
+	// No rate limit: the writes go as fast as the machine takes them (the limit is test/e2e/edge/rate-limit.spec.ts's).
 	cluster = await startCluster({ nodes: { first: "" }, nats: false, env: { RATE_LIMIT_PER_MINUTE: "0" } });
 	const projectId = (await createProject(cluster.api())).id;
 	first = { api: cluster.api(), url: cluster.url, internalSecret: cluster.internalSecret, projectId };

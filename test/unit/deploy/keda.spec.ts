@@ -3,7 +3,7 @@
  * scaled by a ScaledObject on its JetStream consumer's lag and its CPU, in place of its CPU-only
  * HorizontalPodAutoscaler; the scaler reaches the NATS monitoring port, and only KEDA's namespace
  * may. Validated against KEDA's schema (@kubernetes-models/keda) with the other overlays in
- * k8s-schema.spec.ts; the names are checked against a real NATS in test/e2e/push-scaling.spec.ts.
+ * k8s-schema.spec.ts; the names are checked against a real NATS in test/e2e/push/push-scaling.spec.ts.
  */
 import { PUSH_GROUPS, pushNames } from "../../../lib/push/channel";
 import { appContainer, find, literalEnv, ofKind, portNumber, renderOverlay, type K8sObject } from "../../support/deploy-manifests";

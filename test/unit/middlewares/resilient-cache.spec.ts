@@ -1,7 +1,7 @@
 /**
  * The resilient cache wrapper on a stand-in Redis cacher whose client can be made to fail or
  * stall: reads degrade to misses, writes never reject, cleans missed while degraded are replayed
- * before the cache serves again. (test/e2e/fault-redis.spec.ts does the same against a real Redis.)
+ * before the cache serves again. (test/e2e/faults/fault-redis.spec.ts does the same against a real Redis.)
  */
 import { EventEmitter } from "events";
 import { Serializers } from "moleculer";

@@ -1,7 +1,7 @@
 /**
  * The relayed clean's event (lib/cache/clean-relay.ts): what a received one may name, how a missed
  * clean is cut into events within the bounds, and Redis' glob match for the entries a clean under
- * way hides. (test/integration/cache-relay.spec.ts sends the events over the real NATS.)
+ * way hides. (test/integration/cache/cache-relay.spec.ts sends the events over the real NATS.)
  */
 import type { ServiceBroker } from "moleculer";
 import {
