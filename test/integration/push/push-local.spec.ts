@@ -56,7 +56,7 @@ beforeAll(async () => {
 	const { startLocal } = await import("../../support/broker");
 	const services = await Promise.all(
 		["api", "accounts", "integrations", "events", "workers/task-tracker-commenter", "workers/push-mailer", "workers/irc-sender"].map(
-			async name => (await import(`../../services/${name}.service`)).default as ServiceSchema,
+			async name => (await import(`../../../services/${name}.service`)).default as ServiceSchema,
 		),
 	);
 	// Moleculer's types give a `call` hook the return type of a call rather than of a wrapped `call`.
