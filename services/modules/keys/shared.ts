@@ -1,10 +1,11 @@
 /**
- * What the keys service's parts share: its `this`. v3's actions are services/keys.service.ts,
- * v4's services/modules/keys/deploy-keys.v4.ts, the keys and their links lib/deploy-keys/deploy-key-store.ts.
+ * What the keys service's parts share: its `this`. v3's actions are deploy-keys.ts here,
+ * v4's deploy-keys.v4.ts, the keys and their links lib/deploy-keys/deploy-key-store.ts.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ProjectAccess } from "../../../lib/accounts/access";
 import type { ApiMeta } from "../../../lib/api/context";
+import { notFound } from "../../../lib/api/errors";
 import type { DeployKeyStore, Joiner, LinkedKey } from "../../../lib/deploy-keys/deploy-key-store";
 import type { ValidDeployKey } from "../../../lib/deploy-keys/ssh-key";
 import type { Collection } from "../../../lib/store/collection";
@@ -29,3 +30,9 @@ export interface KeysVars {
 }
 
 export type KeysModule = Partial<ServiceSchema<ServiceSettingSchema, KeysMethods, KeysVars>>;
+
+/**
+ * GitLab 8.16's `not_found!('Deploy Key')`: enable, disable and delete of a key this project cannot
+ * or does not have (a record look-up, GET, keeps `404 Not found`).
+ */
+export const deployKeyNotFound = () => notFound("Deploy Key");
