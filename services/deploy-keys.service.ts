@@ -4,7 +4,7 @@
  * projects that use it (GitLab 8's accessible-keys rule), otherwise the fingerprint is taken
  * (400). Removing or disabling a key drops this project's link only; the last link takes the key
  * with it. Storing, linking and the races between them are the store's (lib/deploy-keys/deploy-key-store.ts).
- * v3's actions and v4's are services/modules/keys/; the rules both apply are the methods here.
+ * v3's actions and v4's are services/modules/deploy-keys/; the rules both apply are the methods here.
  */
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { type ProjectAccess } from "../lib/accounts/access";
@@ -17,13 +17,13 @@ import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { deployKeyLinksCollection, deployKeysCollection } from "../models/deploy-key";
-import { DeployKeys } from "./modules/keys/deploy-keys";
-import { DeployKeysV4 } from "./modules/keys/deploy-keys.v4";
-import { deployKeyNotFound, type Ctx, type KeysMethods as Methods, type KeysVars as Vars } from "./modules/keys/shared";
+import { DeployKeys } from "./modules/deploy-keys/deploy-keys";
+import { DeployKeysV4 } from "./modules/deploy-keys/deploy-keys.v4";
+import { deployKeyNotFound, type Ctx, type DeployKeysMethods as Methods, type DeployKeysVars as Vars } from "./modules/deploy-keys/shared";
 import { PROJECT_ACCESS } from "../lib/accounts/auth-cache";
 
-const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
-	name: "keys",
+const DeployKeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
+	name: "deploy-keys",
 	mixins: [
 		DbMixin({ deploy_keys: deployKeysCollection, deploy_key_links: deployKeyLinksCollection }),
 		CacheCleanerMixin(),
@@ -94,4 +94,4 @@ const KeysService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	},
 };
 
-export default KeysService;
+export default DeployKeysService;

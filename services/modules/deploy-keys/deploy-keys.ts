@@ -9,14 +9,14 @@ import { RECORD_ID_SCHEMA, recordId } from "../../../lib/api/record-id";
 import { NEW_KEY_GROUPS, NEW_KEY_PARAMS, validateDeployKey } from "../../../lib/deploy-keys/ssh-key";
 import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import { presentDeletedDeployKey, presentDeployKey } from "../../../presenters/deploy-key";
-import { deployKeyNotFound, type Ctx, type KeysModule } from "./shared";
+import { deployKeyNotFound, type Ctx, type DeployKeysModule } from "./shared";
 
 /** Masters only (declared on every action, checked at the gateway before a cache is read): entries are per project. */
 const cacheKeys = [PROJECT_CACHE_KEY];
 /** Ids come from the path as text; anything but a positive integer is simply not found (lib/api/record-id). */
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64, openapi: RECORD_ID_SCHEMA } } as const;
 
-export const DeployKeys: KeysModule = {
+export const DeployKeys: DeployKeysModule = {
 	actions: {
 		/** Every key of the project in the order they were added; a page when the caller asks for one. */
 		list: {
