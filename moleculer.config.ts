@@ -22,6 +22,10 @@ import { ServicesCheckMiddleware } from "./middlewares/services-check.middleware
 import { TracingMiddleware } from "./middlewares/tracing.middleware";
 import { logFormatter } from "./lib/tracing/log-format";
 
+// moleculer-runner reads SERVICES itself, after loading this file: it loads what config/ made of it
+// (a service's former name, such as `keys`, mapped to its name now).
+if (config.services.length) process.env.SERVICES = config.services.join(",");
+
 /** How long a hedged call waits for its answer before sending the request once more (far above a normal answer). */
 const HEDGE_AFTER_MS = 1000;
 

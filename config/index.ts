@@ -87,6 +87,21 @@ function secrets(env: Env, transporter: string) {
 	};
 }
 
+/**
+ * SERVICES entries under a service's former name, mapped to its name now: `keys` was the deploy-keys
+ * service's, and a deployment's environment that still says so keeps working (docs/configuration.md).
+ */
+const FORMER_SERVICE_NAMES = new Map([["keys", "deploy-keys"]]);
+
+/** SERVICES, former names mapped (`keys`, `keys.service`, `keys.service.js` are the deploy-keys service's). */
+function serviceList(env: Env): string[] {
+	return list(env, "SERVICES").map(entry => {
+		const name = entry.split(".")[0];
+		const now = FORMER_SERVICE_NAMES.get(name);
+		return now ? now + entry.slice(name.length) : entry;
+	});
+}
+
 /** Ports and which processes run (the transporter is read earlier: the secrets' check needs it). */
 function processes(env: Env, transporter: string) {
 	return {
@@ -99,7 +114,7 @@ function processes(env: Env, transporter: string) {
 		namespace: str(env, "NAMESPACE"),
 		nodeID: str(env, "NODE_ID") || undefined,
 		/** What moleculer-runner loads (empty: everything); checked against what it loaded (middlewares/services-check.middleware.ts). */
-		services: list(env, "SERVICES"),
+		services: serviceList(env),
 	};
 }
 

@@ -6,6 +6,7 @@
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "../config";
 import { decryptSecret, isEncrypted } from "../lib/crypto/secrets";
+import { serviceModule } from "../lib/moleculer/service-module";
 import { SecretsMixin, type SecretsVars } from "./secrets.mixin";
 import { findIntegration, isSecret } from "../lib/integrations/catalogue";
 import { changedProject, FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION } from "../lib/integrations/settings-cache";
@@ -105,5 +106,5 @@ export function PushSettingsMixin(slug: string): Partial<ServiceSchema> {
 			},
 		},
 	};
-	return schema as unknown as Partial<ServiceSchema>;
+	return serviceModule(schema);
 }

@@ -17,6 +17,7 @@ import { PushSettingsMixin, type IntegrationSettings, type PushSettingsMethods }
 import { deliveryKey, MemoryDeliveryLog, RedisDeliveryLog, type ClaimResult, type DeliveryLog, type DeliveryLogOptions } from "../lib/push/delivery-log";
 import { InProcessChannelAdapter } from "../lib/push/in-process-channel-adapter";
 import { KvDeliveryLog } from "../lib/push/kv-delivery-log";
+import { serviceModule } from "../lib/moleculer/service-module";
 import { findIntegration } from "../lib/integrations/catalogue";
 import { handlesEvent } from "../lib/integrations/settings";
 import { PermanentError } from "../lib/outbound/errors";
@@ -253,5 +254,5 @@ export function PushWorkerMixin(opts: PushWorkerOptions): Partial<ServiceSchema>
 			},
 		},
 	};
-	return schema as unknown as Partial<ServiceSchema>;
+	return serviceModule(schema);
 }

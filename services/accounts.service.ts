@@ -13,6 +13,7 @@ import { config } from "../config";
 import { LoginThrottle } from "../lib/accounts/login-throttle";
 import { limiterRedis } from "../lib/api/rate-limiter";
 import { PasswordHasher } from "../lib/crypto/passwords";
+import { serviceModule } from "../lib/moleculer/service-module";
 import { AccessCacheMixin } from "../mixins/access-cache.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
@@ -23,7 +24,7 @@ import { usersCollection } from "../models/user";
 import { Lookups } from "./modules/accounts/lookups";
 import { Members } from "./modules/accounts/members";
 import { MembersV4 } from "./modules/accounts/members.v4";
-import { asMixins, type AccountsModule } from "./modules/accounts/shared";
+import type { AccountsModule } from "./modules/accounts/shared";
 import { Projects } from "./modules/accounts/projects";
 import { ProjectsV4 } from "./modules/accounts/projects.v4";
 import { Session } from "./modules/accounts/session";
@@ -57,12 +58,18 @@ const AccountsService: ServiceSchema = {
 		ProjectAccessMixin(),
 		SecretsMixin(),
 		AccessCacheMixin(),
-		...asMixins(Lookups, Session, Users, Projects, Members),
+		serviceModule(Lookups),
+		serviceModule(Session),
+		serviceModule(Users),
+		serviceModule(Projects),
+		serviceModule(Members),
 		// API v4's (docs/api.md#v4-accounts), on the same records.
-		...asMixins(UsersV4, ProjectsV4, MembersV4),
+		serviceModule(UsersV4),
+		serviceModule(ProjectsV4),
+		serviceModule(MembersV4),
 	],
 	// The service's own hooks run after its mixins' (the collections are connected by then).
-	...asMixins(Lifecycle)[0],
+	...serviceModule(Lifecycle),
 };
 
 export default AccountsService;

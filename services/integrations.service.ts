@@ -9,29 +9,28 @@
  * `404 Service Not Found`. GitLab 8.16's service names (`slack`, `asana`, `irker`, …) are
  * aliases of the slugs, on the same record, and speak GitLab's field names. The workers read a
  * project's settings through `settingsFor` and keep them a while: every change has each worker
- * instance forget them before it answers.
+ * instance forget them before it answers. v3's actions, v4's and the workers' are
+ * services/modules/integrations/; reading and writing the settings are the methods here.
  */
-import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { AccessLevel } from "../lib/accounts/access";
-import type { ApiMeta } from "../lib/api/context";
+import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { conflict, notFound } from "../lib/api/errors";
 import { encryptSecret } from "../lib/crypto/secrets";
-import { findIntegration, resolveIntegration, type IntegrationDef, type NamedIntegration } from "../lib/integrations/catalogue";
+import { resolveIntegration, type IntegrationDef, type NamedIntegration } from "../lib/integrations/catalogue";
 import { mergeSettings } from "../lib/integrations/settings";
-import { FORGET_SETTINGS_ACTION, KNOWS_WORKER_ACTION } from "../lib/integrations/settings-cache";
+import { FORGET_SETTINGS_ACTION } from "../lib/integrations/settings-cache";
 import { PUSH_GROUPS } from "../lib/push/channel";
 import { UniqueViolation } from "../lib/store/collection";
+import { serviceModule } from "../lib/moleculer/service-module";
 import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { checkSecretsKeyInStore, SecretsMixin } from "../mixins/secrets.mixin";
-import { integrationKey, integrationsCollection, type StoredFlag, type IntegrationDoc } from "../models/integration";
+import { integrationKey, integrationsCollection, type StoredFlag } from "../models/integration";
 import { secretsKeyCheckCollection } from "../models/secrets-key-check";
-import { presentIntegration } from "../presenters/integration";
+import { Integrations } from "./modules/integrations/integrations";
 import { IntegrationsV4 } from "./modules/integrations/integrations.v4";
+import { InternalIntegrations } from "./modules/integrations/internal";
 import type { IntegrationsMethods as Methods, IntegrationsVars as Vars } from "./modules/integrations/shared";
-
-type Ctx<P = Record<string, unknown>> = Context<P & { id: string; slug: string }, ApiMeta>;
 
 /** How long a write waits for a worker instance to forget the project's settings. */
 const FORGET_TIMEOUT_MS = 2000;
@@ -52,8 +51,6 @@ function reasonText(reason: unknown): string {
 	return typeof message === "string" ? message : String(reason);
 }
 
-const slugParams = { id: { type: "string" }, slug: { type: "string", max: 100 } } as const;
-
 const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "integrations",
 	mixins: [
@@ -61,73 +58,14 @@ const IntegrationsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = 
 		CacheCleanerMixin(),
 		ProjectAccessMixin(),
 		SecretsMixin(),
-		IntegrationsV4 as unknown as Partial<ServiceSchema>,
+		serviceModule(InternalIntegrations),
+		serviceModule(Integrations),
+		serviceModule(IntegrationsV4),
 	],
 
 	/** Integration secrets are encrypted with it: a different key stops here (the service's own hook runs after its mixins'). */
 	started() {
 		return checkSecretsKeyInStore(this);
-	},
-
-	actions: {
-		show: {
-			access: AccessLevel.MASTER,
-			hedge: true,
-			params: slugParams,
-			async handler(ctx: Ctx) {
-				const projectId = this.access(ctx).project.id;
-				const { def, byGitLabName } = this.definition(ctx.params.slug);
-				return presentIntegration(def, await this.db.integrations.findOne({ project_slug: integrationKey(projectId, def.slug) }), byGitLabName);
-			},
-		},
-
-		update: {
-			access: AccessLevel.MASTER,
-			params: slugParams,
-			async handler(ctx: Ctx) {
-				const projectId = this.access(ctx).project.id;
-				const named = this.definition(ctx.params.slug);
-				const { id: _id, slug: _slug, ...input } = ctx.params;
-				await this.save(projectId, named, input);
-				await this.settingsChanged(projectId);
-				return true;
-			},
-		},
-
-		remove: {
-			access: AccessLevel.MASTER,
-			params: slugParams,
-			async handler(ctx: Ctx) {
-				const projectId = this.access(ctx).project.id;
-				const { def } = this.definition(ctx.params.slug);
-				await this.clearSettings(projectId, def);
-				return true;
-			},
-		},
-
-		/** Internal, for the workers: whether this node has discovered the calling node's forget action (then it may keep settings). */
-		[KNOWS_WORKER_ACTION.slice("integrations.".length)]: {
-			visibility: "public",
-			params: { action: { type: "string", max: 200 } },
-			handler(ctx: Context<{ action: string }>): boolean {
-				if (!ctx.params.action.endsWith(`.${FORGET_SETTINGS_ACTION}`)) return false;
-				const list = this.broker.registry.getActionEndpoints(ctx.params.action) as { endpoints?: { id: string; isAvailable: boolean }[] } | undefined;
-				const endpoints = list?.endpoints ?? [];
-				return endpoints.some(ep => ep.id === ctx.nodeID && ep.isAvailable);
-			},
-		},
-
-		/** Internal, for the workers: the stored record (secrets still encrypted), or null. */
-		settingsFor: {
-			visibility: "public",
-			params: { projectKey: { type: "string", pattern: /^\d+$/ }, slug: { type: "string", max: 100 } },
-			cache: { keys: ["projectKey", "slug"], ttl: 60 },
-			async handler(ctx: Context<{ projectKey: string; slug: string }>): Promise<IntegrationDoc | null> {
-				const def = findIntegration(ctx.params.slug);
-				if (!def) return null;
-				return this.db.integrations.findOne({ project_slug: integrationKey(ctx.params.projectKey, def.slug) });
-			},
-		},
 	},
 
 	methods: {

@@ -12,15 +12,15 @@ const RACED = { 409: "Conflict" } as const;
  */
 export const deployKeysRoutes: RouteTable = {
 	api: {
-		"GET /deploy_keys": "keys.listAll",
+		"GET /deploy_keys": "deploy-keys.listAll",
 		...Object.fromEntries(
 			["keys", "deploy_keys"].flatMap(segment => [
-				[`GET /projects/:id/${segment}`, "keys.list"],
-				[`POST /projects/:id/${segment}`, "keys.create"],
-				[`GET /projects/:id/${segment}/:key_id`, "keys.get"],
-				[`DELETE /projects/:id/${segment}/:key_id`, "keys.remove"],
-				[`POST /projects/:id/${segment}/:key_id/enable`, "keys.enable"],
-				[`DELETE /projects/:id/${segment}/:key_id/disable`, "keys.disable"],
+				[`GET /projects/:id/${segment}`, "deploy-keys.list"],
+				[`POST /projects/:id/${segment}`, "deploy-keys.create"],
+				[`GET /projects/:id/${segment}/:key_id`, "deploy-keys.get"],
+				[`DELETE /projects/:id/${segment}/:key_id`, "deploy-keys.remove"],
+				[`POST /projects/:id/${segment}/:key_id/enable`, "deploy-keys.enable"],
+				[`DELETE /projects/:id/${segment}/:key_id/disable`, "deploy-keys.disable"],
 			]),
 		),
 	},

@@ -22,7 +22,7 @@ export const PLANNED_SERVICES = [
 	"accounts",
 	"labels",
 	"builds",
-	"keys",
+	"deploy-keys",
 	"snippets",
 	"integrations",
 	"events",

@@ -110,7 +110,7 @@ export function validBody(route: { action: string | null }, ids: Record<string, 
 		case "snippets.create":
 		case "snippets.update":
 			return { title: "t", file_name: "a.rb", code: "puts 1", visibility_level: 0 };
-		case "keys.create":
+		case "deploy-keys.create":
 			return { title: "k", key: ids.sshKey };
 		case "integrations.update":
 			return { recipients: "dev@example.com", disable_diffs: "true" };

@@ -9,13 +9,13 @@ const RACED = { 409: "Conflict" } as const;
 /** Deploy keys (docs/api.md#v4-deploy-keys): a project's, and the instance's for admins; v4 has no `/keys` path. */
 export const deployKeysRoutes: RouteTable = {
 	api: {
-		"GET /deploy_keys": "keys.listAllV4",
-		"GET /projects/:id/deploy_keys": "keys.listV4",
-		"POST /projects/:id/deploy_keys": "keys.createV4",
-		"GET /projects/:id/deploy_keys/:key_id": "keys.getV4",
-		"PUT /projects/:id/deploy_keys/:key_id": "keys.updateV4",
-		"DELETE /projects/:id/deploy_keys/:key_id": "keys.removeV4",
-		"POST /projects/:id/deploy_keys/:key_id/enable": "keys.enableV4",
+		"GET /deploy_keys": "deploy-keys.listAllV4",
+		"GET /projects/:id/deploy_keys": "deploy-keys.listV4",
+		"POST /projects/:id/deploy_keys": "deploy-keys.createV4",
+		"GET /projects/:id/deploy_keys/:key_id": "deploy-keys.getV4",
+		"PUT /projects/:id/deploy_keys/:key_id": "deploy-keys.updateV4",
+		"DELETE /projects/:id/deploy_keys/:key_id": "deploy-keys.removeV4",
+		"POST /projects/:id/deploy_keys/:key_id/enable": "deploy-keys.enableV4",
 	},
 	answers: {
 		"GET /deploy_keys": { ...ok(arrayOf(DEPLOY_KEY_WITH_PROJECTS_V4)), 403: "Forbidden" },

@@ -93,9 +93,6 @@ interface AccountsMethods extends ProjectAccessMethods {
 
 export type AccountsModule = Partial<ServiceSchema<ServiceSettingSchema, AccountsMethods, AccountsVars>>;
 
-/** The modules as the service's mixins (Moleculer's mixin type knows no typed `this`). */
-export const asMixins = (...modules: AccountsModule[]) => modules as unknown as Partial<ServiceSchema>[];
-
 /** The signed-in caller, or 401. */
 export function callerOf(ctx: { meta: ApiMeta }): Caller {
 	if (!ctx.meta.user) throw unauthorized();

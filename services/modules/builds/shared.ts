@@ -1,7 +1,7 @@
 /**
  * What the builds service's parts share: its `this` (the build store, the artifact store, every
- * part's methods). The user-facing reads and controls are services/builds.service.ts; the internal
- * API the CI side drives is services/modules/builds/internal.ts.
+ * part's methods). v3's reads and controls are services/modules/builds/builds.ts, v4's the *.v4.ts
+ * beside it; the internal API the CI side drives is services/modules/builds/internal.ts.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ProjectAccess } from "../../../lib/accounts/access";

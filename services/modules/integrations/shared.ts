@@ -1,6 +1,6 @@
 /**
- * What the integrations service's parts share: its `this`. v3's actions and the settings' writes
- * are services/integrations.service.ts, v4's actions services/modules/integrations/integrations.v4.ts.
+ * What the integrations service's parts share: its `this`. v3's actions are integrations.ts here,
+ * v4's integrations.v4.ts, the workers' internal.ts; the settings' writes are the service's methods.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ApiMeta } from "../../../lib/api/context";

@@ -1,6 +1,6 @@
 /**
  * What the labels service's parts share: its `this` (the collections and the label rules every
- * version applies). v3's actions are services/labels.service.ts, v4's services/modules/labels/labels.v4.ts.
+ * version applies). v3's actions are labels.ts here, v4's labels.v4.ts; the rules are services/labels.service.ts.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ApiMeta } from "../../../lib/api/context";

@@ -1,6 +1,6 @@
 /**
- * What the snippets service's parts share: its `this`. v3's actions and the visibility rules'
- * methods are services/snippets.service.ts, v4's actions services/modules/snippets/project-snippets.v4.ts.
+ * What the snippets service's parts share: its `this`. v3's actions are project-snippets.ts here,
+ * v4's project-snippets.v4.ts; the visibility rules' methods are services/snippets.service.ts.
  */
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ApiMeta } from "../../../lib/api/context";

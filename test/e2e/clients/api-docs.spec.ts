@@ -44,7 +44,7 @@ const openApiPath = (p: string) => p.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}
 
 beforeAll(async () => {
 	// The gateway alone in its process; every service with routes in another (workers have none).
-	cluster = await startCluster({ nodes: { api: "api", services: "accounts,labels,keys,snippets,builds,integrations,events" } });
+	cluster = await startCluster({ nodes: { api: "api", services: "accounts,labels,deploy-keys,snippets,builds,integrations,events" } });
 	// Every action reached the gateway's registry (a route served, not 503).
 	await cluster.waitForRoute("GET", "/projects/1/services/emails-on-push");
 	await cluster.waitForRoute("GET", "/projects/1/builds");

@@ -52,7 +52,7 @@ const textOf = async (body: unknown) => (typeof body === "string" ? body : await
 const paths = (snippet: object) => (snippet as { files: { path: string }[] }).files.map(file => file.path);
 
 beforeAll(async () => {
-	cluster = await startCluster({ nodes: { api: "api", backend: "accounts,integrations,snippets,builds,keys,labels" }, ownGitlabUrl: true });
+	cluster = await startCluster({ nodes: { api: "api", backend: "accounts,integrations,snippets,builds,deploy-keys,labels" }, ownGitlabUrl: true });
 	for (const route of ["/projects/1/services/slack", "/projects/1/snippets", "/projects/1/deploy_keys", "/projects/1/labels", "/projects/1/builds"])
 		await cluster.waitForRoute("GET", route);
 	f = await prepareClientFixture(cluster, keys);

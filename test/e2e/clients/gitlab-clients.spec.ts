@@ -125,7 +125,7 @@ const PROJECT = {
 };
 
 beforeAll(async () => {
-	cluster = await startCluster({ nodes: { api: "api", backend: "accounts,integrations,snippets,builds,keys" } });
+	cluster = await startCluster({ nodes: { api: "api", backend: "accounts,integrations,snippets,builds,deploy-keys" } });
 	await cluster.waitForRoute("GET", "/projects/1/services/slack");
 	await cluster.waitForRoute("GET", "/projects/1/snippets");
 	await cluster.waitForRoute("GET", "/projects/1/deploy_keys");

@@ -14,7 +14,7 @@ let cluster: Cluster;
 const keys = new KeyFactory();
 
 beforeAll(async () => {
-	cluster = await startCluster({ nodes: { api: "api", backend: "accounts,integrations,snippets,builds,keys,labels" } });
+	cluster = await startCluster({ nodes: { api: "api", backend: "accounts,integrations,snippets,builds,deploy-keys,labels" } });
 	for (const route of ["/projects/1/services/slack", "/projects/1/snippets", "/projects/1/deploy_keys", "/projects/1/labels", "/projects/1/builds"])
 		await cluster.waitForRoute("GET", route);
 }, 180000);

@@ -208,7 +208,7 @@ describe("the API through the gateway (Ingress path → Service → api pod)", (
 		],
 		[
 			"deploy keys: create and list",
-			["keys"],
+			["deploy-keys"],
 			async () => {
 				const project = await createProject(root);
 				const { KeyFactory } = await import("../../support/ssh-keys");

@@ -34,7 +34,7 @@ function v4Routes(project: number): { method: string; path: string }[] {
 }
 
 beforeAll(async () => {
-	cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", services: "labels,keys,snippets,builds,integrations" } });
+	cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", services: "labels,deploy-keys,snippets,builds,integrations" } });
 	await cluster.waitForRoute("GET", "/projects/1/builds");
 	await cluster.waitForRoute("GET", "/projects/1/services/emails-on-push");
 	owner = await createUser(cluster.api());

@@ -16,7 +16,8 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 beforeAll(async () => {
 	factory = new KeyFactory();
-	cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", keys: "keys" } });
+	// The service under its former name, as an existing deployment's environment may still say it: config/ runs deploy-keys for it.
+	cluster = await startCluster({ nodes: { api: "api", accounts: "accounts", "deploy-keys": "keys" } });
 	await cluster.waitForRoute("GET", "/projects/1/keys");
 }, 120000);
 

@@ -11,7 +11,7 @@ import AccountsService from "../../../services/accounts.service";
 import ApiService from "../../../services/api.service";
 import BuildsService from "../../../services/builds.service";
 import IntegrationsService from "../../../services/integrations.service";
-import KeysService from "../../../services/keys.service";
+import DeployKeysService from "../../../services/deploy-keys.service";
 import LabelsService from "../../../services/labels.service";
 import SnippetsService from "../../../services/snippets.service";
 import { internalApi, SHA_A } from "../../support/builds";
@@ -33,7 +33,7 @@ let privateSnippet: number;
 const NOT_FOUND = { message: "404 Project Not Found" };
 
 beforeAll(async () => {
-	stack = await startLocal([ApiService, AccountsService, LabelsService, SnippetsService, BuildsService, KeysService, IntegrationsService], {
+	stack = await startLocal([ApiService, AccountsService, LabelsService, SnippetsService, BuildsService, DeployKeysService, IntegrationsService], {
 		cacher: { type: "MemoryLRU", options: { max: 1000 } },
 	});
 	owner = await createUser(stack.api());

@@ -5,7 +5,7 @@
  */
 import AccountsService from "../../../services/accounts.service";
 import ApiService from "../../../services/api.service";
-import KeysService from "../../../services/keys.service";
+import DeployKeysService from "../../../services/deploy-keys.service";
 import LabelsService from "../../../services/labels.service";
 import { startLocal, type LocalStack } from "../../support/broker";
 import { addMember, createProject, createUser } from "../../support/fixtures";
@@ -18,7 +18,7 @@ const keys = new KeyFactory();
 const as = (token: string) => client(stack.url, token);
 
 beforeAll(async () => {
-	stack = await startLocal([ApiService, AccountsService, LabelsService, KeysService]);
+	stack = await startLocal([ApiService, AccountsService, LabelsService, DeployKeysService]);
 });
 
 afterAll(async () => {
@@ -84,7 +84,7 @@ it("a deploy key being added to one project is not joined meanwhile by a user wh
 	// Alice's request is held after it has stored the key and before it links it to her project.
 	const [added, joined] = await heldAcross(
 		stack.broker,
-		"keys",
+		"deploy-keys",
 		"deploy_keys",
 		() => as(alice.token).post(`/projects/${hers.id}/deploy_keys`, { body: { title: "deploy", key: line } }),
 		() => as(mallory.token).post(`/projects/${his.id}/deploy_keys`, { body: { title: "mine now", key: line } }),
@@ -114,7 +114,7 @@ it("an enable that read a key just before its last link was removed links nothin
 	// Bob's enable is held after its look-up of the key, while alice removes the key's last link (and so the key).
 	const [enabled, removed] = await heldAcross(
 		stack.broker,
-		"keys",
+		"deploy-keys",
 		"deploy_keys",
 		() => as(bob.token).post(`/projects/${his.id}/deploy_keys/${added.body.id}/enable`),
 		() => as(alice.token).del(`/projects/${hers.id}/deploy_keys/${added.body.id}/disable`),
@@ -130,7 +130,7 @@ it("a deploy key whose link to its project cannot be written is not left behind 
 	const project = await createProject(as(owner.token));
 	const { line } = await keys.generate("ed25519");
 	// The key's first link fails to be written (a full disk, a lost primary).
-	const failed = await whileFailing(stack.broker, "keys", ["deploy_key_links.insert"], () =>
+	const failed = await whileFailing(stack.broker, "deploy-keys", ["deploy_key_links.insert"], () =>
 		as(owner.token).post(`/projects/${project.id}/deploy_keys`, { body: { title: "deploy", key: line } }),
 	);
 	expect([failed.status, failed.body]).toEqual([500, { message: "500 Internal Server Error" }]);

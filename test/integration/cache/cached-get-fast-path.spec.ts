@@ -10,7 +10,7 @@ import { RequestLimits } from "../../../gateway/edge/rate-limit";
 import { HTTP_REQUEST_TIME, RequestMetricsMiddleware } from "../../../middlewares/request-metrics.middleware";
 import AccountsService from "../../../services/accounts.service";
 import ApiService from "../../../services/api.service";
-import KeysService from "../../../services/keys.service";
+import DeployKeysService from "../../../services/deploy-keys.service";
 import LabelsService from "../../../services/labels.service";
 import { startLocal, type LocalStack } from "../../support/broker";
 import { addMember, createProject, createUser, type TestUser } from "../../support/fixtures";
@@ -71,7 +71,7 @@ function sameAnswer(fast: Reply, usual: Reply) {
 }
 
 beforeAll(async () => {
-	stack = await startLocal([ApiService, AccountsService, LabelsService, KeysService], {
+	stack = await startLocal([ApiService, AccountsService, LabelsService, DeployKeysService], {
 		cacher: { type: "MemoryLRU", options: { max: 1000 } },
 		// The production metrics: the gateway's HTTP histogram (moleculer.config.ts).
 		metrics: { enabled: true },

@@ -1,5 +1,5 @@
 /**
- * API v4's deploy keys (services/modules/keys/deploy-keys.v4.ts) on one in-process broker, beside
+ * API v4's deploy keys (services/modules/deploy-keys/deploy-keys.v4.ts) on one in-process broker, beside
  * v3 on the same keys: can_push per project, the SHA-256 fingerprint `ssh-keygen -l` prints, PUT,
  * enable (201), DELETE (204, If-Unmodified-Since), and the instance's keys for admins.
  */
@@ -7,7 +7,7 @@ import fs from "fs";
 import path from "path";
 import AccountsService from "../../../services/accounts.service";
 import ApiService from "../../../services/api.service";
-import KeysService from "../../../services/keys.service";
+import DeployKeysService from "../../../services/deploy-keys.service";
 import { startLocal, type LocalStack } from "../../support/broker";
 import { runCommand } from "../../support/commands";
 import { createProject, createUser, type TestUser } from "../../support/fixtures";
@@ -33,7 +33,7 @@ async function sha256Of(key: GeneratedKey): Promise<string> {
 }
 
 beforeAll(async () => {
-	stack = await startLocal([ApiService, AccountsService, KeysService]);
+	stack = await startLocal([ApiService, AccountsService, DeployKeysService]);
 	owner = await createUser(stack.api());
 	stranger = await createUser(stack.api());
 	projectId = (await createProject(stack.api(owner.token))).id;

@@ -19,6 +19,20 @@ describe("loadConfig", () => {
 		expect(c.dataDir).toMatch(/data$/);
 	});
 
+	it("reads SERVICES, the deploy-keys service's former name `keys` as its name now", () => {
+		expect(loadConfig({}).services).toEqual([]);
+		expect(loadConfig({ SERVICES: "api, labels,workers/irc-sender" }).services).toEqual(["api", "labels", "workers/irc-sender"]);
+		expect(loadConfig({ SERVICES: "keys" }).services).toEqual(["deploy-keys"]);
+		expect(loadConfig({ SERVICES: "accounts,keys.service,keys.service.js,deploy-keys" }).services).toEqual([
+			"accounts",
+			"deploy-keys.service",
+			"deploy-keys.service.js",
+			"deploy-keys",
+		]);
+		// Only the name itself: another service or worker that merely contains it stays as it is.
+		expect(loadConfig({ SERVICES: "keysmith,workers/keys,constructor" }).services).toEqual(["keysmith", "workers/keys", "constructor"]);
+	});
+
 	it("parses the cluster settings", () => {
 		const c = loadConfig({
 			TRANSPORTER: "nats://nats:4222",

@@ -16,7 +16,7 @@ import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
 import type { DeployKeyDoc } from "../../../models/deploy-key";
 import type { ProjectDoc } from "../../../models/project";
 import { presentDeployKeyWithProjectsV4, presentProjectDeployKeyV4, presentSshKeyV4 } from "../../../presenters/deploy-key.v4";
-import type { Ctx, KeysModule } from "./shared";
+import type { Ctx, DeployKeysModule } from "./shared";
 import { projectById } from "../../../lib/accounts/lookups";
 
 const keyIdParams = { id: "string", key_id: { type: "string", max: 64, openapi: RECORD_ID_SCHEMA } } as const;
@@ -24,7 +24,7 @@ const keyIdParams = { id: "string", key_id: { type: "string", max: 64, openapi: 
 const UPDATE_GROUPS: ParamGroup[] = [{ atLeastOneOf: ["title", "can_push"] }];
 type KeyId = { key_id: string };
 
-export const DeployKeysV4: KeysModule = {
+export const DeployKeysV4: DeployKeysModule = {
 	actions: {
 		listV4: {
 			access: AccessLevel.MASTER,
