@@ -152,7 +152,7 @@ function forgetParameterSchemas(this: CallerThis): void {
 	this.edgeValidator.forget();
 }
 
-/** The token owners kept here go with the cached look-ups a change cleans (mixins/access-cache.mixin.ts). */
+/** The token owners kept here go with the cached look-ups a change cleans (mixins/cache.mixin.ts). */
 function forgetChangedOwners(this: CallerThis, ctx: Context<AccessChange>): void {
 	const { keys, patterns } = changedTargets(ctx.params);
 	this.recentTokens.forgetOwners(keys, patterns);

@@ -14,7 +14,7 @@ import { LoginThrottle } from "../lib/accounts/login-throttle";
 import { limiterRedis } from "../lib/api/rate-limiter";
 import { PasswordHasher } from "../lib/crypto/passwords";
 import { serviceModule } from "../lib/moleculer/service-module";
-import { AccessCacheMixin } from "../mixins/access-cache.mixin";
+import { AccessCacheMixin } from "../mixins/cache.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { checkSecretsKeyInStore, SecretsMixin } from "../mixins/secrets.mixin";

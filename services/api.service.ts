@@ -33,7 +33,7 @@ import { paginationHeaders } from "../lib/api/pagination";
 import type { ArtifactStorage } from "../lib/builds/artifact-storage";
 import { openArtifactStore } from "../lib/builds/artifact-stores";
 import { httpRequestObserver } from "../middlewares/request-metrics.middleware";
-import { AccessCacheMixin } from "../mixins/access-cache.mixin";
+import { AccessCacheMixin } from "../mixins/cache.mixin";
 
 type Req = GatewayRequest;
 type Res = ServerResponse;

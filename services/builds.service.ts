@@ -20,7 +20,7 @@ import { backfillPipelines } from "../lib/builds/pipeline-backfill";
 import { PipelineStore } from "../lib/builds/pipeline-store";
 import { sweepEvery } from "../lib/builds/sweeps";
 import { serviceModule } from "../lib/moleculer/service-module";
-import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin } from "../mixins/cache.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { buildCountersCollection, buildMigrationsCollection, buildsCollection, type BuildDoc } from "../models/build";

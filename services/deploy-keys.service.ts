@@ -13,7 +13,7 @@ import { recordId } from "../lib/api/record-id";
 import { DeployKeyStore, type Joiner } from "../lib/deploy-keys/deploy-key-store";
 import { FINGERPRINT_TAKEN, type ValidDeployKey } from "../lib/deploy-keys/ssh-key";
 import { serviceModule } from "../lib/moleculer/service-module";
-import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin } from "../mixins/cache.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { deployKeyLinksCollection, deployKeysCollection } from "../models/deploy-key";

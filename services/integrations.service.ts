@@ -21,7 +21,7 @@ import { FORGET_SETTINGS_ACTION } from "../lib/integrations/settings-cache";
 import { PUSH_GROUPS } from "../lib/push/channel";
 import { UniqueViolation } from "../lib/store/collection";
 import { serviceModule } from "../lib/moleculer/service-module";
-import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin } from "../mixins/cache.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { checkSecretsKeyInStore, SecretsMixin } from "../mixins/secrets.mixin";

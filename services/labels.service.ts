@@ -9,7 +9,7 @@ import { conflict, notFound, validation } from "../lib/api/errors";
 import { checkLabel } from "../lib/labels/label-rules";
 import { UniqueViolation } from "../lib/store/collection";
 import { serviceModule } from "../lib/moleculer/service-module";
-import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin } from "../mixins/cache.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { labelKey, labelsCollection, labelSubscriptionsCollection, type LabelDoc } from "../models/label";

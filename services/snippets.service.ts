@@ -16,7 +16,7 @@ import { pageWindow, parsePage } from "../lib/api/pagination";
 import { recordId } from "../lib/api/record-id";
 import { canReadSnippet, visibleSnippetsQuery } from "../lib/snippets/snippet-rules";
 import { serviceModule } from "../lib/moleculer/service-module";
-import { CacheCleanerMixin } from "../mixins/cache-cleaner.mixin";
+import { CacheCleanerMixin } from "../mixins/cache.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { ProjectAccessMixin } from "../mixins/project-access.mixin";
 import { snippetsCollection, type SnippetDoc } from "../models/snippet";

@@ -11,7 +11,7 @@ import { forbidden, notFound, recordNotFound, unprocessable } from "../../../lib
 import { allOf, MEMBER_LIST_PARAMS, searchesMembers, userSearch } from "../../../lib/accounts/listing";
 import { pageWindow, paginated, parsePage } from "../../../lib/api/pagination";
 import { UniqueViolation } from "../../../lib/store/collection";
-import { bumpGenerations, deleteTwice } from "../../../mixins/cache-cleaner.mixin";
+import { bumpGenerations, deleteTwice } from "../../../lib/cache/cleaning";
 import { memberKey, type MemberDoc } from "../../../models/project";
 import { publicUser, type UserDoc } from "../../../models/user";
 import { presentMember } from "../../../presenters/project";

@@ -9,7 +9,7 @@ import { notFound } from "../../../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../../../lib/api/pagination";
 import { commitIdPrefix, parseId } from "../../../lib/builds/build-input";
 import { isCanonicalScope, parseScope, SCOPE_PARAM } from "../../../lib/builds/build-state";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import { presentErasedBuild } from "../../../presenters/build";
 import { buildParams, type BuildsModule, type Ctx } from "./shared";
 

@@ -21,7 +21,7 @@ import {
 	type KeysetParams,
 } from "../../../lib/builds/job-listing";
 import { traceGrant, type DownloadGrant } from "../../../lib/builds/transfer-grants";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import type { BuildDoc } from "../../../models/build";
 import { presentJob } from "../../../presenters/job";
 import type { BuildsModule, Ctx } from "./shared";

@@ -10,7 +10,7 @@ import type { BuildFileStore } from "../../../lib/builds/artifact-storage";
 import type { BuildStore, NewBuild } from "../../../lib/builds/build-store";
 import type { StatePatch } from "../../../lib/builds/build-state";
 import type { Collection } from "../../../lib/store/collection";
-import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
+import type { CacheCleanerMethods } from "../../../mixins/cache.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { BuildCounterDoc, BuildDoc, BuildMigrationDoc } from "../../../models/build";
 import type { PipelineCounterDoc, PipelineDoc } from "../../../models/pipeline";

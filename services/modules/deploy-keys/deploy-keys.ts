@@ -7,7 +7,7 @@ import { forbidden, validation } from "../../../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../../../lib/api/pagination";
 import { RECORD_ID_SCHEMA, recordId } from "../../../lib/api/record-id";
 import { NEW_KEY_GROUPS, NEW_KEY_PARAMS, validateDeployKey } from "../../../lib/deploy-keys/ssh-key";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import { presentDeletedDeployKey, presentDeployKey } from "../../../presenters/deploy-key";
 import { deployKeyNotFound, type Ctx, type DeployKeysModule } from "./shared";
 

@@ -12,7 +12,7 @@ import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups
 import { RECORD_ID_SCHEMA, recordId } from "../../../lib/api/record-id";
 import { DEPLOY_KEY_DOC, MAX_TITLE_LENGTH, NEW_KEY_GROUPS, NEW_KEY_PARAMS, validateDeployKey } from "../../../lib/deploy-keys/ssh-key";
 import { charCount } from "../../../lib/text/chars";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import type { DeployKeyDoc } from "../../../models/deploy-key";
 import type { ProjectDoc } from "../../../models/project";
 import { presentDeployKeyWithProjectsV4, presentProjectDeployKeyV4, presentSshKeyV4 } from "../../../presenters/deploy-key.v4";

@@ -9,7 +9,7 @@ import { notFound } from "../../../lib/api/errors";
 import type { DeployKeyStore, Joiner, LinkedKey } from "../../../lib/deploy-keys/deploy-key-store";
 import type { ValidDeployKey } from "../../../lib/deploy-keys/ssh-key";
 import type { Collection } from "../../../lib/store/collection";
-import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
+import type { CacheCleanerMethods } from "../../../mixins/cache.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { DeployKeyDoc, DeployKeyLinkDoc } from "../../../models/deploy-key";
 

@@ -12,7 +12,7 @@ import { checkUnmodifiedSince } from "../../../lib/api/conditional";
 import { invalidValue, notFound, paramError, routeNotFound } from "../../../lib/api/errors";
 import { PAGE_PARAMS, paginated, parsePage } from "../../../lib/api/pagination";
 import { findIntegration, resolveIntegration, v4FlagNames, type IntegrationDef, type NamedIntegration } from "../../../lib/integrations/catalogue";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import { integrationKey, type StoredFlag } from "../../../models/integration";
 import { keptFlag, presentIntegrationBasicV4, presentIntegrationV4 } from "../../../presenters/integration.v4";
 import type { Ctx, IntegrationsModule } from "./shared";

@@ -6,7 +6,7 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { ApiMeta } from "../../../lib/api/context";
 import type { IntegrationDef, NamedIntegration } from "../../../lib/integrations/catalogue";
 import type { Collection } from "../../../lib/store/collection";
-import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
+import type { CacheCleanerMethods } from "../../../mixins/cache.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { SecretsVars } from "../../../mixins/secrets.mixin";
 import type { IntegrationDoc, StoredFlag } from "../../../models/integration";

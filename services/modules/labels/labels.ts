@@ -7,7 +7,7 @@ import { notFound } from "../../../lib/api/errors";
 import { PAGE_PARAMS, pageWindow, paginated, parsePage, wantsPage } from "../../../lib/api/pagination";
 import { checkParamGroups, type ParamGroup } from "../../../lib/api/param-groups";
 import { PRIORITY_PARAM } from "../../../lib/labels/label-rules";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import { presentDeletedLabel, presentLabel, presentLabelWithCounts } from "../../../presenters/label";
 import { color, optionalColor, optionalText, optionalTitle, priorityParam, text, title, type Ctx, type LabelsModule } from "./shared";
 

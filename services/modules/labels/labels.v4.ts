@@ -13,7 +13,7 @@ import { PAGE_PARAMS, pageWindow, paginated, parsePage } from "../../../lib/api/
 import { PRIORITY_PARAM } from "../../../lib/labels/label-rules";
 import { labelSearch, MAX_LABEL_SEARCH } from "../../../lib/labels/label-search";
 import { UniqueViolation } from "../../../lib/store/collection";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import { projectUserKey, subscriptionKey, type LabelDoc } from "../../../models/label";
 import { presentLabelV4 } from "../../../presenters/label.v4";
 import { color, optionalColor, optionalText, optionalTitle, priorityParam, text, title, type Ctx, type LabelsModule } from "./shared";

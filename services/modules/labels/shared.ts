@@ -7,7 +7,7 @@ import type { ApiMeta } from "../../../lib/api/context";
 import { paramError } from "../../../lib/api/errors";
 import { COLOR_DOC, labelPriority, TITLE_DOC } from "../../../lib/labels/label-rules";
 import type { Collection } from "../../../lib/store/collection";
-import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
+import type { CacheCleanerMethods } from "../../../mixins/cache.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { LabelDoc, LabelSubscriptionDoc } from "../../../models/label";
 

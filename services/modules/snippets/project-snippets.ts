@@ -16,7 +16,7 @@ import {
 	SNIPPET_UPDATE_CODE_DOC,
 	SNIPPET_UPDATE_GROUPS,
 } from "../../../lib/snippets/snippet-rules";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import { presentDeletedSnippet, presentSnippet } from "../../../presenters/snippet";
 import type { Ctx, SnippetsModule } from "./shared";
 

@@ -22,7 +22,7 @@ import {
 } from "../../../lib/snippets/snippet-files";
 import { schemaPattern } from "../../../lib/api/schema-pattern";
 import { canCreateSnippet, canModifySnippet, checkSnippetFields } from "../../../lib/snippets/snippet-rules";
-import { PROJECT_CACHE_KEY } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
 import type { SnippetDoc } from "../../../models/snippet";
 import { SNIPPET_REF, presentSnippetV4 } from "../../../presenters/snippet.v4";
 import type { Ctx, SnippetsModule } from "./shared";

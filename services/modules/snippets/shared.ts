@@ -7,7 +7,7 @@ import type { ApiMeta } from "../../../lib/api/context";
 import type { ApiError } from "../../../lib/api/errors";
 import type { PageRequest } from "../../../lib/api/pagination";
 import type { Collection } from "../../../lib/store/collection";
-import type { CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
+import type { CacheCleanerMethods } from "../../../mixins/cache.mixin";
 import type { ProjectAccessMethods } from "../../../mixins/project-access.mixin";
 import type { SnippetDoc } from "../../../models/snippet";
 import type { UserDoc } from "../../../models/user";

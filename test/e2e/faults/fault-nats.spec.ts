@@ -5,7 +5,7 @@
  * is back, the processes reconnect and rediscover each other by themselves and every request
  * succeeds again.
  */
-import { RECLEAN_DELAY_MS } from "../../../mixins/cache-cleaner.mixin";
+import { RECLEAN_DELAY_MS } from "../../../lib/cache/cleaning";
 import { startCluster, type Cluster } from "../../support/cluster";
 import { createProject, createUser, type TestUser } from "../../support/fixtures";
 import { client, waitFor } from "../../support/http";
@@ -66,7 +66,7 @@ beforeAll(async () => {
 	projectId = (await createProject(client(cluster.url, owner.token))).id;
 	await cluster.waitForRoute("GET", `/projects/${projectId}/labels`, owner.token);
 	expect((await client(cluster.url, owner.token).post(`/projects/${projectId}/labels`, { body: { name: "x", color: "#fff" } })).status).toBe(200);
-	// The write cleans the list's cache entry twice (mixins/cache-cleaner.mixin.ts): past the second
+	// The write cleans the list's cache entry twice (lib/cache/cleaning.ts): past the second
 	// clean, what the load caches stays cached while NATS is down, as it would in production.
 	await new Promise(r => setTimeout(r, RECLEAN_DELAY_MS + 500));
 }, 120000);

@@ -7,7 +7,7 @@
 import { ServiceBroker } from "moleculer";
 import { ACCESS_CHANGED_EVENT, lookupCacheKey, memberAccessKeys, PROJECT_ACCESS, RESOLVE_TOKEN } from "../../../lib/accounts/auth-cache";
 import { ResilientCacheMiddleware } from "../../../middlewares/resilient-cache.middleware";
-import { AccessCacheMixin } from "../../../mixins/access-cache.mixin";
+import { AccessCacheMixin } from "../../../mixins/cache.mixin";
 import { Members } from "../../../services/modules/accounts/members";
 import { REDIS_URL, requireServers, uniqueNamespace } from "../../support/servers";
 import { waitFor } from "../../support/http";

@@ -9,7 +9,7 @@ import { Cachers } from "moleculer";
 import { CacheReads } from "../../../lib/cache/cache-reads";
 import { PROJECT_ACCESS } from "../../../lib/accounts/auth-cache";
 import { ResilientCacheMiddleware } from "../../../middlewares/resilient-cache.middleware";
-import { RECLEAN_DELAY_MS } from "../../../mixins/cache-cleaner.mixin";
+import { RECLEAN_DELAY_MS } from "../../../lib/cache/cleaning";
 import AccountsService from "../../../services/accounts.service";
 import ApiService from "../../../services/api.service";
 import { startLocal, type LocalStack } from "../../support/broker";

@@ -5,7 +5,7 @@
 import { ServiceBroker, type Service } from "moleculer";
 import type { RecentTokens } from "../../../gateway/edge/auth";
 import { ACCESS_CHANGED_EVENT } from "../../../lib/accounts/auth-cache";
-import { AccessCacheMixin } from "../../../mixins/access-cache.mixin";
+import { AccessCacheMixin } from "../../../mixins/cache.mixin";
 import { GatewayCallerMixin } from "../../../gateway/caller.mixin";
 import { waitFor } from "../../support/http";
 

@@ -11,7 +11,8 @@ import { ServiceBroker, type BrokerOptions, type Context, type Middleware, type 
 import { CacheReads } from "../../../lib/cache/cache-reads";
 import { CLEAN_RELAY_EVENT, CLEAN_RELAY_GROUP, MAX_RELAYED_KEYS, MAX_RELAYED_LENGTH, MAX_RELAYED_PATTERNS } from "../../../lib/cache/clean-relay";
 import { ResilientCacheMiddleware } from "../../../middlewares/resilient-cache.middleware";
-import { CacheCleanerMixin, PROJECT_CACHE_KEY, type CacheCleanerMethods } from "../../../mixins/cache-cleaner.mixin";
+import { PROJECT_CACHE_KEY } from "../../../lib/cache/write-generations";
+import { CacheCleanerMixin, type CacheCleanerMethods } from "../../../mixins/cache.mixin";
 import { waitFor } from "../../support/http";
 import { PrivateServer } from "../../support/private-servers";
 import { NATS_URL, requireServers, uniqueNamespace } from "../../support/servers";

@@ -8,7 +8,7 @@ import { ServiceBroker, type Context } from "moleculer";
 import { CacheReads } from "../../../lib/cache/cache-reads";
 import { Visibility } from "../../../lib/accounts/access";
 import { ResilientCacheMiddleware } from "../../../middlewares/resilient-cache.middleware";
-import { RECLEAN_DELAY_MS } from "../../../mixins/cache-cleaner.mixin";
+import { RECLEAN_DELAY_MS } from "../../../lib/cache/cleaning";
 import SnippetsService from "../../../services/snippets.service";
 import { waitFor } from "../../support/http";
 import { REDIS_URL, requireServers, uniqueNamespace } from "../../support/servers";

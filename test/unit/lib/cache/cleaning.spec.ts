@@ -1,6 +1,6 @@
 import { ServiceBroker } from "moleculer";
-import { cleanTwice, deleteTwice, projectCachePatterns, RECLEAN_DELAY_MS } from "../../../mixins/cache-cleaner.mixin";
-import { waitFor } from "../../support/http";
+import { cleanTwice, deleteTwice, projectCachePatterns, RECLEAN_DELAY_MS } from "../../../../lib/cache/cleaning";
+import { waitFor } from "../../../support/http";
 
 const broker = new ServiceBroker({ logger: false, cacher: "Memory" });
 beforeAll(() => broker.start());

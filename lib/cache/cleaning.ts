@@ -1,5 +1,6 @@
 /**
- * Cache invalidation for a service's cached read actions.
+ * How cached reads are cleaned when a write changes what they answered (the services' mixin,
+ * mixins/cache.mixin.ts, and accounts' membership changes call these).
  *
  * Per project: cache keys start with PROJECT_CACHE_KEY (the resolved project id as a string,
  * from the gateway's meta, so `5` and `root%2Fdemo` share entries), and one project's entries
@@ -16,11 +17,8 @@
  * generation (lib/accounts/auth-cache.ts); their delete still runs twice, at once and again
  * RECLEAN_DELAY_MS later, as do the cleans of entries no generation guards.
  */
-import type { ServiceBroker, ServiceSchema } from "moleculer";
-import { bumpGeneration, installWriteGenerations, PROJECT_CACHE_KEY } from "../lib/cache/write-generations";
-
-/** First cache key of every per-project cached action: `cache: { keys: [PROJECT_CACHE_KEY, …] }`. */
-export { PROJECT_CACHE_KEY };
+import type { ServiceBroker } from "moleculer";
+import { bumpGeneration } from "./write-generations";
 
 /** Longer than an access look-up takes between missing the cache and storing its answer. */
 export const RECLEAN_DELAY_MS = 1000;
@@ -36,7 +34,7 @@ function warnOnFailure(broker: ServiceBroker, what: string) {
 }
 
 /** Bumps the project's write generation, then cleans the patterns once; a failing cache never fails the write. */
-async function cleanProject(broker: ServiceBroker, projectId: number | string, patterns: string[], what: string): Promise<void> {
+export async function cleanProject(broker: ServiceBroker, projectId: number | string, patterns: string[], what: string): Promise<void> {
 	const cacher = broker.cacher;
 	if (!cacher) return;
 	// The bump first: a read storing between the clean and a later bump would keep its old answer.
@@ -67,24 +65,4 @@ export async function deleteTwice(broker: ServiceBroker, keys: string[], what: s
 	const del = () => cacher.del(keys).catch(warnOnFailure(broker, what));
 	await del();
 	setTimeout(() => void del(), RECLEAN_DELAY_MS).unref();
-}
-
-export interface CacheCleanerMethods {
-	/** Drops every cached read of this service for one project. */
-	cleanProjectCache(projectId: number | string): Promise<void>;
-}
-
-export function CacheCleanerMixin(): Partial<ServiceSchema> {
-	return {
-		created() {
-			// Guards this broker's cached reads (a no-op when the middleware has already done it).
-			installWriteGenerations(this.broker.cacher);
-		},
-		methods: {
-			/** Drops every cached read of this service for one project. */
-			async cleanProjectCache(projectId: number | string): Promise<void> {
-				await cleanProject(this.broker, projectId, projectCachePatterns(this.fullName, projectId), `${this.fullName} project ${projectId}`);
-			},
-		},
-	};
 }
