@@ -35,7 +35,7 @@ import type { BenchContext, Row, Scenario } from "../scenario";
 import { addCpuSamples, cpuShares, deploymentCost, syscallsPerEvent, type CpuSample } from "../../test/support/cpu";
 import { deploymentCpuAccount } from "../support/deployment-cpu";
 import { startPushBaseline, type PushBaseline } from "../support/push-baseline";
-import { marker, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
+import { marker, newRunId, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
 import { BENCH_INTERNAL_SECRET, NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
 import { round, single, summarize, type Summary } from "../support/stats";
 import { startCollector, TRACED_CASES, tracingEnv } from "../support/tracing";
@@ -202,7 +202,7 @@ function floorSubject(name: string, floor: PushBaseline): Subject {
 
 /** One subject's run: its events, bursts and CPU. */
 class SubjectRun {
-	readonly run = `b${crypto.randomBytes(4).toString("hex")}`;
+	readonly run = newRunId();
 	project: PushProject = { id: 0, path_with_namespace: "" };
 	/** Bursts in order: events [from, from + burst), when the first POST left and when the last was answered; `timedOutAt`: given up on. */
 	readonly bursts: { from: number; t0: number; postedAt: number; timedOutAt?: number }[] = [];

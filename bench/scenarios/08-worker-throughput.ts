@@ -18,7 +18,7 @@ import { pushBody } from "../../test/support/push-fixtures";
 import type { BenchContext, Row, Scenario } from "../scenario";
 import { cpuShares } from "../../test/support/cpu";
 import { deploymentCpuAccount } from "../support/deployment-cpu";
-import { marker, startRemotePeers, type PeerKind, type RemotePeers } from "../support/remote-peers";
+import { marker, newRunId, startRemotePeers, type PeerKind, type RemotePeers } from "../support/remote-peers";
 import { BENCH_INTERNAL_SECRET, NATS_URL, REDIS_URL, type Stack } from "../support/stack";
 import { round, single } from "../support/stats";
 
@@ -78,7 +78,7 @@ const scenario: Scenario = {
 			env,
 		});
 		ctx.defer(() => deletePushChannel(NATS_URL, REDIS_URL, stack.namespace));
-		const run = `w${Date.now().toString(36)}`;
+		const run = newRunId();
 		const project = (await stack.expect(201, "POST", "/projects", { json: { name: run } })).body as { id: number; path_with_namespace: string };
 		const services = `/projects/${project.id}/services`;
 		// The gateway discovers integrations a moment after /ready: 503 until then.
@@ -117,7 +117,11 @@ const scenario: Scenario = {
 			const end = performance.now();
 			const cpu = account.stop();
 			if (backlog > 0 || !first) throw new Error(`${group} left ${backlog} of ${events} events after 120 s`);
-			const delivered = (await peers.counts(run))[PEER_OF[group]];
+			// Drained is acknowledged; each event's delivery reached its peer too (the peers count them by their marker).
+			let delivered = (await peers.counts(run))[PEER_OF[group]];
+			for (const until = Date.now() + 30_000; delivered < events && Date.now() < until; delivered = (await peers.counts(run))[PEER_OF[group]])
+				await sleep(100);
+			if (delivered < events) throw new Error(`${group} acknowledged ${events} events, but its peer saw ${delivered} of them`);
 			await worker.stop();
 			rows.push({
 				case: `${group}, one replica, cold`,

@@ -14,6 +14,7 @@
  *   GET /counts?run=<run>   {tracker, mail, irc}: how many distinct events each has seen
  *   GET /receipts?run=<run> {tracker, mail, irc}: index → arrival times, per kind
  */
+import crypto from "crypto";
 import http from "http";
 import type { AddressInfo } from "net";
 import { performance } from "perf_hooks";
@@ -25,6 +26,8 @@ export type PeerKind = (typeof PEER_KINDS)[number];
 /** index → arrival times (one entry per arrival: more than one is a duplicate). */
 export type Receipts = Record<PeerKind, Record<number, number[]>>;
 
+/** A run's name, of the form the peers read in a marker (MARKER). */
+export const newRunId = () => `b${crypto.randomBytes(4).toString("hex")}`;
 /** The marker a benchmark puts in each event's commit message. */
 export const marker = (run: string, index: number) => `${run}-e${index}x`;
 const MARKER = /\b(b[0-9a-f]{8})-e(\d+)x\b/;

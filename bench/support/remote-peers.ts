@@ -3,9 +3,9 @@
  * where the peers listen, and fetches what arrived for a run.
  */
 import { answers200, freePort, startProcess, stopProcess, type ManagedProcess } from "../../test/support/processes";
-import { marker, PEER_KINDS, type PeerKind, type Receipts } from "./peers-process";
+import { marker, newRunId, PEER_KINDS, type PeerKind, type Receipts } from "./peers-process";
 
-export { marker, PEER_KINDS };
+export { marker, newRunId, PEER_KINDS };
 export type { PeerKind };
 
 export interface RemotePeers {
