@@ -16,7 +16,7 @@ import { callOptions, type GatewayCallerMethods, type GatewayRequest } from "./c
 import { countedAgainstAddress } from "./edge/rate-limit";
 import { isJsonBody, JSON_TYPE, USER_CONTENT_HEADERS } from "./server/responses";
 import { mergeAliases, routeTables, V3_ROOT, V4_ROOT, v4RouteTables } from "./routes";
-import { docsRoute } from "./routes/docs.routes";
+import { docsRoute } from "./openapi/docs.routes";
 import type { RouteTable } from "./routes/types";
 
 type Req = GatewayRequest;

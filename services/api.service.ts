@@ -28,7 +28,7 @@ import { describeError, JSON_TYPE, sendJson } from "../gateway/server/responses"
 import { API_ROOT } from "../gateway/routes";
 import { RouteIndex, type IndexedAlias } from "../gateway/server/route-index";
 import { isNotRouted, routedPath, Routing } from "../gateway/server/routing";
-import { forgetOpenApi } from "../gateway/routes/docs.routes";
+import { forgetOpenApi } from "../gateway/openapi/docs.routes";
 import { paginationHeaders } from "../lib/api/pagination";
 import type { ArtifactStorage } from "../lib/builds/artifact-storage";
 import { openArtifactStore } from "../lib/builds/artifact-stores";

@@ -17,7 +17,7 @@ import { openArchive, type OpenArchive } from "../../lib/builds/zip-entries";
 import { rangeAnswer } from "./byte-ranges";
 import { DOWNLOAD_OPENAPI, noneMatch, type FileHost, type Req } from "./file-download";
 import { isHead } from "../server/http-server";
-import type { AliasFunction } from "../routes/types";
+import type { AliasFunction } from "../server/routing";
 
 /** A moleculer-web alias function serving the archive entry that `grantAction` authorizes. */
 export function entryDownload(grantAction: string, opts: { timeout?: number } = {}): AliasFunction {

@@ -15,7 +15,7 @@ import type { ArtifactStorage } from "../../lib/builds/artifact-storage";
 import type { UploadCommit, UploadLease } from "../../lib/builds/upload-leases";
 import { sendContinue } from "../server/http-server";
 import { SENDS_CONTINUE } from "../server/routing";
-import type { AliasFunction } from "../routes/types";
+import type { AliasFunction } from "../server/routing";
 
 type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
 

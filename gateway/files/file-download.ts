@@ -21,7 +21,7 @@ import type { DownloadGrant } from "../../lib/builds/transfer-grants";
 import { MAX_VALIDATOR_HEADER, rangeAnswer } from "./byte-ranges";
 import { isHead } from "../server/http-server";
 import { USER_CONTENT_HEADERS } from "../server/responses";
-import type { AliasFunction } from "../routes/types";
+import type { AliasFunction } from "../server/routing";
 
 export type Req = IncomingMessage & { $ctx: Context; $params: Record<string, unknown> };
 

@@ -10,7 +10,8 @@ import { integrationsRoutes } from "./integrations.routes";
 import { deployKeysRoutes } from "./deploy-keys.routes";
 import { labelsRoutes } from "./labels.routes";
 import { snippetsRoutes } from "./snippets.routes";
-import type { AliasFunction, AliasTarget, RouteKind, RouteTable } from "./types";
+import type { AliasFunction } from "../server/routing";
+import type { AliasTarget, RouteKind, RouteTable } from "./types";
 import { v4RouteTables } from "./v4";
 
 export { v4RouteTables };

@@ -1,14 +1,6 @@
-import type { ServerResponse } from "http";
 import type { JsonSchema } from "../../presenters/json-schema";
+import type { AliasFunction } from "../server/routing";
 import type { Answers } from "./answers";
-
-/**
- * A moleculer-web alias function: it runs after the route's authentication and authorization, with
- * the gateway service as `this` (a file download or an artifacts upload). `action`, when set, names
- * the action whose parameters describe it (for the API description and the route tests). What it
- * returns moleculer-web ignores (it waits for `next` or the answer); a download returns when it is done.
- */
-export type AliasFunction = ((this: never, req: never, res: ServerResponse, next: (err?: unknown) => void) => void | Promise<void>) & { action?: string };
 
 /**
  * What an alias points at: an action name (`"labels.list"`, `"stream:builds.x"`), or an alias
@@ -24,7 +16,7 @@ export interface RouteTable {
 	internal?: Record<string, string>;
 	/** Under /api/v3/internal with no body parser: alias functions that read the raw body themselves, `stream:` aliases. */
 	internalStream?: Record<string, AliasTarget>;
-	/** Under each version's root, no token, no body: the API's own description (gateway/routes/docs.routes.ts). */
+	/** Under each version's root, no token, no body: the API's own description (gateway/openapi/docs.routes.ts). */
 	docs?: Record<string, AliasTarget>;
 	/**
 	 * What the aliases above answer, by the same "METHOD /path" (gateway/routes/answers.ts): every

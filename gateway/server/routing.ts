@@ -8,8 +8,16 @@
  * segment that does not decode (`%ZZ`, `%C3%28`) throws moleculer-web's BadRequestError wherever it is
  * resolved: the guarded entry answers it 400 (docs/architecture.md#the-guarded-entry).
  */
-import type { IncomingMessage } from "http";
+import type { IncomingMessage, ServerResponse } from "http";
 import { methodNotAllowed } from "../../lib/api/errors";
+
+/**
+ * A moleculer-web alias function: it runs after the route's authentication and authorization, with
+ * the gateway service as `this` (a file download or an artifacts upload). `action`, when set, names
+ * the action whose parameters describe it (for the API description and the route tests). What it
+ * returns moleculer-web ignores (it waits for `next` or the answer); a download returns when it is done.
+ */
+export type AliasFunction = ((this: never, req: never, res: ServerResponse, next: (err?: unknown) => void) => void | Promise<void>) & { action?: string };
 
 /** A moleculer-web alias, as far as the gateway's own answers read it. */
 export interface AliasLike {

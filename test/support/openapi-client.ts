@@ -9,7 +9,7 @@ import { spawnSync } from "child_process";
 import fs from "fs";
 import os from "os";
 import path from "path";
-import { apiDocument } from "../../gateway/routes/docs.routes";
+import { apiDocument } from "../../gateway/openapi/docs.routes";
 import { ROOT } from "./processes";
 import { loadActionSchemas } from "./routes";
 

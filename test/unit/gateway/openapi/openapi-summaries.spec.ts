@@ -3,7 +3,7 @@ import { buildOpenApi } from "../../../../gateway/openapi/openapi";
 import type { ActionDefinition } from "../../../../gateway/openapi/types";
 import { operationSummary } from "../../../../gateway/openapi/openapi-summaries";
 import { routeTables, v4RouteTables } from "../../../../gateway/routes";
-import { docsRoutes } from "../../../../gateway/routes/docs.routes";
+import { docsRoutes } from "../../../../gateway/openapi/docs.routes";
 import { loadActionSchemas } from "../../../support/routes";
 
 const schemas = loadActionSchemas();

@@ -1,10 +1,10 @@
 /**
- * The API reference's static files (gateway/routes/docs.routes.ts): a client that stops reading a
+ * The API reference's static files (gateway/openapi/docs.routes.ts): a client that stops reading a
  * file and leaves does not keep the file open.
  */
 import type { ServerResponse } from "http";
 import { Writable } from "stream";
-import { docsRoutes } from "../../../../gateway/routes/docs.routes";
+import { docsRoutes } from "../../../../gateway/openapi/docs.routes";
 import { waitFor } from "../../../support/http";
 import { openFiles } from "../../../support/open-files";
 

@@ -12,10 +12,10 @@ import type { ServiceBroker } from "moleculer";
 import path from "path";
 import { pipeline } from "stream";
 import { config } from "../../config";
-import { addVersion, buildOpenApi } from "../openapi/openapi";
-import type { ActionDefinition } from "../openapi/types";
-import { API_ROOT, mergeAliases, routeTables, V3_ROOT, V4_ROOT, v4RouteTables } from "./index";
-import type { RouteTable } from "./types";
+import { addVersion, buildOpenApi } from "./openapi";
+import type { ActionDefinition } from "./types";
+import { API_ROOT, mergeAliases, routeTables, V3_ROOT, V4_ROOT, v4RouteTables } from "../routes/index";
+import type { RouteTable } from "../routes/types";
 
 /** What the pages need of the gateway service moleculer-web hands each request. */
 interface GatewayService {
