@@ -116,6 +116,9 @@ export function parametersOf(how: Mount, shape: ParamsShape): Schema[] {
 	return parameters;
 }
 
+/** A JSON body that is not an object: it names no parameter (docs/api.md#request-bodies). */
+const NAMES_NO_PARAMETER: Schema = { type: ["array", "string", "number", "boolean", "null"], description: "Names no parameter: taken as an empty body." };
+
 export function requestBodyOf(how: Mount, { params, takes, inPath, rest, hasBody, groups }: ParamsShape): Schema | undefined {
 	if (!hasBody) return undefined;
 	// No bytes are an empty file.
@@ -124,14 +127,18 @@ export function requestBodyOf(how: Mount, { params, takes, inPath, rest, hasBody
 	if (!rest.length) return undefined;
 	const fields = Object.fromEntries(rest.map(p => [p, params[p]]));
 	// The fields the route reads, and no other: GitLab ignores any other (docs/api.md#request-bodies).
-	const schema: Schema = takes ? { ...takes } : { type: "object", ...objectSchema(fields, inPath), additionalProperties: false, ...groupsSchema(groups) };
+	const fieldsSchema: Schema = takes ? { ...takes } : { type: "object", ...objectSchema(fields, inPath), additionalProperties: false, ...groupsSchema(groups) };
+	const required = takes ? ((takes.required as string[] | undefined) ?? []).length > 0 : rest.some(p => !isOptional(params[p]));
+	const groupRequires = (g: ParamGroup) => "exactlyOneOf" in g || "atLeastOneOf" in g || ("jointly" in g && Array.isArray(g.schema.required));
+	const needsFields = required || groups.some(groupRequires);
+	// A JSON value that is no object names no parameter (Grape's reading): where the route needs none,
+	// it is taken as an empty body; where it needs some, it is refused as one would be.
+	const schema: Schema = needsFields ? fieldsSchema : { anyOf: [fieldsSchema, NAMES_NO_PARAMETER] };
 	// JSON: the routes take forms too (docs/api.md#request-bodies), whose fields are text a schema of
 	// JSON values does not describe. A text/plain body is the `text` parameter (a trace's chunk).
 	const content: Record<string, Schema> = {
 		"application/json": { schema },
 		...(rest.includes("text") ? { "text/plain": { schema: { type: "string", minLength: 1 } } } : {}),
 	};
-	const required = takes ? ((takes.required as string[] | undefined) ?? []).length > 0 : rest.some(p => !isOptional(params[p]));
-	const groupRequires = (g: ParamGroup) => "exactlyOneOf" in g || "atLeastOneOf" in g || ("jointly" in g && Array.isArray(g.schema.required));
-	return { required: required || groups.some(groupRequires), content };
+	return { required: needsFields, content };
 }

@@ -95,10 +95,11 @@ export function parseJson(text: string): unknown {
 		const at = jsonSyntaxError(text);
 		throw invalidBody(`the body is not valid JSON${at ? `: ${at.problem} (line ${at.line}, column ${at.column})` : ""}`);
 	}
-	// Parameters are an object's fields: an array, a string or a number names none (docs/api.md#request-bodies).
-	if (value === null || typeof value !== "object" || Array.isArray(value)) throw invalidBody("the JSON body is not an object");
 	// The key can only be there spelled out or with an escape in it.
 	if ((text.includes("__proto__") || text.includes("\\u")) && hasPrototypeKey(value)) throw invalidBody("the JSON body has a __proto__ key");
+	// Parameters are an object's fields: an array, a string, a number or null names none, and the
+	// request goes on without them, as Grape merges only a Hash body into params (docs/api.md#request-bodies).
+	if (value === null || typeof value !== "object" || Array.isArray(value)) return {};
 	return value;
 }
 

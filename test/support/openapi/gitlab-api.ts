@@ -4488,7 +4488,7 @@ export interface operations {
                     api_key?: (string | (number | boolean)) | (null | string);
                     restrict_to_branch?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -4587,7 +4587,7 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     subdomain?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -4891,7 +4891,7 @@ export interface operations {
                     subdomain?: (string | (number | boolean)) | (null | string);
                     room?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -5390,7 +5390,7 @@ export interface operations {
                 "application/json": {
                     token?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -5489,7 +5489,7 @@ export interface operations {
                     api_key?: (string | (number | boolean)) | (null | string);
                     token?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -5699,7 +5699,7 @@ export interface operations {
                     note_events?: (boolean | (1 | 0) | string) | (null | "");
                     tag_push_events?: (boolean | (1 | 0) | string) | (null | "");
                     job_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -6010,7 +6010,7 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     restrict_to_branch?: (string | (number | boolean)) | (null | string);
                     push_events?: (boolean | (1 | 0) | string) | (null | "");
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -10434,7 +10434,7 @@ export interface operations {
             content: {
                 "application/json": {
                     token?: (string | (number | boolean)) | (null | string);
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -10738,7 +10738,7 @@ export interface operations {
                 "application/json": {
                     api_key?: (string | (number | boolean)) | (null | string);
                     token?: (string | (number | boolean)) | (null | string);
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -11039,7 +11039,7 @@ export interface operations {
                     token?: (string | (number | boolean)) | (null | string);
                     subdomain?: (string | (number | boolean)) | (null | string);
                     room?: (string | (number | boolean)) | (null | string);
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -11143,7 +11143,7 @@ export interface operations {
                     room?: (string | (number | boolean)) | (null | string);
                     api_version?: (string | (number | boolean)) | (null | string);
                     server?: (string | (number | boolean)) | (null | string);
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -11754,7 +11754,7 @@ export interface operations {
                 "application/json": {
                     token?: (string | (number | boolean)) | (null | string);
                     subdomain?: (string | (number | boolean)) | (null | string);
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -11853,7 +11853,7 @@ export interface operations {
             content: {
                 "application/json": {
                     token?: (string | (number | boolean)) | (null | string);
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
@@ -11953,7 +11953,7 @@ export interface operations {
                 "application/json": {
                     api_key?: (string | (number | boolean)) | (null | string);
                     restrict_to_branch?: (string | (number | boolean)) | (null | string);
-                };
+                } | (unknown[] | string | number | boolean | null);
             };
         };
         responses: {
