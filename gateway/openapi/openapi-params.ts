@@ -127,7 +127,9 @@ export function requestBodyOf(how: Mount, { params, takes, inPath, rest, hasBody
 	if (!rest.length) return undefined;
 	const fields = Object.fromEntries(rest.map(p => [p, params[p]]));
 	// The fields the route reads, and no other: GitLab ignores any other (docs/api.md#request-bodies).
-	const fieldsSchema: Schema = takes ? { ...takes } : { type: "object", ...objectSchema(fields, inPath), additionalProperties: false, ...groupsSchema(groups) };
+	const fieldsSchema: Schema = takes
+		? { ...takes }
+		: { type: "object", ...objectSchema(fields, inPath), additionalProperties: false, ...groupsSchema(groups) };
 	const required = takes ? ((takes.required as string[] | undefined) ?? []).length > 0 : rest.some(p => !isOptional(params[p]));
 	const groupRequires = (g: ParamGroup) => "exactlyOneOf" in g || "atLeastOneOf" in g || ("jointly" in g && Array.isArray(g.schema.required));
 	const needsFields = required || groups.some(groupRequires);
