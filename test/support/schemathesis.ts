@@ -42,6 +42,9 @@ const ACCEPTANCES = ["2xx", "3xx", "401", "403", "404", "409", "413", "429", "43
  */
 const REFUSALS = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "431", "5xx"];
 
+/** `ids[OWN_KEY + operationId]`: the SSH key that operation's requests carry, in place of the shared `sshKey`. */
+export const OWN_KEY = "sshKey:";
+
 /** Parameters whose valid values only the service makes, by binding, with the seeded value's name in `ids`. */
 const MADE_VALUES: Record<string, string> = { "body.key": "sshKey", "query.cursor": "cursor" };
 
@@ -85,6 +88,14 @@ export function schemathesisConfig(document: Document, ids: Record<string, strin
 				const dictionary = `${p.name}_${number ? "number" : "text"}`;
 				dictionaries.set(dictionary, number ? Number(ids[p.name]) : ids[p.name]);
 				lines.push(`parameters."${key}" = { dictionary = "${dictionary}", probability = 0.8 }`);
+			}
+			// A create of deploy keys has a key of its own (OWN_KEY): one SSH key is one record under every
+			// path that names it, so a key two creates shared could be removed under the other's path, which
+			// Schemathesis's stateful phase cannot tell from a lost record.
+			const ownKey = ids[`${OWN_KEY}${op.operationId}`];
+			if (ownKey !== undefined) {
+				dictionaries.set(`sshKey_${op.operationId}`, ownKey);
+				lines.push(`parameters."body.key" = { dictionary = "sshKey_${op.operationId}", probability = 1.0 }`);
 			}
 			if (op.responses?.["400"]?.$ref === "#/components/responses/RuleRefusal")
 				lines.push(`checks.positive_data_acceptance.expected-statuses = ${JSON.stringify([...ACCEPTANCES, "400"])}`);

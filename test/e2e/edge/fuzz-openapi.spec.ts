@@ -15,7 +15,7 @@
 import { startCluster, type Cluster } from "../../support/cluster";
 import { createUser } from "../../support/fixtures";
 import { seedProject } from "../../support/project-fixtures";
-import { failuresOf, runSchemathesis } from "../../support/schemathesis";
+import { failuresOf, OWN_KEY, runSchemathesis } from "../../support/schemathesis";
 import { fuzzSeed } from "../../support/fuzz-seed";
 import { KeyFactory } from "../../support/ssh-keys";
 
@@ -32,6 +32,9 @@ beforeAll(async () => {
 	cluster = await startCluster({ nodes: { all: "" }, nats: false, env: { RATE_LIMIT_PER_MINUTE: "0" } });
 	const owner = await createUser(cluster.api());
 	ids = (await seedProject(cluster, owner, keys)).ids;
+	// Each deploy-key create its own key (test/support/schemathesis.ts, OWN_KEY).
+	for (const create of ["post_projects_id_keys", "post_projects_id_deploy_keys", "v4_post_projects_id_deploy_keys"])
+		ids[`${OWN_KEY}${create}`] = (await keys.generate("ed25519")).line;
 }, 120000);
 
 afterAll(async () => {
