@@ -35,7 +35,7 @@ import type { BenchContext, Row, Scenario } from "../scenario";
 import { addCpuSamples, cpuShares, deploymentCost, syscallsPerEvent, type CpuSample } from "../../test/support/cpu";
 import { deploymentCpuAccount } from "../support/deployment-cpu";
 import { startPushBaseline, type PushBaseline } from "../support/push-baseline";
-import { marker, newRunId, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
+import { awaitDeliveries, marker, newRunId, PEER_KINDS, startRemotePeers, type RemotePeers } from "../support/remote-peers";
 import { BENCH_INTERNAL_SECRET, NATS_URL, REDIS_URL, type Stack, type StackOptions } from "../support/stack";
 import { round, single, summarize, type Summary } from "../support/stats";
 import { startCollector, TRACED_CASES, tracingEnv } from "../support/tracing";
@@ -152,15 +152,10 @@ function post(url: string, body: unknown): Promise<number> {
 	});
 }
 
-/** Until every kind of peer has seen `count` distinct events of the run (false after `timeoutMs`). */
+/** Whether every kind of peer has seen `count` distinct events of the run within `timeoutMs`. */
 async function delivered(peers: RemotePeers, run: string, count: number, timeoutMs: number): Promise<boolean> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const c = await peers.counts(run);
-		if (PEER_KINDS.every(k => c[k] >= count)) return true;
-		if (Date.now() > deadline) return false;
-		await sleep(100);
-	}
+	const counts = await awaitDeliveries(peers, run, count, timeoutMs);
+	return PEER_KINDS.every(k => counts[k] >= count);
 }
 
 /** A deployment that takes the pushes: the project's (a stack), or the framework's floor. */

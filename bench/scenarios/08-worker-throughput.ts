@@ -18,7 +18,7 @@ import { pushBody } from "../../test/support/push-fixtures";
 import type { BenchContext, Row, Scenario } from "../scenario";
 import { cpuShares } from "../../test/support/cpu";
 import { deploymentCpuAccount } from "../support/deployment-cpu";
-import { marker, newRunId, startRemotePeers, type PeerKind, type RemotePeers } from "../support/remote-peers";
+import { awaitDeliveries, marker, newRunId, startRemotePeers, type PeerKind, type RemotePeers } from "../support/remote-peers";
 import { BENCH_INTERNAL_SECRET, NATS_URL, REDIS_URL, type Stack } from "../support/stack";
 import { round, single } from "../support/stats";
 
@@ -118,9 +118,7 @@ const scenario: Scenario = {
 			const cpu = account.stop();
 			if (backlog > 0 || !first) throw new Error(`${group} left ${backlog} of ${events} events after 120 s`);
 			// Drained is acknowledged; each event's delivery reached its peer too (the peers count them by their marker).
-			let delivered = (await peers.counts(run))[PEER_OF[group]];
-			for (const until = Date.now() + 30_000; delivered < events && Date.now() < until; delivered = (await peers.counts(run))[PEER_OF[group]])
-				await sleep(100);
+			const delivered = (await awaitDeliveries(peers, run, events, 30_000, [PEER_OF[group]]))[PEER_OF[group]];
 			if (delivered < events) throw new Error(`${group} acknowledged ${events} events, but its peer saw ${delivered} of them`);
 			await worker.stop();
 			rows.push({

@@ -45,3 +45,22 @@ export async function startRemotePeers(): Promise<RemotePeers> {
 		stop: async () => void (await stopProcess(proc, "SIGTERM", 5000)),
 	};
 }
+
+/**
+ * Waits until each of `kinds` has seen `count` distinct events of the run; the counts it last read
+ * (some below `count` when `timeoutMs` ran out).
+ */
+export async function awaitDeliveries(
+	peers: RemotePeers,
+	run: string,
+	count: number,
+	timeoutMs: number,
+	kinds: readonly PeerKind[] = PEER_KINDS,
+): Promise<Record<PeerKind, number>> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const counts = await peers.counts(run);
+		if (kinds.every(k => counts[k] >= count) || Date.now() > deadline) return counts;
+		await new Promise(r => setTimeout(r, 100));
+	}
+}
